@@ -1,0 +1,60 @@
+//! The audit trail: who changed what, when, through which client.
+
+use crate::{AuditEventId, ClientId, Principal, Subject};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditAction {
+    Created,
+    Updated,
+    Disabled,
+    SecretRotated,
+}
+
+impl AuditAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditAction::Created => "created",
+            AuditAction::Updated => "updated",
+            AuditAction::Disabled => "disabled",
+            AuditAction::SecretRotated => "secret_rotated",
+        }
+    }
+}
+
+/// One audit entry, written in the same transaction as the change it describes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditRecord {
+    pub id: AuditEventId,
+    pub at: OffsetDateTime,
+    /// `None` when the system itself acted (first-start bootstrap, CLI).
+    pub actor: Option<Subject>,
+    pub client_id: Option<ClientId>,
+    pub action: String,
+    pub resource_type: String,
+    pub resource_id: Uuid,
+    pub changed_fields: Vec<String>,
+}
+
+impl AuditRecord {
+    pub fn new(
+        actor: Option<&Principal>,
+        at: OffsetDateTime,
+        action: AuditAction,
+        resource_type: &str,
+        resource_id: Uuid,
+        changed_fields: Vec<String>,
+    ) -> Self {
+        AuditRecord {
+            id: AuditEventId::new(),
+            at,
+            actor: actor.map(|p| p.subject),
+            client_id: actor.map(|p| p.client_id),
+            action: action.as_str().to_owned(),
+            resource_type: resource_type.to_owned(),
+            resource_id,
+            changed_fields,
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! API clients: the OAuth clients through which every principal calls the API.
+
+use crate::{ClientId, MissionId, PrincipalId, PrincipalKind, ScopeSet, Subject, ValidationErrors};
+use std::fmt;
+use std::str::FromStr;
+use time::OffsetDateTime;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientStatus {
+    Active,
+    Disabled,
+}
+
+impl ClientStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientStatus::Active => "active",
+            ClientStatus::Disabled => "disabled",
+        }
+    }
+}
+
+impl fmt::Display for ClientStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ClientStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "active" => Ok(ClientStatus::Active),
+            "disabled" => Ok(ClientStatus::Disabled),
+            other => Err(format!("unknown client status `{other}`")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiClient {
+    pub id: ClientId,
+    pub name: String,
+    pub subject: Subject,
+    /// The mission the principal belongs to; `None` only for global admins.
+    pub mission: Option<MissionId>,
+    /// The scopes tokens of this client may hold.
+    pub scopes: ScopeSet,
+    /// SHA-256 of the secret; the secret itself is never stored.
+    pub secret_hash: Vec<u8>,
+    pub status: ClientStatus,
+    pub version: i64,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+}
+
+/// What an admin (or the CLI) asks for when creating a client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewClient {
+    pub name: String,
+    pub scopes: ScopeSet,
+    pub mission: Option<MissionId>,
+    /// The citizen or staff member the client acts for; a fresh id when absent.
+    pub principal: Option<PrincipalId>,
+}
+
+impl NewClient {
+    /// Checks the request on its own; whether the mission exists is the use case's job.
+    pub fn validate(&self) -> Result<PrincipalKind, ValidationErrors> {
+        let mut errors = ValidationErrors::new();
+        errors.check_text("name", &self.name, 100);
+        let kind = self.scopes.principal_kind();
+        match kind {
+            None => errors.add(
+                "scopes",
+                "invalid_combination",
+                "must hold admin, staff (optionally with admin) or citizen alone",
+            ),
+            Some(PrincipalKind::Staff | PrincipalKind::Citizen) if self.mission.is_none() => {
+                errors.add("mission_id", "required", "staff and citizen clients belong to a mission")
+            }
+            Some(_) => {}
+        }
+        errors.into_result()?;
+        kind.ok_or_else(ValidationErrors::new)
+    }
+}
+
+impl ApiClient {
+    pub fn is_active(&self) -> bool {
+        self.status == ClientStatus::Active
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new_client(scopes: &str, mission: Option<MissionId>) -> NewClient {
+        NewClient { name: "portal".into(), scopes: ScopeSet::parse(scopes).unwrap(), mission, principal: None }
+    }
+
+    #[test]
+    fn scopes_decide_the_principal_kind() {
+        let m = Some(MissionId::new());
+        assert_eq!(new_client("admin", None).validate(), Ok(PrincipalKind::Admin));
+        assert_eq!(new_client("admin", m).validate(), Ok(PrincipalKind::Admin));
+        assert_eq!(new_client("staff", m).validate(), Ok(PrincipalKind::Staff));
+        assert_eq!(new_client("citizen", m).validate(), Ok(PrincipalKind::Citizen));
+    }
+
+    #[test]
+    fn staff_and_citizens_need_a_mission_and_citizen_stands_alone() {
+        let missing = new_client("staff", None).validate().unwrap_err();
+        assert_eq!(missing.0[0].pointer, "/mission_id");
+        let mixed = new_client("citizen admin", Some(MissionId::new())).validate().unwrap_err();
+        assert_eq!(mixed.0[0].pointer, "/scopes");
+        let empty = new_client("", None).validate().unwrap_err();
+        assert_eq!(empty.0[0].code, "invalid_combination");
+    }
+}

@@ -1,0 +1,132 @@
+//! Who is calling: the principal behind an authenticated token.
+
+use crate::{ClientId, MissionId, PrincipalId, Scope, ScopeSet};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrincipalKind {
+    Admin,
+    Staff,
+    Citizen,
+}
+
+impl PrincipalKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrincipalKind::Admin => "admin",
+            PrincipalKind::Staff => "staff",
+            PrincipalKind::Citizen => "citizen",
+        }
+    }
+}
+
+impl fmt::Display for PrincipalKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for PrincipalKind {
+    type Err = crate::scope::UnknownScope;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "admin" => Ok(PrincipalKind::Admin),
+            "staff" => Ok(PrincipalKind::Staff),
+            "citizen" => Ok(PrincipalKind::Citizen),
+            other => Err(crate::scope::UnknownScope(other.to_owned())),
+        }
+    }
+}
+
+/// The person or role a client acts for. Rendered as the token's `sub`: `kind:uuid`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Subject {
+    pub kind: PrincipalKind,
+    pub id: PrincipalId,
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.kind, self.id)
+    }
+}
+
+impl FromStr for Subject {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (kind, id) = s.split_once(':').ok_or(())?;
+        Ok(Subject {
+            kind: kind.parse().map_err(|_| ())?,
+            id: id.parse().map_err(|_| ())?,
+        })
+    }
+}
+
+/// An authenticated caller: the subject, the client it came through, the mission it is
+/// bound to (`None` for a global admin) and the scopes its token holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub subject: Subject,
+    pub client_id: ClientId,
+    pub mission: Option<MissionId>,
+    pub scopes: ScopeSet,
+}
+
+impl Principal {
+    pub fn has_any(&self, scopes: &[Scope]) -> bool {
+        self.scopes.intersects(scopes)
+    }
+
+    pub fn is_admin(&self) -> bool {
+        self.scopes.contains(Scope::Admin)
+    }
+
+    /// An admin token not bound to a mission.
+    pub fn is_global_admin(&self) -> bool {
+        self.is_admin() && self.mission.is_none()
+    }
+
+    /// Whether this principal administers `mission`: global admins administer all
+    /// missions, mission admins only their own.
+    pub fn administers(&self, mission: MissionId) -> bool {
+        self.is_admin() && self.mission.is_none_or(|own| own == mission)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn principal(scopes: &str, mission: Option<MissionId>) -> Principal {
+        Principal {
+            subject: Subject { kind: PrincipalKind::Admin, id: PrincipalId::new() },
+            client_id: ClientId::new(),
+            mission,
+            scopes: ScopeSet::parse(scopes).unwrap(),
+        }
+    }
+
+    #[test]
+    fn subject_round_trips_through_its_text_form() {
+        let subject = Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() };
+        assert_eq!(subject.to_string().parse::<Subject>(), Ok(subject));
+        assert!("staff".parse::<Subject>().is_err());
+        assert!("root:0190".parse::<Subject>().is_err());
+    }
+
+    #[test]
+    fn mission_admins_administer_only_their_mission() {
+        let own = MissionId::new();
+        let other = MissionId::new();
+        let global = principal("admin", None);
+        let local = principal("admin", Some(own));
+        let staff = principal("staff", Some(own));
+        assert!(global.is_global_admin() && global.administers(other));
+        assert!(local.administers(own) && !local.administers(other));
+        assert!(!local.is_global_admin());
+        assert!(!staff.administers(own));
+    }
+}
