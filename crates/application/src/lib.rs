@@ -1,1 +1,16 @@
+//! Use cases of the consular API, written against the ports only.
+//!
+//! Each service here checks who may do what for every object it touches (authorisation
+//! lives in the core, not in routes), validates input through the domain, and writes its
+//! changes together with their audit entries and idempotency records. It must not know
+//! about HTTP, SQL or any concrete adapter.
 
+pub mod auth;
+pub mod clients;
+pub mod error;
+pub mod health;
+pub mod idempotency;
+pub mod missions;
+
+pub use error::ServiceError;
+pub use idempotency::{IdempotencyRequest, Written};

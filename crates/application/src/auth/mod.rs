@@ -1,0 +1,11 @@
+//! OAuth 2.0 client credentials, refresh and revocation (RFC 6749, RFC 7009) and the
+//! bearer check every request goes through.
+
+pub mod keys;
+pub mod revocation;
+pub mod secrets;
+pub mod tokens;
+
+pub use keys::KeySet;
+pub use revocation::RevocationCache;
+pub use tokens::{BearerError, ClientCredentials, IssuedTokens, OAuthError, TokenConfig, TokenService};

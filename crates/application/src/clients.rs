@@ -1,0 +1,353 @@
+//! API clients: created, listed, read, disabled and given new secrets by admins (and by
+//! the operator through the CLI). A mission admin manages only the clients of their
+//! mission; a client of another mission is "not found".
+
+use crate::auth::secrets;
+use crate::error::require_scope;
+use crate::idempotency::{self, IdempotencyRequest, Written};
+use crate::ServiceError;
+use consular_domain::{
+    ApiClient, AuditAction, AuditRecord, ClientId, ClientStatus, NewClient, Page, PageRequest, Principal,
+    PrincipalId, Scope, Subject, ValidationErrors,
+};
+use consular_ports::{
+    ClientFilter, ClientRepository, Clock, IdempotencyRepository, MissionRepository, StoredResponse, WriteMeta,
+};
+use std::sync::Arc;
+
+pub const RESOURCE: &str = "api_client";
+
+/// Who acts: an authenticated admin, or the operator at the command line.
+#[derive(Debug, Clone, Copy)]
+pub enum Actor<'a> {
+    Principal(&'a Principal),
+    Operator,
+}
+
+impl<'a> Actor<'a> {
+    fn principal(self) -> Option<&'a Principal> {
+        match self {
+            Actor::Principal(p) => Some(p),
+            Actor::Operator => None,
+        }
+    }
+
+    fn authorize(self) -> Result<(), ServiceError> {
+        self.principal().map_or(Ok(()), |p| require_scope(p, &[Scope::Admin]))
+    }
+
+    /// Whether the actor may see `client`: the operator and global admins see all,
+    /// mission admins the clients of their mission.
+    fn sees(self, client: &ApiClient) -> bool {
+        self.principal().is_none_or(|p| p.mission.is_none() || p.mission == client.mission)
+    }
+}
+
+/// A client with its secret, as shown once at creation or rotation.
+#[derive(Debug, Clone)]
+pub struct ClientWithSecret {
+    pub client: ApiClient,
+    pub secret: String,
+}
+
+#[derive(Clone)]
+pub struct ClientService {
+    clients: Arc<dyn ClientRepository>,
+    missions: Arc<dyn MissionRepository>,
+    idempotency: Arc<dyn IdempotencyRepository>,
+    clock: Arc<dyn Clock>,
+}
+
+impl ClientService {
+    pub fn new(
+        clients: Arc<dyn ClientRepository>,
+        missions: Arc<dyn MissionRepository>,
+        idempotency: Arc<dyn IdempotencyRepository>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        ClientService { clients, missions, idempotency, clock }
+    }
+
+    async fn build(&self, actor: Actor<'_>, input: NewClient) -> Result<ClientWithSecret, ServiceError> {
+        let kind = input.validate()?;
+        if let Some(p) = actor.principal()
+            && p.mission.is_some()
+            && p.mission != input.mission
+        {
+            return Err(ServiceError::Forbidden("a mission admin creates clients of their own mission only"));
+        }
+        if let Some(mission) = input.mission
+            && self.missions.get(mission).await?.is_none()
+        {
+            return Err(ValidationErrors::single("mission_id", "unknown", "no such mission").into());
+        }
+        let secret = secrets::generate().map_err(ServiceError::Internal)?;
+        let now = self.clock.now();
+        let client = ApiClient {
+            id: ClientId::new(),
+            name: input.name,
+            subject: Subject { kind, id: input.principal.unwrap_or_default() },
+            mission: input.mission,
+            scopes: input.scopes,
+            secret_hash: secrets::hash(&secret),
+            status: ClientStatus::Active,
+            version: 1,
+            created_at: now,
+            updated_at: now,
+        };
+        Ok(ClientWithSecret { client, secret })
+    }
+
+    fn audit(actor: Actor<'_>, client: &ApiClient, action: AuditAction, fields: &[&str]) -> AuditRecord {
+        AuditRecord::new(
+            actor.principal(),
+            client.updated_at,
+            action,
+            RESOURCE,
+            client.id.as_uuid(),
+            fields.iter().map(|f| (*f).to_owned()).collect(),
+        )
+    }
+
+    const CREATED_FIELDS: [&str; 5] = ["name", "scopes", "mission_id", "principal_id", "secret"];
+
+    /// Creates a client for an admin. `render(client, secret)` is called twice: with the
+    /// secret for the caller, and without it for the stored idempotent replay, so that
+    /// the secret is never stored in clear.
+    pub async fn create(
+        &self,
+        actor: &Principal,
+        input: NewClient,
+        idempotency_key: Option<&IdempotencyRequest>,
+        render: impl Fn(&ApiClient, Option<&str>) -> StoredResponse + Send,
+    ) -> Result<Written, ServiceError> {
+        let actor_ref = Actor::Principal(actor);
+        actor_ref.authorize()?;
+        let now = self.clock.now();
+        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+            return Ok(replayed);
+        }
+        let created = self.build(actor_ref, input).await?;
+        let response = render(&created.client, Some(&created.secret));
+        let stored = render(&created.client, None);
+        let meta = WriteMeta {
+            audit: vec![Self::audit(actor_ref, &created.client, AuditAction::Created, &Self::CREATED_FIELDS)],
+            idempotency: idempotency::record(actor, idempotency_key, &stored, now),
+        };
+        self.clients.insert(&created.client, &meta).await?;
+        Ok(Written::fresh(response))
+    }
+
+    /// Creates a client for the operator (CLI).
+    pub async fn create_by_operator(&self, input: NewClient) -> Result<ClientWithSecret, ServiceError> {
+        let created = self.build(Actor::Operator, input).await?;
+        let meta = WriteMeta {
+            audit: vec![Self::audit(Actor::Operator, &created.client, AuditAction::Created, &Self::CREATED_FIELDS)],
+            idempotency: None,
+        };
+        self.clients.insert(&created.client, &meta).await?;
+        Ok(created)
+    }
+
+    /// On the first start on an empty database: one global admin client, created once
+    /// even when several nodes start together. `None` when clients already exist.
+    pub async fn bootstrap_admin(&self) -> Result<Option<ClientWithSecret>, ServiceError> {
+        let input = NewClient {
+            name: "first global admin".into(),
+            scopes: consular_domain::ScopeSet::only(Scope::Admin),
+            mission: None,
+            principal: Some(PrincipalId::new()),
+        };
+        let created = self.build(Actor::Operator, input).await?;
+        let meta = WriteMeta {
+            audit: vec![Self::audit(Actor::Operator, &created.client, AuditAction::Created, &Self::CREATED_FIELDS)],
+            idempotency: None,
+        };
+        Ok(self.clients.insert_first(&created.client, &meta).await?.then_some(created))
+    }
+
+    pub async fn list(&self, actor: Actor<'_>, page: PageRequest) -> Result<Page<ApiClient>, ServiceError> {
+        actor.authorize()?;
+        let filter = ClientFilter { mission: actor.principal().and_then(|p| p.mission) };
+        Ok(self.clients.list(filter, page).await?)
+    }
+
+    pub async fn get(&self, actor: Actor<'_>, id: ClientId) -> Result<ApiClient, ServiceError> {
+        actor.authorize()?;
+        match self.clients.get(id).await? {
+            Some(client) if actor.sees(&client) => Ok(client),
+            _ => Err(ServiceError::NotFound),
+        }
+    }
+
+    /// Disables a client: its tokens stop working on every node within a second and it
+    /// can get no new ones. Disabling a disabled client changes nothing.
+    pub async fn disable(&self, actor: Actor<'_>, id: ClientId) -> Result<ApiClient, ServiceError> {
+        let mut client = self.get(actor, id).await?;
+        if !client.is_active() {
+            return Ok(client);
+        }
+        let expected = client.version;
+        let now = self.clock.now();
+        client.status = ClientStatus::Disabled;
+        client.version += 1;
+        client.updated_at = now;
+        let meta = WriteMeta { audit: vec![Self::audit(actor, &client, AuditAction::Disabled, &["status"])], idempotency: None };
+        self.clients.update(&client, expected, now, &meta).await?;
+        Ok(client)
+    }
+
+    /// Replaces the secret of an active client; the old secret stops working at once.
+    /// Tokens already issued stay valid until they expire or are revoked.
+    pub async fn rotate_secret(&self, actor: &Principal, id: ClientId) -> Result<ClientWithSecret, ServiceError> {
+        let actor_ref = Actor::Principal(actor);
+        let mut client = self.get(actor_ref, id).await?;
+        if !client.is_active() {
+            return Err(ServiceError::conflict("client_disabled", "a disabled client gets no new secret"));
+        }
+        let expected = client.version;
+        let now = self.clock.now();
+        let secret = secrets::generate().map_err(ServiceError::Internal)?;
+        client.secret_hash = secrets::hash(&secret);
+        client.version += 1;
+        client.updated_at = now;
+        let meta = WriteMeta {
+            audit: vec![Self::audit(actor_ref, &client, AuditAction::SecretRotated, &["secret"])],
+            idempotency: None,
+        };
+        self.clients.update(&client, expected, now, &meta).await?;
+        Ok(ClientWithSecret { client, secret })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use consular_domain::{Mission, MissionId, PrincipalKind, ScopeSet};
+    use consular_ports::{MockClientRepository, MockIdempotencyRepository, MockMissionRepository, SystemClock};
+    use time::OffsetDateTime;
+
+    fn admin(mission: Option<MissionId>) -> Principal {
+        Principal {
+            subject: Subject { kind: PrincipalKind::Admin, id: PrincipalId::new() },
+            client_id: ClientId::new(),
+            mission,
+            scopes: ScopeSet::only(Scope::Admin),
+        }
+    }
+
+    fn missions_with(id: MissionId) -> MockMissionRepository {
+        let mut missions = MockMissionRepository::new();
+        missions.expect_get().returning(move |m| {
+            Ok((m == id).then(|| Mission {
+                id,
+                code: "fr-paris".into(),
+                name: "Paris".into(),
+                country: "FR".into(),
+                city: "Paris".into(),
+                timezone: "Europe/Paris".into(),
+                version: 1,
+                created_at: OffsetDateTime::UNIX_EPOCH,
+                updated_at: OffsetDateTime::UNIX_EPOCH,
+            }))
+        });
+        missions
+    }
+
+    fn service(clients: MockClientRepository, missions: MockMissionRepository) -> ClientService {
+        ClientService::new(Arc::new(clients), Arc::new(missions), Arc::new(MockIdempotencyRepository::new()), Arc::new(SystemClock))
+    }
+
+    fn render(client: &ApiClient, secret: Option<&str>) -> StoredResponse {
+        StoredResponse { status: 201, headers: vec![], body: format!("{}:{}", client.id, secret.unwrap_or("-")) }
+    }
+
+    fn staff_client(mission: MissionId) -> NewClient {
+        NewClient { name: "desk".into(), scopes: ScopeSet::only(Scope::Staff), mission: Some(mission), principal: None }
+    }
+
+    #[tokio::test]
+    async fn the_secret_is_returned_once_and_never_stored() {
+        let mission = MissionId::new();
+        let mut clients = MockClientRepository::new();
+        clients.expect_insert().times(1).returning(|_, _| Ok(()));
+        let written = service(clients, missions_with(mission))
+            .create(&admin(None), staff_client(mission), None, render)
+            .await
+            .unwrap();
+        assert!(!written.response.body.ends_with(":-"));
+    }
+
+    #[tokio::test]
+    async fn the_idempotent_replay_omits_the_secret() {
+        let mission = MissionId::new();
+        let mut clients = MockClientRepository::new();
+        clients
+            .expect_insert()
+            .withf(|c, meta| {
+                let stored = &meta.idempotency.as_ref().unwrap().response.body;
+                stored == &format!("{}:-", c.id) && !c.secret_hash.is_empty()
+            })
+            .times(1)
+            .returning(|_, _| Ok(()));
+        let mut idem = MockIdempotencyRepository::new();
+        idem.expect_find().returning(|_, _, _| Ok(None));
+        let svc = ClientService::new(Arc::new(clients), Arc::new(missions_with(mission)), Arc::new(idem), Arc::new(SystemClock));
+        let key = IdempotencyRequest { key: "k".into(), fingerprint: "f".into() };
+        svc.create(&admin(None), staff_client(mission), Some(&key), render).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_mission_admin_cannot_create_clients_elsewhere_or_global_admins() {
+        let own = MissionId::new();
+        let other = MissionId::new();
+        let svc = service(MockClientRepository::new(), missions_with(other));
+        let elsewhere = svc.create(&admin(Some(own)), staff_client(other), None, render).await;
+        assert!(matches!(elsewhere, Err(ServiceError::Forbidden(_))));
+        let global = NewClient { name: "root".into(), scopes: ScopeSet::only(Scope::Admin), mission: None, principal: None };
+        let result = svc.create(&admin(Some(own)), global, None, render).await;
+        assert!(matches!(result, Err(ServiceError::Forbidden(_))));
+    }
+
+    #[tokio::test]
+    async fn an_unknown_mission_is_a_validation_error() {
+        let svc = service(MockClientRepository::new(), missions_with(MissionId::new()));
+        let result = svc.create(&admin(None), staff_client(MissionId::new()), None, render).await;
+        assert!(matches!(result, Err(ServiceError::Validation(e)) if e.0[0].pointer == "/mission_id"));
+    }
+
+    #[tokio::test]
+    async fn another_missions_client_is_not_found_for_a_mission_admin() {
+        let now = OffsetDateTime::UNIX_EPOCH;
+        let foreign = ApiClient {
+            id: ClientId::new(),
+            name: "x".into(),
+            subject: Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() },
+            mission: Some(MissionId::new()),
+            scopes: ScopeSet::only(Scope::Staff),
+            secret_hash: vec![0; 32],
+            status: ClientStatus::Active,
+            version: 1,
+            created_at: now,
+            updated_at: now,
+        };
+        let id = foreign.id;
+        let mut clients = MockClientRepository::new();
+        clients.expect_get().returning(move |_| Ok(Some(foreign.clone())));
+        clients.expect_update().never();
+        let svc = service(clients, MockMissionRepository::new());
+        let mission_admin = admin(Some(MissionId::new()));
+        assert!(matches!(svc.get(Actor::Principal(&mission_admin), id).await, Err(ServiceError::NotFound)));
+        assert!(matches!(svc.disable(Actor::Principal(&mission_admin), id).await, Err(ServiceError::NotFound)));
+        assert!(svc.get(Actor::Principal(&admin(None)), id).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn citizens_and_staff_cannot_manage_clients() {
+        let svc = service(MockClientRepository::new(), MockMissionRepository::new());
+        let mut staff = admin(Some(MissionId::new()));
+        staff.scopes = ScopeSet::only(Scope::Staff);
+        let result = svc.list(Actor::Principal(&staff), PageRequest::default()).await;
+        assert!(matches!(result, Err(ServiceError::InsufficientScope { .. })));
+    }
+}

@@ -1,0 +1,68 @@
+use consular_domain::{Scope, ValidationErrors};
+use consular_ports::RepoError;
+
+/// Why a use case refused or failed. The HTTP edge maps each variant to one status and
+/// problem type; nothing here carries SQL or driver details to clients.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// Absent, or not visible to the caller: the two are indistinguishable on purpose.
+    #[error("not found")]
+    NotFound,
+    /// The token lacks every one of these scopes.
+    #[error("insufficient scope")]
+    InsufficientScope { required: Vec<Scope> },
+    /// The scope is right but the principal's reach is not (e.g. a mission admin acting
+    /// on global configuration).
+    #[error("forbidden: {0}")]
+    Forbidden(&'static str),
+    #[error(transparent)]
+    Validation(#[from] ValidationErrors),
+    /// The change conflicts with the current state (`code` names the rule).
+    #[error("conflict: {detail}")]
+    Conflict { code: &'static str, detail: String },
+    /// `If-Match` named a version that is no longer current.
+    #[error("precondition failed")]
+    PreconditionFailed,
+    /// The `Idempotency-Key` was used before with a different request.
+    #[error("idempotency key reused with another request")]
+    IdempotencyKeyMismatch,
+    /// The `Idempotency-Key` is being used by a concurrent request.
+    #[error("idempotency key in use")]
+    IdempotencyKeyInUse,
+    /// A dependency is down or saturated; retrying later may succeed.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    /// A bug or an unexpected dependency failure; the message is for logs only.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ServiceError {
+    pub fn conflict(code: &'static str, detail: impl Into<String>) -> Self {
+        ServiceError::Conflict { code, detail: detail.into() }
+    }
+}
+
+impl From<RepoError> for ServiceError {
+    fn from(error: RepoError) -> Self {
+        match error {
+            RepoError::NotFound => ServiceError::NotFound,
+            RepoError::VersionConflict => ServiceError::PreconditionFailed,
+            RepoError::Duplicate { constraint } => {
+                ServiceError::conflict("duplicate", format!("a resource with the same {constraint} exists"))
+            }
+            RepoError::IdempotencyKeyInUse => ServiceError::IdempotencyKeyInUse,
+            RepoError::Unavailable(msg) => ServiceError::Unavailable(msg),
+            RepoError::Other(msg) => ServiceError::Internal(msg),
+        }
+    }
+}
+
+/// Requires that the principal holds at least one of `scopes`.
+pub fn require_scope(principal: &consular_domain::Principal, scopes: &[Scope]) -> Result<(), ServiceError> {
+    if principal.has_any(scopes) {
+        Ok(())
+    } else {
+        Err(ServiceError::InsufficientScope { required: scopes.to_vec() })
+    }
+}

@@ -1,0 +1,263 @@
+//! Missions: listed and read by any authenticated caller, created and changed by global
+//! admins only.
+
+use crate::error::require_scope;
+use crate::idempotency::{self, IdempotencyRequest, Written};
+use crate::ServiceError;
+use consular_domain::{
+    AuditAction, AuditRecord, Mission, MissionChanges, MissionId, NewMission, Page, PageRequest, Principal, Scope,
+};
+use consular_ports::{Clock, IdempotencyRepository, MissionRepository, StoredResponse, WriteMeta};
+use std::sync::Arc;
+
+pub const RESOURCE: &str = "mission";
+
+#[derive(Clone)]
+pub struct MissionService {
+    missions: Arc<dyn MissionRepository>,
+    idempotency: Arc<dyn IdempotencyRepository>,
+    clock: Arc<dyn Clock>,
+}
+
+fn require_global_admin(actor: &Principal) -> Result<(), ServiceError> {
+    require_scope(actor, &[Scope::Admin])?;
+    if actor.is_global_admin() {
+        Ok(())
+    } else {
+        Err(ServiceError::Forbidden("only a global admin manages missions"))
+    }
+}
+
+impl MissionService {
+    pub fn new(
+        missions: Arc<dyn MissionRepository>,
+        idempotency: Arc<dyn IdempotencyRepository>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        MissionService { missions, idempotency, clock }
+    }
+
+    pub async fn list(&self, _actor: &Principal, page: PageRequest) -> Result<Page<Mission>, ServiceError> {
+        Ok(self.missions.list(page).await?)
+    }
+
+    pub async fn get(&self, _actor: &Principal, id: MissionId) -> Result<Mission, ServiceError> {
+        self.missions.get(id).await?.ok_or(ServiceError::NotFound)
+    }
+
+    /// Creates a mission; `render` turns it into the response that is returned and, with
+    /// an idempotency key, stored with it.
+    pub async fn create(
+        &self,
+        actor: &Principal,
+        input: NewMission,
+        idempotency_key: Option<&IdempotencyRequest>,
+        render: impl FnOnce(&Mission) -> StoredResponse + Send,
+    ) -> Result<Written, ServiceError> {
+        require_global_admin(actor)?;
+        let now = self.clock.now();
+        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+            return Ok(replayed);
+        }
+        input.validate()?;
+        let mission = input.into_mission(MissionId::new(), now);
+        let response = render(&mission);
+        let meta = WriteMeta {
+            audit: vec![AuditRecord::new(
+                Some(actor),
+                now,
+                AuditAction::Created,
+                RESOURCE,
+                mission.id.as_uuid(),
+                vec!["code".into(), "name".into(), "country".into(), "city".into(), "timezone".into()],
+            )],
+            idempotency: idempotency::record(actor, idempotency_key, &response, now),
+        };
+        self.missions.insert(&mission, &meta).await.map_err(|e| match e {
+            consular_ports::RepoError::Duplicate { .. } => {
+                ServiceError::conflict("mission_code_taken", format!("mission code `{}` is taken", mission.code))
+            }
+            other => other.into(),
+        })?;
+        Ok(Written::fresh(response))
+    }
+
+    /// Applies `changes` if the mission is still at `expected_version` (the `If-Match`).
+    pub async fn update(
+        &self,
+        actor: &Principal,
+        id: MissionId,
+        changes: MissionChanges,
+        expected_version: Option<i64>,
+    ) -> Result<Mission, ServiceError> {
+        require_global_admin(actor)?;
+        changes.validate()?;
+        let mut mission = self.missions.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let stored_version = mission.version;
+        if expected_version.is_some_and(|v| v != stored_version) {
+            return Err(ServiceError::PreconditionFailed);
+        }
+        let now = self.clock.now();
+        let changed = mission.apply(changes, now);
+        if changed.is_empty() {
+            return Ok(mission);
+        }
+        let meta = WriteMeta {
+            audit: vec![AuditRecord::new(Some(actor), now, AuditAction::Updated, RESOURCE, id.as_uuid(), changed)],
+            idempotency: None,
+        };
+        self.missions.update(&mission, stored_version, &meta).await?;
+        Ok(mission)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use consular_domain::{ClientId, PrincipalId, PrincipalKind, ScopeSet, Subject};
+    use consular_ports::{MockClock, MockIdempotencyRepository, MockMissionRepository, RepoError};
+    use time::OffsetDateTime;
+
+    fn principal(scopes: &str, mission: Option<MissionId>) -> Principal {
+        Principal {
+            subject: Subject { kind: PrincipalKind::Admin, id: PrincipalId::new() },
+            client_id: ClientId::new(),
+            mission,
+            scopes: ScopeSet::parse(scopes).unwrap(),
+        }
+    }
+
+    fn clock() -> Arc<MockClock> {
+        let mut clock = MockClock::new();
+        clock.expect_now().returning(|| OffsetDateTime::UNIX_EPOCH);
+        Arc::new(clock)
+    }
+
+    fn paris() -> NewMission {
+        NewMission {
+            code: "fr-paris".into(),
+            name: "Embassy in Paris".into(),
+            country: "FR".into(),
+            city: "Paris".into(),
+            timezone: "Europe/Paris".into(),
+        }
+    }
+
+    fn render(m: &Mission) -> StoredResponse {
+        StoredResponse { status: 201, headers: vec![], body: m.code.clone() }
+    }
+
+    fn service(missions: MockMissionRepository, idem: MockIdempotencyRepository) -> MissionService {
+        MissionService::new(Arc::new(missions), Arc::new(idem), clock())
+    }
+
+    #[tokio::test]
+    async fn a_global_admin_creates_a_mission_with_its_audit_entry() {
+        let mut missions = MockMissionRepository::new();
+        missions
+            .expect_insert()
+            .withf(|m, meta| {
+                m.code == "fr-paris" && meta.audit.len() == 1 && meta.audit[0].action == "created"
+            })
+            .times(1)
+            .returning(|_, _| Ok(()));
+        let written = service(missions, MockIdempotencyRepository::new())
+            .create(&principal("admin", None), paris(), None, render)
+            .await
+            .unwrap();
+        assert_eq!(written.response.body, "fr-paris");
+        assert!(!written.replayed);
+    }
+
+    #[tokio::test]
+    async fn mission_admins_staff_and_citizens_cannot_create_missions() {
+        for (scopes, mission) in [("admin", Some(MissionId::new())), ("staff", None), ("citizen", None)] {
+            let result = service(MockMissionRepository::new(), MockIdempotencyRepository::new())
+                .create(&principal(scopes, mission), paris(), None, render)
+                .await;
+            assert!(
+                matches!(result, Err(ServiceError::Forbidden(_) | ServiceError::InsufficientScope { .. })),
+                "{scopes}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn invalid_input_writes_nothing() {
+        let mut bad = paris();
+        bad.country = "ZZ".into();
+        let result = service(MockMissionRepository::new(), MockIdempotencyRepository::new())
+            .create(&principal("admin", None), bad, None, render)
+            .await;
+        assert!(matches!(result, Err(ServiceError::Validation(_))));
+    }
+
+    #[tokio::test]
+    async fn a_repeated_idempotency_key_replays_or_refuses() {
+        let actor = principal("admin", None);
+        let owner = actor.client_id;
+        let mut idem = MockIdempotencyRepository::new();
+        idem.expect_find().returning(move |_, key, now| {
+            Ok(Some(consular_ports::IdempotencyRecord {
+                owner,
+                key: key.to_owned(),
+                fingerprint: "f1".into(),
+                response: StoredResponse { status: 201, headers: vec![], body: "first".into() },
+                created_at: now,
+                expires_at: now,
+            }))
+        });
+        let svc = service(MockMissionRepository::new(), idem);
+        let same = IdempotencyRequest { key: "k".into(), fingerprint: "f1".into() };
+        let written = svc.create(&actor, paris(), Some(&same), render).await.unwrap();
+        assert!(written.replayed);
+        assert_eq!(written.response.body, "first");
+        let other = IdempotencyRequest { key: "k".into(), fingerprint: "f2".into() };
+        let refused = svc.create(&actor, paris(), Some(&other), render).await;
+        assert!(matches!(refused, Err(ServiceError::IdempotencyKeyMismatch)));
+    }
+
+    #[tokio::test]
+    async fn a_taken_code_is_a_conflict() {
+        let mut missions = MockMissionRepository::new();
+        missions
+            .expect_insert()
+            .returning(|_, _| Err(RepoError::Duplicate { constraint: "missions_code".into() }));
+        let result = service(missions, MockIdempotencyRepository::new())
+            .create(&principal("admin", None), paris(), None, render)
+            .await;
+        assert!(matches!(result, Err(ServiceError::Conflict { code: "mission_code_taken", .. })));
+    }
+
+    #[tokio::test]
+    async fn a_stale_if_match_is_refused_before_writing() {
+        let stored = paris().into_mission(MissionId::new(), OffsetDateTime::UNIX_EPOCH);
+        let id = stored.id;
+        let mut missions = MockMissionRepository::new();
+        missions.expect_get().returning(move |_| Ok(Some(stored.clone())));
+        let changes = MissionChanges { name: Some("New name".into()), ..Default::default() };
+        let result = service(missions, MockIdempotencyRepository::new())
+            .update(&principal("admin", None), id, changes, Some(7))
+            .await;
+        assert!(matches!(result, Err(ServiceError::PreconditionFailed)));
+    }
+
+    #[tokio::test]
+    async fn an_update_stores_the_changed_fields_against_the_read_version() {
+        let stored = paris().into_mission(MissionId::new(), OffsetDateTime::UNIX_EPOCH);
+        let id = stored.id;
+        let mut missions = MockMissionRepository::new();
+        missions.expect_get().returning(move |_| Ok(Some(stored.clone())));
+        missions
+            .expect_update()
+            .withf(|m, expected, meta| m.version == 2 && *expected == 1 && meta.audit[0].changed_fields == ["city"])
+            .times(1)
+            .returning(|_, _, _| Ok(()));
+        let changes = MissionChanges { city: Some("Lyon".into()), ..Default::default() };
+        let updated = service(missions, MockIdempotencyRepository::new())
+            .update(&principal("admin", None), id, changes, Some(1))
+            .await
+            .unwrap();
+        assert_eq!(updated.city, "Lyon");
+    }
+}
