@@ -1,1 +1,174 @@
+//! Blob storage adapter: implements the `consular_ports::BlobStore` and
+//! `consular_ports::HealthCheck` ports over the `object_store` crate, on a local directory
+//! (`file://…` or a bare path) or an S3 bucket (`s3://bucket/prefix`, configured from the
+//! `AWS_*` environment).
+//!
+//! This crate owns the storage URL format ([`backend_of`], [`ObjectBlobStore::from_url`]),
+//! the key rules ([`validate_key`]) and the mapping of `object_store` errors onto
+//! [`BlobError`]. It must not touch the database, HTTP, domain rules or configuration
+//! loading: callers hand it a URL and bytes, nothing else.
 
+mod key;
+mod location;
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use consular_ports::{BlobError, BlobStore, HealthCheck};
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path as StorePath;
+use object_store::prefix::PrefixStore;
+use object_store::{ObjectStore, ObjectStoreExt};
+
+pub use key::{MAX_KEY_LEN, MAX_SEGMENT_LEN, validate_key};
+
+use location::Location;
+
+/// Key the health check writes and removes, at the root of the store. `!` is outside the
+/// key alphabet, so [`validate_key`] rejects this name: no caller's blob can be it, and
+/// none can be a directory or file in its way. (`!` is in S3's list of safe characters.)
+const HEALTH_PROBE_KEY: &str = "!consular-health-probe";
+
+/// Validates a storage URL without connecting to anything and names its backend:
+/// `"file"` or `"s3"`. Meant for configuration validation; the error names the problem
+/// (an unsupported scheme is named in it).
+pub fn backend_of(url: &str) -> Result<&'static str, String> {
+    location::parse(url).map(|loc| loc.backend())
+}
+
+/// A [`BlobStore`] over any `object_store` backend.
+#[derive(Clone)]
+pub struct ObjectBlobStore {
+    store: Arc<dyn ObjectStore>,
+    backend: &'static str,
+}
+
+impl fmt::Debug for ObjectBlobStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectBlobStore").field("backend", &self.backend).field("store", &self.store).finish()
+    }
+}
+
+impl ObjectBlobStore {
+    /// Opens the store named by `url` (see [`backend_of`] for the accepted forms).
+    ///
+    /// A local directory is created when missing. An S3 store takes endpoint, region,
+    /// credentials and `AWS_ALLOW_HTTP` from the `AWS_*` environment; no request is made
+    /// here, so a wrong endpoint or credentials show up in the health check.
+    pub fn from_url(url: &str) -> Result<Self, String> {
+        match location::parse(url)? {
+            Location::Local(dir) => {
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| format!("cannot create storage directory {}: {e}", dir.display()))?;
+                let fs = LocalFileSystem::new_with_prefix(&dir)
+                    .map_err(|e| format!("cannot open storage directory {}: {e}", dir.display()))?
+                    .with_fsync(true)
+                    .with_automatic_cleanup(true);
+                Ok(Self::new(Arc::new(fs), "file"))
+            }
+            Location::S3 { url, prefix } => {
+                let s3 = AmazonS3Builder::from_env()
+                    .with_url(url.as_str())
+                    .build()
+                    .map_err(|e| format!("cannot configure S3 storage for `{url}`: {e}"))?;
+                let store: Arc<dyn ObjectStore> = if prefix.as_ref().is_empty() {
+                    Arc::new(s3)
+                } else {
+                    Arc::new(PrefixStore::new(s3, prefix))
+                };
+                Ok(Self::new(store, "s3"))
+            }
+        }
+    }
+
+    /// Wraps an already-built store (tests, in-memory stores). `backend` is a label for logs.
+    pub fn new(store: Arc<dyn ObjectStore>, backend: &'static str) -> Self {
+        Self { store, backend }
+    }
+
+    /// `"file"` or `"s3"` (or the label given to [`ObjectBlobStore::new`]).
+    pub fn backend(&self) -> &'static str {
+        self.backend
+    }
+
+    fn path_of(key: &str) -> Result<StorePath, BlobError> {
+        validate_key(key)?;
+        StorePath::parse(key).map_err(|e| BlobError::InvalidKey(e.to_string()))
+    }
+
+    async fn probe(&self) -> Result<(), object_store::Error> {
+        let path = StorePath::from(HEALTH_PROBE_KEY);
+        self.store.put(&path, b"ok".as_slice().into()).await?;
+        match self.store.delete(&path).await {
+            Err(e) if is_missing(&e) => Ok(()),
+            other => other,
+        }
+    }
+}
+
+/// True when `err` means "nothing is stored there": `NotFound`, or on a local file system
+/// a path component that is a file rather than a directory.
+fn is_missing(err: &object_store::Error) -> bool {
+    if matches!(err, object_store::Error::NotFound { .. }) {
+        return true;
+    }
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(err);
+    while let Some(e) = source {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return io.kind() == std::io::ErrorKind::NotADirectory;
+        }
+        source = e.source();
+    }
+    false
+}
+
+fn unavailable(op: &str, key: &str, err: &object_store::Error) -> BlobError {
+    BlobError::Unavailable(format!("{op} {key}: {err}"))
+}
+
+#[async_trait]
+impl BlobStore for ObjectBlobStore {
+    async fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), BlobError> {
+        let path = Self::path_of(key)?;
+        self.store.put(&path, bytes.into()).await.map(drop).map_err(|e| unavailable("put", key, &e))
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, BlobError> {
+        let path = Self::path_of(key)?;
+        let result = match self.store.get(&path).await {
+            Ok(result) => result,
+            Err(e) if is_missing(&e) => return Ok(None),
+            Err(e) => return Err(unavailable("get", key, &e)),
+        };
+        match result.bytes().await {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            // Deleted between the metadata answer and the body read.
+            Err(e) if is_missing(&e) => Ok(None),
+            Err(e) => Err(unavailable("get", key, &e)),
+        }
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), BlobError> {
+        let path = Self::path_of(key)?;
+        match self.store.delete(&path).await {
+            Ok(()) => Ok(()),
+            Err(e) if is_missing(&e) => Ok(()),
+            Err(e) => Err(unavailable("delete", key, &e)),
+        }
+    }
+}
+
+#[async_trait]
+impl HealthCheck for ObjectBlobStore {
+    fn name(&self) -> &'static str {
+        "storage"
+    }
+
+    /// Writes and removes a two-byte probe object: proves the store answers and accepts
+    /// writes (a read-only, full or unreachable store is not ready).
+    async fn check(&self) -> Result<(), String> {
+        self.probe().await.map_err(|e| format!("{} storage probe failed: {e}", self.backend))
+    }
+}

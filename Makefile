@@ -1,0 +1,40 @@
+# Developer and CI entry points. `make test` is the one command that runs everything.
+
+SHELL := /bin/bash
+CARGO ?= cargo
+NEXTEST_PROFILE ?= ci
+
+.DEFAULT_GOAL := help
+
+.PHONY: help run test test-quick lint fmt bench schemathesis pg-stop clean-data
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+run: ## Build (release) and run the API server (configuration from CONSULAR_* variables)
+	$(CARGO) run --release -p consular-app -- serve
+
+test: ## Everything: fmt check, clippy, nextest (profile ci), schemathesis; stops the PG test cluster
+	CARGO="$(CARGO)" NEXTEST_PROFILE="$(NEXTEST_PROFILE)" bash scripts/test.sh
+
+test-quick: ## The nextest suite only (default profile; leaves the PG test cluster running)
+	$(CARGO) nextest run --workspace
+
+lint: ## Formatting check and clippy with warnings as errors
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+fmt: ## Format the whole workspace
+	$(CARGO) fmt --all
+
+bench: ## Run the benchmarks
+	$(CARGO) bench --workspace
+
+schemathesis: ## Property-based API tests against a throwaway server
+	bash scripts/schemathesis.sh
+
+pg-stop: ## Stop the shared PostgreSQL cluster the tests start
+	$(CARGO) run -q -p consular-testkit --bin pg-test-cluster -- stop
+
+clean-data: ## Delete local run data (./data: default SQLite database and blobs)
+	rm -rf -- ./data

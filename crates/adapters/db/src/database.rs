@@ -1,0 +1,291 @@
+//! The connection pool, chosen at run time from the URL, and the migrations.
+
+use crate::error::DbError;
+use diesel::connection::SimpleConnection;
+use diesel::sqlite::SqliteConnection;
+use diesel::{Connection, ConnectionError, ConnectionResult};
+use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+use diesel_async::pooled_connection::deadpool::Pool;
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
+use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use std::fmt;
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../../migrations/postgres");
+const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../../migrations/sqlite");
+
+/// Run on every new SQLite connection. WAL lets readers (other processes) work while one
+/// connection writes; `busy_timeout` makes a writer wait for another process's lock
+/// instead of failing at once; foreign keys are off by default in SQLite.
+const SQLITE_PRAGMAS: &str =
+    "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;";
+
+/// A key for `pg_advisory_lock`, so that nodes starting together migrate one at a time.
+const MIGRATION_LOCK: i64 = 0x636f_6e73_756c_6172; // "consular"
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+/// How to reach the database.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DbConfig {
+    /// `postgres://…`/`postgresql://…`, or `sqlite://PATH`/`sqlite:PATH`.
+    pub url: String,
+    /// The pool size on PostgreSQL; SQLite always uses one connection (see [`Database::connect`]).
+    pub max_connections: usize,
+    /// How long a caller waits for a pooled connection (and for a new one to open).
+    pub acquire_timeout: Duration,
+    /// PostgreSQL `statement_timeout` of every pooled connection.
+    pub statement_timeout: Duration,
+}
+
+impl DbConfig {
+    /// `url` with a pool of 10, a 5 s acquire timeout and a 30 s statement timeout.
+    pub fn new(url: impl Into<String>) -> Self {
+        DbConfig {
+            url: url.into(),
+            max_connections: 10,
+            acquire_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+// The URL may carry a password: never print it.
+impl fmt::Debug for DbConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DbConfig")
+            .field("backend", &backend_of(&self.url).ok())
+            .field("max_connections", &self.max_connections)
+            .field("acquire_timeout", &self.acquire_timeout)
+            .field("statement_timeout", &self.statement_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+enum Target<'a> {
+    Postgres(&'a str),
+    Sqlite(&'a str),
+}
+
+fn target(url: &str) -> Result<Target<'_>, String> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Ok(Target::Postgres(url));
+    }
+    match url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
+        Some("") => Err("a sqlite URL needs a file path (sqlite://PATH)".to_owned()),
+        Some(path) => Ok(Target::Sqlite(path)),
+        // Only the scheme is echoed: the rest may hold a password.
+        None => Err(format!(
+            "unsupported database URL scheme `{}`: expected postgres://, postgresql://, sqlite://PATH or sqlite:PATH",
+            url.split(':').next().unwrap_or_default()
+        )),
+    }
+}
+
+/// Which database `url` names; for configuration checks.
+pub fn backend_of(url: &str) -> Result<Backend, String> {
+    target(url).map(|t| match t {
+        Target::Postgres(_) => Backend::Postgres,
+        Target::Sqlite(_) => Backend::Sqlite,
+    })
+}
+
+pub(crate) type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
+
+pub(crate) enum Pools {
+    Postgres { pool: Pool<AsyncPgConnection>, url: String },
+    Sqlite { pool: Pool<SqliteConn>, path: String },
+}
+
+/// The database behind every repository port. Cloning is cheap: clones share the pool.
+#[derive(Clone)]
+pub struct Database {
+    pools: Arc<Pools>,
+}
+
+impl fmt::Debug for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Database").field("backend", &self.backend()).finish_non_exhaustive()
+    }
+}
+
+type SetupFuture<'a, C> = Pin<Box<dyn Future<Output = ConnectionResult<C>> + Send + 'a>>;
+
+impl Database {
+    /// Builds the pool for `config.url`. No connection is opened yet (connections open on
+    /// first use; [`Database::migrate`] and the health check are the first uses), but the
+    /// parent directory of a SQLite file is created.
+    ///
+    /// PostgreSQL: up to `max_connections` connections, each checked with `SELECT 1`
+    /// before reuse and set up with the statement timeout.
+    ///
+    /// SQLite: exactly one connection, whatever `max_connections` says. SQLite allows one
+    /// writer at a time, and two deferred write transactions on two connections can
+    /// deadlock (each holds a read lock the other needs: SQLITE_BUSY, which no busy
+    /// timeout resolves). One connection serialises this process's queries; writes also
+    /// start with `BEGIN IMMEDIATE` for other processes sharing the file.
+    pub fn connect(config: &DbConfig) -> Result<Database, DbError> {
+        let pools = match target(&config.url).map_err(DbError::InvalidUrl)? {
+            Target::Postgres(url) => Pools::Postgres { pool: postgres_pool(url, config)?, url: url.to_owned() },
+            Target::Sqlite(path) => {
+                if let Some(parent) = Path::new(path).parent()
+                    && !parent.as_os_str().is_empty()
+                {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| DbError::Setup(format!("cannot create {}: {e}", parent.display())))?;
+                }
+                Pools::Sqlite { pool: sqlite_pool(path, config)?, path: path.to_owned() }
+            }
+        };
+        Ok(Database { pools: Arc::new(pools) })
+    }
+
+    pub fn backend(&self) -> Backend {
+        match *self.pools {
+            Pools::Postgres { .. } => Backend::Postgres,
+            Pools::Sqlite { .. } => Backend::Sqlite,
+        }
+    }
+
+    pub(crate) fn pools(&self) -> &Pools {
+        &self.pools
+    }
+
+    /// Applies the pending migrations of this database's tree (`migrations/postgres` or
+    /// `migrations/sqlite`). Safe to call from several nodes at once on PostgreSQL.
+    pub async fn migrate(&self) -> Result<(), DbError> {
+        // diesel's migration harness is synchronous: run it on a blocking thread, where it
+        // may block on the runtime without stalling a worker (and without the
+        // current-thread runtime panic of `AsyncMigrationHarness`).
+        let job = match &*self.pools {
+            Pools::Postgres { url, .. } => {
+                let url = url.clone();
+                tokio::task::spawn_blocking(move || migrate_postgres(&url))
+            }
+            Pools::Sqlite { path, .. } => {
+                let path = path.clone();
+                tokio::task::spawn_blocking(move || migrate_sqlite(&path))
+            }
+        };
+        job.await.map_err(|e| DbError::Migration(format!("migration task failed: {e}")))?
+    }
+
+    /// Closes the pool: idle connections are dropped, later calls fail as unavailable.
+    pub fn close(&self) {
+        match &*self.pools {
+            Pools::Postgres { pool, .. } => pool.close(),
+            Pools::Sqlite { pool, .. } => pool.close(),
+        }
+    }
+}
+
+/// Applies the pending migrations to the database at `url`, from a thread that may block
+/// (a plain thread, or `spawn_blocking`). Test harnesses use it to prepare template
+/// databases.
+pub fn migrate_blocking(url: &str) -> Result<(), DbError> {
+    match target(url).map_err(DbError::InvalidUrl)? {
+        Target::Postgres(url) => migrate_postgres(url),
+        Target::Sqlite(path) => migrate_sqlite(path),
+    }
+}
+
+fn migrate_postgres(url: &str) -> Result<(), DbError> {
+    // The wrapper drives the async connection from this thread: on the caller's runtime
+    // when there is one, on a private one otherwise.
+    let mut conn = <AsyncConnectionWrapper<AsyncPgConnection> as Connection>::establish(url)
+        .map_err(|e| DbError::Connect(e.to_string()))?;
+    // Released when the connection closes, at the end of this function.
+    SimpleConnection::batch_execute(&mut conn, &format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))
+        .map_err(|e| DbError::Migration(e.to_string()))?;
+    let applied = conn.run_pending_migrations(POSTGRES_MIGRATIONS).map_err(|e| DbError::Migration(e.to_string()))?;
+    tracing::info!(applied = applied.len(), "database migrations are up to date (postgres)");
+    Ok(())
+}
+
+fn migrate_sqlite(path: &str) -> Result<(), DbError> {
+    let mut conn = SqliteConnection::establish(path).map_err(|e| DbError::Connect(e.to_string()))?;
+    conn.batch_execute(SQLITE_PRAGMAS).map_err(|e| DbError::Setup(e.to_string()))?;
+    let applied = conn.run_pending_migrations(SQLITE_MIGRATIONS).map_err(|e| DbError::Migration(e.to_string()))?;
+    tracing::info!(applied = applied.len(), "database migrations are up to date (sqlite)");
+    Ok(())
+}
+
+fn postgres_pool(url: &str, config: &DbConfig) -> Result<Pool<AsyncPgConnection>, DbError> {
+    let setup: Arc<str> = format!("SET statement_timeout = {}", config.statement_timeout.as_millis()).into();
+    let mut manager_config = ManagerConfig::<AsyncPgConnection>::default();
+    manager_config.recycling_method = RecyclingMethod::Verified;
+    manager_config.custom_setup = Box::new(move |url: &str| postgres_connection(url, Arc::clone(&setup)));
+    let manager = AsyncDieselConnectionManager::new_with_config(url, manager_config);
+    Pool::builder(manager)
+        .max_size(config.max_connections.max(1))
+        .runtime(deadpool::Runtime::Tokio1)
+        .wait_timeout(Some(config.acquire_timeout))
+        .create_timeout(Some(config.acquire_timeout))
+        .recycle_timeout(Some(config.acquire_timeout))
+        .build()
+        .map_err(|e| DbError::Setup(e.to_string()))
+}
+
+fn postgres_connection(url: &str, setup: Arc<str>) -> SetupFuture<'_, AsyncPgConnection> {
+    Box::pin(async move {
+        let mut conn = AsyncPgConnection::establish(url).await?;
+        conn.batch_execute(&setup).await.map_err(|e| ConnectionError::CouldntSetupConfiguration(e))?;
+        Ok(conn)
+    })
+}
+
+fn sqlite_pool(path: &str, config: &DbConfig) -> Result<Pool<SqliteConn>, DbError> {
+    let mut manager_config = ManagerConfig::<SqliteConn>::default();
+    // A local file does not drop connections: no ping before reuse.
+    manager_config.recycling_method = RecyclingMethod::Fast;
+    manager_config.custom_setup = Box::new(sqlite_connection);
+    let manager = AsyncDieselConnectionManager::new_with_config(path, manager_config);
+    Pool::builder(manager)
+        .max_size(1)
+        .runtime(deadpool::Runtime::Tokio1)
+        .wait_timeout(Some(config.acquire_timeout))
+        .create_timeout(Some(config.acquire_timeout))
+        .recycle_timeout(Some(config.acquire_timeout))
+        .build()
+        .map_err(|e| DbError::Setup(e.to_string()))
+}
+
+fn sqlite_connection(path: &str) -> SetupFuture<'_, SqliteConn> {
+    Box::pin(async move {
+        let mut conn = SqliteConn::establish(path).await?;
+        conn.batch_execute(SQLITE_PRAGMAS).await.map_err(ConnectionError::CouldntSetupConfiguration)?;
+        Ok(conn)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_scheme_chooses_the_backend() {
+        assert_eq!(backend_of("postgres://u:p@db/consular"), Ok(Backend::Postgres));
+        assert_eq!(backend_of("postgresql://db/consular"), Ok(Backend::Postgres));
+        assert_eq!(backend_of("sqlite:///var/lib/consular/db.sqlite"), Ok(Backend::Sqlite));
+        assert_eq!(backend_of("sqlite:data/db.sqlite"), Ok(Backend::Sqlite));
+        assert!(backend_of("sqlite://").is_err());
+        let error = backend_of("mysql://root:secret@db/x").unwrap_err();
+        assert!(error.contains("`mysql`") && !error.contains("secret"), "{error}");
+    }
+
+    #[test]
+    fn sqlite_urls_name_a_file() {
+        assert!(matches!(target("sqlite:///tmp/x.db"), Ok(Target::Sqlite("/tmp/x.db"))));
+        assert!(matches!(target("sqlite:x.db"), Ok(Target::Sqlite("x.db"))));
+    }
+}

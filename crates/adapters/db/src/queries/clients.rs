@@ -1,0 +1,105 @@
+//! API clients.
+
+use super::{Conn, markers, not_updated, tokens, write_meta};
+use crate::error::Failure;
+use crate::sql_types::{DbTime, DbUuid};
+use crate::rows::{ClientRow, RevocationRow};
+use crate::schema::{api_clients, refresh_tokens};
+use consular_domain::{ApiClient, ClientId, ClientStatus, Page, PageRequest};
+use consular_ports::{ClientFilter, RevocationKind, WriteMeta};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use time::OffsetDateTime;
+
+pub(crate) async fn insert(conn: &mut Conn, client: &ApiClient, meta: &WriteMeta) -> Result<(), Failure> {
+    let row = ClientRow::from(client);
+    write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
+        write_meta::store(conn, meta).await?;
+        diesel::insert_into(api_clients::table).values(&row).execute(conn).await?;
+        Ok(())
+    })
+    .await
+}
+
+/// The bootstrap marker makes this happen once per database, even when several nodes
+/// start together; an existing client also means there is nothing to bootstrap.
+pub(crate) async fn insert_first(conn: &mut Conn, client: &ApiClient, meta: &WriteMeta) -> Result<bool, Failure> {
+    let row = ClientRow::from(client);
+    write_tx!(conn, async |conn: &mut Conn| -> Result<bool, Failure> {
+        if !markers::claim(conn, markers::FIRST_ADMIN_CLIENT, row.created_at.0).await? {
+            return Ok(false);
+        }
+        let any_client = diesel::select(diesel::dsl::exists(api_clients::table.select(api_clients::id)))
+            .get_result::<bool>(conn)
+            .await?;
+        if any_client {
+            return Ok(false);
+        }
+        write_meta::store(conn, meta).await?;
+        diesel::insert_into(api_clients::table).values(&row).execute(conn).await?;
+        Ok(true)
+    })
+    .await
+}
+
+pub(crate) async fn update(
+    conn: &mut Conn,
+    client: &ApiClient,
+    expected_version: i64,
+    now: OffsetDateTime,
+    meta: &WriteMeta,
+) -> Result<(), Failure> {
+    let row = ClientRow::from(client);
+    let disabled = client.status == ClientStatus::Disabled;
+    write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
+        write_meta::store(conn, meta).await?;
+        let updated =
+            diesel::update(api_clients::table.find(row.id).filter(api_clients::version.eq(expected_version)))
+                .set(&row)
+                .execute(conn)
+                .await?;
+        if updated == 0 {
+            let exists = diesel::select(diesel::dsl::exists(api_clients::table.find(row.id).select(api_clients::id)))
+                .get_result::<bool>(conn)
+                .await?;
+            return Err(not_updated(exists));
+        }
+        if disabled {
+            diesel::update(
+                refresh_tokens::table
+                    .filter(refresh_tokens::client_id.eq(row.id))
+                    .filter(refresh_tokens::revoked_at.is_null()),
+            )
+            .set(refresh_tokens::revoked_at.eq(DbTime(now)))
+            .execute(conn)
+            .await?;
+            let revocation = RevocationRow::new(RevocationKind::Client { client_id: ClientId(row.id.0) }, now);
+            tokens::record_revocation(conn, &revocation).await?;
+        }
+        Ok(())
+    })
+    .await
+}
+
+pub(crate) async fn get(conn: &mut Conn, id: ClientId) -> Result<Option<ApiClient>, Failure> {
+    let row: Option<ClientRow> =
+        api_clients::table.find(DbUuid(id.0)).select(ClientRow::as_select()).first(conn).await.optional()?;
+    row.map(ApiClient::try_from).transpose()
+}
+
+pub(crate) async fn list(conn: &mut Conn, filter: ClientFilter, page: PageRequest) -> Result<Page<ApiClient>, Failure> {
+    let mut query = api_clients::table
+        .select(ClientRow::as_select())
+        .order(api_clients::id.asc())
+        .limit(page.fetch_limit())
+        .into_boxed();
+    if let Some(mission) = filter.mission {
+        query = query.filter(api_clients::mission_id.eq(DbUuid(mission.0)));
+    }
+    if let Some(after) = page.after {
+        query = query.filter(api_clients::id.gt(DbUuid(after)));
+    }
+    let rows: Vec<ClientRow> = query.load(conn).await?;
+    let clients = rows.into_iter().map(ApiClient::try_from).collect::<Result<Vec<_>, _>>()?;
+    Ok(Page::from_rows(clients, &page, |c| c.id.0))
+}

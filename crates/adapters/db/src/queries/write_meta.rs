@@ -1,0 +1,34 @@
+//! What every write stores besides its change, in the same transaction.
+
+use super::Conn;
+use crate::error::Failure;
+use crate::rows::{AuditRow, IdempotencyRow};
+use crate::schema::{audit_events, idempotency_keys};
+use consular_ports::WriteMeta;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+/// Stores the idempotency record, then the audit rows. Call it first in the transaction:
+/// a concurrent request with the same key then waits on the key and fails with
+/// `IdempotencyKeyInUse` (so the caller can replay the stored response) instead of
+/// running into the change's own constraints.
+pub(crate) async fn store(conn: &mut Conn, meta: &WriteMeta) -> Result<(), Failure> {
+    if let Some(record) = &meta.idempotency {
+        let row = IdempotencyRow::try_from(record)?;
+        // An expired record no longer answers: the key may be used again.
+        diesel::delete(
+            idempotency_keys::table
+                .find((row.owner, &row.key))
+                .filter(idempotency_keys::expires_at.le(row.created_at)),
+        )
+        .execute(conn)
+        .await?;
+        diesel::insert_into(idempotency_keys::table).values(&row).execute(conn).await?;
+    }
+    // One statement per entry: a write has one or two, and multi-row inserts do not
+    // compile for SQLite through diesel-async.
+    for record in &meta.audit {
+        diesel::insert_into(audit_events::table).values(AuditRow::try_from(record)?).execute(conn).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! The ports, implemented on [`Database`]: each method runs one function of `src/queries`
+//! on whichever database the pool holds.
+
+use crate::database::{Database, Pools};
+use crate::error::Failure;
+use async_trait::async_trait;
+use consular_domain::{ApiClient, AuditRecord, ClientId, Mission, MissionId, Page, PageRequest};
+use consular_ports::{
+    ClientFilter, ClientRepository, HealthCheck, IdempotencyRecord, IdempotencyRepository, MissionRepository,
+    RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, Revocation, SigningKeyRecord,
+    SigningKeyRepository, TokenRepository, WriteMeta,
+};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// `run!(self, module::function(args…))` checks out a connection and calls
+/// `queries::module::function(conn, args…)` compiled for that connection's database.
+macro_rules! run {
+    ($db:expr, $module:ident :: $function:ident ( $($arg:expr),* $(,)? )) => {{
+        let result: Result<_, Failure> = match $db.pools() {
+            Pools::Postgres { pool, .. } => {
+                async {
+                    let mut conn = pool.get().await?;
+                    crate::pg::queries::$module::$function(&mut conn, $($arg),*).await
+                }
+                .await
+            }
+            Pools::Sqlite { pool, .. } => {
+                async {
+                    let mut conn = pool.get().await?;
+                    crate::sqlite::queries::$module::$function(&mut conn, $($arg),*).await
+                }
+                .await
+            }
+        };
+        result.map_err(RepoError::from)
+    }};
+}
+
+#[async_trait]
+impl MissionRepository for Database {
+    async fn insert(&self, mission: &Mission, meta: &WriteMeta) -> Result<(), RepoError> {
+        run!(self, missions::insert(mission, meta))
+    }
+
+    async fn update(&self, mission: &Mission, expected_version: i64, meta: &WriteMeta) -> Result<(), RepoError> {
+        run!(self, missions::update(mission, expected_version, meta))
+    }
+
+    async fn get(&self, id: MissionId) -> Result<Option<Mission>, RepoError> {
+        run!(self, missions::get(id))
+    }
+
+    async fn list(&self, page: PageRequest) -> Result<Page<Mission>, RepoError> {
+        run!(self, missions::list(page))
+    }
+}
+
+#[async_trait]
+impl ClientRepository for Database {
+    async fn insert(&self, client: &ApiClient, meta: &WriteMeta) -> Result<(), RepoError> {
+        run!(self, clients::insert(client, meta))
+    }
+
+    async fn insert_first(&self, client: &ApiClient, meta: &WriteMeta) -> Result<bool, RepoError> {
+        run!(self, clients::insert_first(client, meta))
+    }
+
+    async fn update(
+        &self,
+        client: &ApiClient,
+        expected_version: i64,
+        now: OffsetDateTime,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError> {
+        run!(self, clients::update(client, expected_version, now, meta))
+    }
+
+    async fn get(&self, id: ClientId) -> Result<Option<ApiClient>, RepoError> {
+        run!(self, clients::get(id))
+    }
+
+    async fn list(&self, filter: ClientFilter, page: PageRequest) -> Result<Page<ApiClient>, RepoError> {
+        run!(self, clients::list(filter, page))
+    }
+}
+
+#[async_trait]
+impl IdempotencyRepository for Database {
+    async fn find(
+        &self,
+        owner: ClientId,
+        key: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<IdempotencyRecord>, RepoError> {
+        run!(self, idempotency::find(owner, key, now))
+    }
+}
+
+#[async_trait]
+impl TokenRepository for Database {
+    async fn insert_refresh(&self, record: &RefreshTokenRecord) -> Result<(), RepoError> {
+        run!(self, tokens::insert_refresh(record))
+    }
+
+    async fn rotate_refresh(
+        &self,
+        client_id: ClientId,
+        hash: &[u8],
+        replacement: &RefreshReplacement,
+        now: OffsetDateTime,
+    ) -> Result<RefreshOutcome, RepoError> {
+        run!(self, tokens::rotate_refresh(client_id, hash, replacement, now))
+    }
+
+    async fn revoke_refresh(&self, client_id: ClientId, hash: &[u8], now: OffsetDateTime) -> Result<bool, RepoError> {
+        run!(self, tokens::revoke_refresh(client_id, hash, now))
+    }
+
+    async fn insert_revocation(&self, revocation: &Revocation) -> Result<(), RepoError> {
+        let row = crate::rows::RevocationRow::from(revocation);
+        run!(self, tokens::record_revocation(&row))
+    }
+
+    async fn revocations_since(&self, since: OffsetDateTime) -> Result<Vec<Revocation>, RepoError> {
+        run!(self, tokens::revocations_since(since))
+    }
+
+    async fn active_revocations(&self, now: OffsetDateTime) -> Result<Vec<Revocation>, RepoError> {
+        run!(self, tokens::active_revocations(now))
+    }
+
+    async fn is_revoked(&self, jti: Uuid, client_id: ClientId) -> Result<bool, RepoError> {
+        run!(self, tokens::is_revoked(jti, client_id))
+    }
+
+    async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, RepoError> {
+        run!(self, tokens::purge_expired(now))
+    }
+}
+
+#[async_trait]
+impl SigningKeyRepository for Database {
+    async fn all(&self) -> Result<Vec<SigningKeyRecord>, RepoError> {
+        run!(self, signing_keys::all())
+    }
+
+    async fn insert_first(&self, key: &SigningKeyRecord) -> Result<bool, RepoError> {
+        run!(self, signing_keys::insert_first(key))
+    }
+}
+
+#[async_trait]
+impl HealthCheck for Database {
+    fn name(&self) -> &'static str {
+        "database"
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        run!(self, health::ping()).map_err(|e| e.to_string())
+    }
+}
+
+impl Database {
+    /// The audit entries about one resource, oldest first.
+    pub async fn audit_trail(&self, resource_type: &str, resource_id: Uuid) -> Result<Vec<AuditRecord>, RepoError> {
+        run!(self, audit::trail(resource_type, resource_id))
+    }
+
+    /// The number of rows in `table` (one of the schema's tables); for tests.
+    #[doc(hidden)]
+    pub async fn count_rows(&self, table: &str) -> Result<i64, RepoError> {
+        run!(self, health::count_rows(table))
+    }
+}

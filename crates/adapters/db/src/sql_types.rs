@@ -1,0 +1,136 @@
+//! Column types that are native on PostgreSQL and text on SQLite, so that one `schema.rs`
+//! and one set of queries serve both databases.
+//!
+//! Values travel as the newtypes [`DbUuid`] and [`DbTime`]: their `ToSql`/`FromSql` impls
+//! say how each backend stores them. On PostgreSQL they
+//! delegate to diesel's own `uuid`/`timestamptz` support; on SQLite a uuid is its
+//! lower-case hyphenated text and an instant is fixed-width RFC 3339 UTC text with six
+//! fractional digits, so comparing the text compares the instants.
+
+use diesel::deserialize::{self, FromSql};
+use diesel::deserialize::FromSqlRow;
+use diesel::expression::AsExpression;
+use diesel::pg::{Pg, PgValue};
+use diesel::serialize::{self, IsNull, Output, ToSql};
+use diesel::sql_types::Text;
+use diesel::sqlite::{Sqlite, SqliteValue};
+use time::format_description::BorrowedFormatItem;
+use time::macros::format_description;
+use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
+use uuid::Uuid;
+
+/// A UUID: `uuid` on PostgreSQL (fixed OIDs, no type lookup), `TEXT` on SQLite.
+#[derive(Debug, Clone, Copy, Default, diesel::sql_types::SqlType, diesel::query_builder::QueryId)]
+#[diesel(postgres_type(oid = 2950, array_oid = 2951))]
+#[diesel(sqlite_type(name = "Text"))]
+pub struct PortableUuid;
+
+/// An instant: `timestamptz` on PostgreSQL, `TEXT` on SQLite. Both keep microseconds.
+#[derive(Debug, Clone, Copy, Default, diesel::sql_types::SqlType, diesel::query_builder::QueryId)]
+#[diesel(postgres_type(oid = 1184, array_oid = 1185))]
+#[diesel(sqlite_type(name = "Text"))]
+pub struct PortableTimestamp;
+
+/// A uuid bound to or read from a [`PortableUuid`] column. (diesel's blanket impls forbid
+/// implementing `AsExpression` for `uuid::Uuid` itself outside diesel, hence the newtype.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, AsExpression, FromSqlRow)]
+#[diesel(sql_type = PortableUuid)]
+pub(crate) struct DbUuid(pub Uuid);
+
+/// An instant bound to or read from a [`PortableTimestamp`] column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, AsExpression, FromSqlRow)]
+#[diesel(sql_type = PortableTimestamp)]
+pub(crate) struct DbTime(pub OffsetDateTime);
+
+impl From<Uuid> for DbUuid {
+    fn from(value: Uuid) -> Self {
+        DbUuid(value)
+    }
+}
+
+impl From<OffsetDateTime> for DbTime {
+    fn from(value: OffsetDateTime) -> Self {
+        DbTime(value)
+    }
+}
+
+impl ToSql<PortableUuid, Pg> for DbUuid {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
+        <Uuid as ToSql<diesel::sql_types::Uuid, Pg>>::to_sql(&self.0, out)
+    }
+}
+
+impl FromSql<PortableUuid, Pg> for DbUuid {
+    fn from_sql(bytes: PgValue<'_>) -> deserialize::Result<Self> {
+        <Uuid as FromSql<diesel::sql_types::Uuid, Pg>>::from_sql(bytes).map(DbUuid)
+    }
+}
+
+impl ToSql<PortableUuid, Sqlite> for DbUuid {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> serialize::Result {
+        out.set_value(self.0.hyphenated().to_string());
+        Ok(IsNull::No)
+    }
+}
+
+impl FromSql<PortableUuid, Sqlite> for DbUuid {
+    fn from_sql(value: SqliteValue<'_, '_, '_>) -> deserialize::Result<Self> {
+        let text = <String as FromSql<Text, Sqlite>>::from_sql(value)?;
+        Ok(DbUuid(Uuid::parse_str(&text)?))
+    }
+}
+
+/// `2026-11-22T10:00:00.123456Z`: fixed width as long as the year has four digits.
+const SQLITE_INSTANT: &[BorrowedFormatItem<'static>] =
+    format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z");
+
+/// The text an instant is stored as on SQLite (sub-microsecond digits are dropped, as
+/// PostgreSQL drops them).
+pub(crate) fn sqlite_instant(at: OffsetDateTime) -> Result<String, time::error::Format> {
+    at.to_offset(UtcOffset::UTC).format(SQLITE_INSTANT)
+}
+
+impl ToSql<PortableTimestamp, Pg> for DbTime {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
+        <OffsetDateTime as ToSql<diesel::sql_types::Timestamptz, Pg>>::to_sql(&self.0, out)
+    }
+}
+
+impl FromSql<PortableTimestamp, Pg> for DbTime {
+    fn from_sql(bytes: PgValue<'_>) -> deserialize::Result<Self> {
+        <OffsetDateTime as FromSql<diesel::sql_types::Timestamptz, Pg>>::from_sql(bytes).map(DbTime)
+    }
+}
+
+impl ToSql<PortableTimestamp, Sqlite> for DbTime {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> serialize::Result {
+        out.set_value(sqlite_instant(self.0)?);
+        Ok(IsNull::No)
+    }
+}
+
+impl FromSql<PortableTimestamp, Sqlite> for DbTime {
+    fn from_sql(value: SqliteValue<'_, '_, '_>) -> deserialize::Result<Self> {
+        let text = <String as FromSql<Text, Sqlite>>::from_sql(value)?;
+        Ok(DbTime(PrimitiveDateTime::parse(&text, SQLITE_INSTANT)?.assume_utc()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    #[test]
+    fn sqlite_instants_are_fixed_width_utc_with_microseconds() {
+        let at = datetime!(2026-11-22 11:00:00.123456789 +01:00);
+        assert_eq!(sqlite_instant(at).unwrap(), "2026-11-22T10:00:00.123456Z");
+        assert_eq!(sqlite_instant(datetime!(2026-01-02 03:04:05 UTC)).unwrap(), "2026-01-02T03:04:05.000000Z");
+    }
+
+    #[test]
+    fn sqlite_instant_text_parses_back() {
+        let parsed = PrimitiveDateTime::parse("2026-11-22T10:00:00.123456Z", SQLITE_INSTANT).unwrap().assume_utc();
+        assert_eq!(parsed, datetime!(2026-11-22 10:00:00.123456 UTC));
+    }
+}

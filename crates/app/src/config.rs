@@ -1,0 +1,179 @@
+//! Configuration: built-in defaults (the service runs locally with nothing configured),
+//! then an optional TOML file, then `CONSULAR_*` environment variables. A bad value
+//! stops the start with one line naming the setting.
+
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// `sqlite://PATH` (default, embedded) or `postgres://...` (production).
+    pub database_url: String,
+    /// `file://PATH` (default) or `s3://bucket/prefix`.
+    pub storage_url: String,
+    pub bind: SocketAddr,
+    /// `iss` of access tokens; all nodes of one deployment share it.
+    pub issuer: String,
+    /// `aud` of access tokens.
+    pub audience: String,
+    pub access_token_ttl_secs: u32,
+    pub refresh_token_ttl_secs: u32,
+    pub token_rate_limit_per_minute: u32,
+    pub db_max_connections: u32,
+    pub db_acquire_timeout_ms: u64,
+    pub db_statement_timeout_ms: u64,
+    /// HTTP worker threads; the number of cores when 0.
+    pub workers: u32,
+    pub log_format: LogFormat,
+    /// A tracing filter such as `info` or `consular=debug,info`.
+    pub log_level: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            database_url: "sqlite://./data/consular.db".into(),
+            storage_url: "file://./data/blobs".into(),
+            bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            issuer: "consular".into(),
+            audience: "consular-api".into(),
+            access_token_ttl_secs: 900,
+            refresh_token_ttl_secs: 30 * 24 * 3600,
+            token_rate_limit_per_minute: 60,
+            db_max_connections: 10,
+            db_acquire_timeout_ms: 5_000,
+            db_statement_timeout_ms: 30_000,
+            workers: 0,
+            log_format: LogFormat::Text,
+            log_level: "info".into(),
+        }
+    }
+}
+
+/// One line naming the setting and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid configuration: {0}")]
+pub struct ConfigError(pub String);
+
+fn describe(error: figment::Error) -> ConfigError {
+    let key = error.path.join(".");
+    let source = match (&error.metadata, &error.profile) {
+        (Some(metadata), Some(profile)) if !error.path.is_empty() => {
+            format!(" (from {} `{}`)", metadata.name, metadata.interpolate(profile, &error.path))
+        }
+        (Some(metadata), _) => format!(" (from {})", metadata.name),
+        _ => String::new(),
+    };
+    let setting = if key.is_empty() { String::new() } else { format!("setting `{key}`{source}: ") };
+    ConfigError(format!("{setting}{}", error.kind))
+}
+
+impl Settings {
+    /// Defaults, then `file` (or `consular.toml` in the working directory when it exists),
+    /// then the environment.
+    pub fn load(file: Option<&Path>) -> Result<Settings, ConfigError> {
+        let mut figment = Figment::from(Serialized::defaults(Settings::default()));
+        match file {
+            Some(path) if !path.exists() => {
+                return Err(ConfigError(format!("configuration file {} does not exist", path.display())));
+            }
+            Some(path) => figment = figment.merge(Toml::file(path)),
+            None if Path::new("consular.toml").exists() => figment = figment.merge(Toml::file("consular.toml")),
+            None => {}
+        }
+        let settings: Settings =
+            figment.merge(Env::prefixed("CONSULAR_").ignore(&["config"])).extract().map_err(describe)?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Checks what types alone cannot.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: String| Err(ConfigError(format!("setting `{key}`: {why}")));
+        if let Err(why) = consular_db::backend_of(&self.database_url) {
+            return bad("database_url", why);
+        }
+        if let Err(why) = consular_storage::backend_of(&self.storage_url) {
+            return bad("storage_url", why);
+        }
+        if !(60..=86_400).contains(&self.access_token_ttl_secs) {
+            return bad("access_token_ttl_secs", "must be between 60 and 86400".into());
+        }
+        if self.refresh_token_ttl_secs < self.access_token_ttl_secs {
+            return bad("refresh_token_ttl_secs", "must not be shorter than access_token_ttl_secs".into());
+        }
+        if self.token_rate_limit_per_minute == 0 {
+            return bad("token_rate_limit_per_minute", "must be at least 1".into());
+        }
+        if !(1..=1000).contains(&self.db_max_connections) {
+            return bad("db_max_connections", "must be between 1 and 1000".into());
+        }
+        if self.db_acquire_timeout_ms == 0 || self.db_statement_timeout_ms == 0 {
+            return bad("db_acquire_timeout_ms", "timeouts must be positive".into());
+        }
+        if self.issuer.trim().is_empty() || self.audience.trim().is_empty() {
+            return bad("issuer", "issuer and audience must not be empty".into());
+        }
+        if tracing_subscriber::EnvFilter::try_new(&self.log_level).is_err() {
+            return bad("log_level", format!("`{}` is not a log filter", self.log_level));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_run_locally() {
+        let settings = Settings::default();
+        assert!(settings.validate().is_ok());
+        assert_eq!(settings.bind.to_string(), "127.0.0.1:8080");
+        assert!(settings.database_url.starts_with("sqlite://"));
+    }
+
+    #[test]
+    fn environment_overrides_and_errors_name_the_setting() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("CONSULAR_BIND", "0.0.0.0:9000");
+            jail.set_env("CONSULAR_DATABASE_URL", "postgres://db/consular");
+            let settings = Settings::load(None).unwrap();
+            assert_eq!(settings.bind.port(), 9000);
+            assert_eq!(settings.database_url, "postgres://db/consular");
+            jail.set_env("CONSULAR_BIND", "nowhere");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("bind") && error.contains("CONSULAR_BIND"), "{error}");
+            jail.set_env("CONSULAR_BIND", "127.0.0.1:1");
+            jail.set_env("CONSULAR_STORAGE_URL", "ftp://x");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("storage_url"), "{error}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn a_toml_file_sits_between_defaults_and_environment() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("custom.toml", "bind = \"127.0.0.1:7000\"\nlog_format = \"json\"\n")?;
+            jail.set_env("CONSULAR_LOG_FORMAT", "text");
+            let settings = Settings::load(Some(Path::new("custom.toml"))).unwrap();
+            assert_eq!(settings.bind.port(), 7000);
+            assert_eq!(settings.log_format, LogFormat::Text);
+            jail.create_file("typo.toml", "bnid = \"x\"\n")?;
+            assert!(Settings::load(Some(Path::new("typo.toml"))).unwrap_err().to_string().contains("bnid"));
+            Ok(())
+        });
+    }
+}

@@ -1,0 +1,315 @@
+//! The request-side conventions every handler shares: the authenticated principal, JSON
+//! bodies, query strings, pagination, `If-Match` and `Idempotency-Key`.
+
+use crate::problem::ApiError;
+use crate::state::AppState;
+use actix_web::dev::Payload;
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use consular_application::IdempotencyRequest;
+use consular_domain::page::{DEFAULT_LIMIT, MAX_LIMIT};
+use consular_domain::{PageRequest, Principal, ValidationErrors};
+use futures_util::StreamExt;
+use futures_util::future::LocalBoxFuture;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+/// The largest JSON body accepted.
+pub const JSON_LIMIT: usize = 64 * 1024;
+
+/// The principal behind the request's bearer token. Every authenticated handler takes
+/// this; scope and object checks happen in the use cases.
+#[derive(Debug, Clone)]
+pub struct Authenticated(pub Principal);
+
+fn unauthorized(detail: &'static str, error: Option<&'static str>) -> ApiError {
+    let challenge = match error {
+        Some(code) => format!("Bearer realm=\"consular\", error=\"{code}\", error_description=\"{detail}\""),
+        None => "Bearer realm=\"consular\"".to_owned(),
+    };
+    ApiError::new(StatusCode::UNAUTHORIZED, error.unwrap_or("unauthorized"), detail)
+        .with_header(header::WWW_AUTHENTICATE, challenge)
+}
+
+/// The token of an `Authorization: Bearer` header, refusing tokens in the query string.
+pub fn bearer_token(req: &HttpRequest) -> Result<Option<String>, ApiError> {
+    let in_query = url::form_urlencoded::parse(req.query_string().as_bytes()).any(|(k, _)| k == "access_token");
+    if in_query {
+        return Err(unauthorized("access tokens are not accepted in the query string", Some("invalid_request")));
+    }
+    let Some(value) = req.headers().get(header::AUTHORIZATION) else { return Ok(None) };
+    let value = value.to_str().map_err(|_| unauthorized("malformed Authorization header", Some("invalid_request")))?;
+    match value.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() => {
+            Ok(Some(token.trim().to_owned()))
+        }
+        _ => Ok(None),
+    }
+}
+
+impl FromRequest for Authenticated {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            let token = bearer_token(&req)?.ok_or_else(|| unauthorized("a bearer token is required", None))?;
+            let state = req.app_data::<web::Data<AppState>>().ok_or_else(ApiError::internal)?;
+            let principal = state.tokens.authenticate_bearer(&token).await?;
+            req.extensions_mut().insert(principal.clone());
+            Ok(Authenticated(principal))
+        })
+    }
+}
+
+/// A JSON body: `application/json` only (415 otherwise), at most [`JSON_LIMIT`] bytes
+/// (413), malformed JSON 400, a body of the wrong shape 422 with a pointer to the field.
+/// The raw bytes are kept for the idempotency fingerprint.
+#[derive(Debug)]
+pub struct ApiJson<T> {
+    pub value: T,
+    pub raw: web::Bytes,
+}
+
+fn is_json(req: &HttpRequest) -> bool {
+    req.mime_type().ok().flatten().is_some_and(|m| {
+        m.type_() == "application" && (m.subtype() == "json" || m.suffix().is_some_and(|s| s == "json"))
+    })
+}
+
+/// Turns a serde error at `path` into a field error with a JSON pointer.
+fn field_error(path: &serde_path_to_error::Path, message: String) -> ValidationErrors {
+    let mut pointer = String::new();
+    for segment in path.iter() {
+        use serde_path_to_error::Segment;
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+            Segment::Map { key } | Segment::Enum { variant: key } => pointer.push_str(&format!("/{key}")),
+            Segment::Unknown => {}
+        }
+    }
+    let (code, field) = if let Some(rest) = message.strip_prefix("missing field `") {
+        ("required", rest.split('`').next())
+    } else if let Some(rest) = message.strip_prefix("unknown field `") {
+        ("unknown_field", rest.split('`').next())
+    } else {
+        ("invalid", None)
+    };
+    if let Some(field) = field {
+        pointer.push('/');
+        pointer.push_str(field);
+    }
+    let message = message.split(" at line ").next().unwrap_or(&message).to_owned();
+    ValidationErrors::single(if pointer.is_empty() { "/" } else { &pointer }, code, message)
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let json = is_json(req);
+        let declared_too_large = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok())
+            .is_some_and(|len| len > JSON_LIMIT);
+        let mut payload = payload.take();
+        Box::pin(async move {
+            if !json {
+                return Err(ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported_media_type",
+                    "the body must be application/json",
+                ));
+            }
+            let too_large =
+                || ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", format!("the body exceeds {JSON_LIMIT} bytes"));
+            if declared_too_large {
+                return Err(too_large());
+            }
+            let mut body = web::BytesMut::new();
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", "the body could not be read"))?;
+                if body.len() + chunk.len() > JSON_LIMIT {
+                    return Err(too_large());
+                }
+                body.extend_from_slice(&chunk);
+            }
+            let raw = body.freeze();
+            let malformed = |e: &serde_json::Error| {
+                ApiError::new(StatusCode::BAD_REQUEST, "malformed_json", format!("the body is not valid JSON: {e}"))
+            };
+            let mut deserializer = serde_json::Deserializer::from_slice(&raw);
+            match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
+                Ok(value) => {
+                    deserializer.end().map_err(|e| malformed(&e))?;
+                    Ok(ApiJson { value, raw })
+                }
+                Err(e) if e.inner().is_syntax() || e.inner().is_eof() => Err(malformed(e.inner())),
+                Err(e) => Err(ApiError::validation(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "validation_failed",
+                    "the body does not have the expected shape",
+                    field_error(e.path(), e.inner().to_string()),
+                )),
+            }
+        })
+    }
+}
+
+/// Query parameters; a malformed or unknown parameter is a 400 problem.
+#[derive(Debug)]
+pub struct ApiQuery<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest for ApiQuery<T> {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(serde_urlencoded_from(req.query_string()).map(ApiQuery))
+    }
+}
+
+fn serde_urlencoded_from<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
+    web::Query::<T>::from_query(query).map(|q| q.into_inner()).map_err(|e| {
+        let message = e.to_string();
+        let field = message
+            .split('`')
+            .nth(1)
+            .map_or_else(|| "/query".to_owned(), |name| format!("/query/{name}"));
+        ApiError::validation(
+            StatusCode::BAD_REQUEST,
+            "invalid_query",
+            "the query string is invalid",
+            ValidationErrors::single(&field, "invalid", message),
+        )
+    })
+}
+
+/// `limit` and `cursor`, shared by every list.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PageParams {
+    /// Page size, 1 to 100 (default 20). Out of range is an error, never silently capped.
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// The `next_cursor` of the previous page.
+    #[param(min_length = 22, max_length = 22, pattern = "^[A-Za-z0-9_-]{22}$")]
+    pub cursor: Option<String>,
+}
+
+impl PageParams {
+    pub fn to_request(&self) -> Result<PageRequest, ApiError> {
+        let limit = match self.limit {
+            None => DEFAULT_LIMIT,
+            Some(l) if (1..=i64::from(MAX_LIMIT)).contains(&l) => l as u16,
+            Some(_) => {
+                return Err(ApiError::validation(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_query",
+                    "the query string is invalid",
+                    ValidationErrors::single("/query/limit", "out_of_range", "must be between 1 and 100"),
+                ));
+            }
+        };
+        let after = self.cursor.as_deref().map(decode_cursor).transpose()?;
+        Ok(PageRequest { limit, after })
+    }
+}
+
+pub fn encode_cursor(id: Uuid) -> String {
+    URL_SAFE_NO_PAD.encode(id.as_bytes())
+}
+
+fn decode_cursor(cursor: &str) -> Result<Uuid, ApiError> {
+    URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()
+        .and_then(|bytes| Uuid::from_slice(&bytes).ok())
+        .ok_or_else(|| {
+            ApiError::validation(
+                StatusCode::BAD_REQUEST,
+                "invalid_query",
+                "the query string is invalid",
+                ValidationErrors::single("/query/cursor", "invalid_cursor", "not a cursor returned by this list"),
+            )
+        })
+}
+
+/// The `Link: <...>; rel="next"` value for the next page: the same query with the cursor
+/// replaced.
+pub fn next_link(req: &HttpRequest, cursor: &str) -> String {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    for (key, value) in url::form_urlencoded::parse(req.query_string().as_bytes()) {
+        if key != "cursor" {
+            query.append_pair(&key, &value);
+        }
+    }
+    query.append_pair("cursor", cursor);
+    format!("<{}?{}>; rel=\"next\"", req.path(), query.finish())
+}
+
+/// The version named by `If-Match`. PATCH requires it: absent is 428, `*` matches any
+/// version, a weak or foreign tag can never match (412).
+pub fn if_match(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
+    let Some(value) = headers.get(header::IF_MATCH) else {
+        return Err(ApiError::new(
+            StatusCode::PRECONDITION_REQUIRED,
+            "precondition_required",
+            "send If-Match with the ETag of the resource you read",
+        ));
+    };
+    let value = value.to_str().unwrap_or("").trim();
+    if value == "*" {
+        return Ok(None);
+    }
+    let parsed = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).and_then(|v| v.parse::<i64>().ok());
+    match parsed {
+        Some(version) => Ok(Some(version)),
+        None => Err(ApiError::new(
+            StatusCode::PRECONDITION_FAILED,
+            "precondition_failed",
+            "If-Match does not name the current ETag of the resource",
+        )),
+    }
+}
+
+/// The strong ETag of a resource at `version`.
+pub fn etag(version: i64) -> String {
+    format!("\"{version}\"")
+}
+
+/// The `Idempotency-Key` of a creating request with the fingerprint of its method, path
+/// and body; `None` when the client sent no key.
+pub fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Option<IdempotencyRequest>, ApiError> {
+    let Some(value) = req.headers().get("idempotency-key") else { return Ok(None) };
+    let key = value
+        .to_str()
+        .ok()
+        .filter(|k| (1..=255).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_idempotency_key",
+                "Idempotency-Key must be 1 to 255 visible ASCII characters",
+            )
+        })?;
+    let mut hasher = Sha256::new();
+    hasher.update(req.method().as_str());
+    hasher.update([0]);
+    hasher.update(req.path());
+    hasher.update([0]);
+    hasher.update(body);
+    let fingerprint = URL_SAFE_NO_PAD.encode(hasher.finalize());
+    Ok(Some(IdempotencyRequest { key: key.to_owned(), fingerprint }))
+}

@@ -1,0 +1,140 @@
+//! The one middleware every response passes through: request id, the request's log span,
+//! metrics, security and maturity headers, and problem+json for every error response,
+//! including those the framework produces by itself (404, 405, 413, 415, ...).
+
+use crate::metrics::{LatencyLabels, RequestLabels};
+use crate::problem::{ApiError, PROBLEM_JSON};
+use crate::state::AppState;
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::{Error, HttpMessage, HttpRequest, web};
+use std::time::Instant;
+use tracing::Instrument;
+
+pub const REQUEST_ID: &str = "x-request-id";
+
+/// The id of the current request, as echoed in `X-Request-Id`.
+#[derive(Debug, Clone)]
+pub struct RequestId(pub String);
+
+fn request_id(req: &ServiceRequest) -> String {
+    req.headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            (1..=128).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+        })
+        .map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_owned)
+}
+
+/// OAuth endpoints answer errors in RFC 6749's JSON, which is left as it is.
+fn is_oauth_json(res: &ServiceResponse<BoxBody>) -> bool {
+    res.request().path().starts_with("/api/v1/auth/")
+        && res
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/json"))
+}
+
+fn set(res: &mut ServiceResponse<BoxBody>, name: HeaderName, value: &str) {
+    if let Ok(value) = HeaderValue::from_str(value) {
+        res.headers_mut().insert(name, value);
+    }
+}
+
+fn set_default(res: &mut ServiceResponse<BoxBody>, name: HeaderName, value: &'static str) {
+    if !res.headers().contains_key(&name) {
+        res.headers_mut().insert(name, HeaderValue::from_static(value));
+    }
+}
+
+pub async fn conventions(req: ServiceRequest, next: Next<impl MessageBody + 'static>) -> Result<ServiceResponse<BoxBody>, Error> {
+    let started = Instant::now();
+    let id = request_id(&req);
+    req.extensions_mut().insert(RequestId(id.clone()));
+    let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.path());
+    // Handlers and extractors turn their errors into responses; an `Err` here comes only
+    // from a failure below routing, which actix renders itself.
+    let mut res = next.call(req).instrument(span.clone()).await?.map_into_boxed_body();
+    let status = res.status();
+
+    if (status.is_client_error() || status.is_server_error()) && !is_oauth_json(&res) {
+        let already_problem =
+            res.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
+        let error = res.response().extensions().get::<ApiError>().cloned();
+        let error = match error {
+            Some(error) => Some(error),
+            None if already_problem => None,
+            None => Some(ApiError::from_status(status)),
+        };
+        if let Some(error) = error {
+            let problem = error.to_problem(res.request().path(), &id);
+            let body = serde_json::to_string(&problem).unwrap_or_default();
+            res = res.map_body(|head, _| {
+                head.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+                head.headers.remove(header::CONTENT_LENGTH);
+                BoxBody::new(body)
+            });
+        }
+    }
+
+    let state = res.request().app_data::<web::Data<AppState>>().cloned();
+    let route = res.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
+    let method = res.request().method().as_str().to_owned();
+    set(&mut res, HeaderName::from_static(REQUEST_ID), &id);
+    if let Some(label) = state.as_ref().and_then(|s| s.spec.maturity(&method, &route)) {
+        set(&mut res, HeaderName::from_static("api-maturity"), label);
+    }
+    let is_docs = res.request().path().starts_with("/docs");
+    set_default(&mut res, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set_default(&mut res, header::X_FRAME_OPTIONS, "DENY");
+    set_default(&mut res, header::REFERRER_POLICY, "no-referrer");
+    set_default(&mut res, header::STRICT_TRANSPORT_SECURITY, "max-age=63072000; includeSubDomains");
+    set_default(&mut res, HeaderName::from_static("cross-origin-resource-policy"), "same-origin");
+    if is_docs {
+        set_default(
+            &mut res,
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+        );
+    } else {
+        set_default(&mut res, header::CONTENT_SECURITY_POLICY, "default-src 'none'; frame-ancestors 'none'");
+        set_default(&mut res, header::CACHE_CONTROL, "no-store");
+    }
+
+    let elapsed = started.elapsed();
+    if let Some(state) = &state {
+        state
+            .metrics
+            .requests
+            .get_or_create(&RequestLabels { method: method.clone(), route: route.clone(), status: status.as_u16() })
+            .inc();
+        state.metrics.latency.get_or_create(&LatencyLabels { method, route }).observe(elapsed.as_secs_f64());
+    }
+    span.in_scope(|| {
+        let latency_ms = elapsed.as_secs_f64() * 1000.0;
+        if status.is_server_error() {
+            tracing::error!(status = status.as_u16(), latency_ms, "request failed");
+        } else {
+            tracing::info!(status = status.as_u16(), latency_ms, "request completed");
+        }
+    });
+    Ok(res)
+}
+
+/// Answers requests that matched no route: 405 with `Allow` when the path exists with
+/// other methods, 404 otherwise.
+pub async fn fallback(req: HttpRequest, state: web::Data<AppState>) -> Result<actix_web::HttpResponse, ApiError> {
+    Err(match state.spec.allowed_methods(req.path()) {
+        Some(methods) => ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            format!("{} is not allowed here; allowed: {}", req.method(), methods.join(", ")),
+        )
+        .with_header(header::ALLOW, methods.join(", ")),
+        None => ApiError::from_status(StatusCode::NOT_FOUND),
+    })
+}

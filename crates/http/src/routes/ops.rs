@@ -1,0 +1,89 @@
+//! Operations endpoints: liveness, readiness, metrics and the OpenAPI document.
+
+use crate::problem::{ApiError, Problem};
+use crate::state::AppState;
+use actix_web::http::header;
+use actix_web::{HttpResponse, get, web};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HealthBody {
+    /// `ok`, `ready` or `unavailable`.
+    pub status: String,
+    /// For readiness: each dependency and `ok` or `unavailable`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub checks: BTreeMap<String, String>,
+}
+
+/// Liveness: the process answers.
+#[utoipa::path(
+    tag = "operations",
+    operation_id = "health_live",
+    extensions(("x-maturity" = json!("Available"))),
+    responses((status = 200, description = "Alive", body = HealthBody))
+)]
+#[get("/health/live")]
+pub async fn live() -> HttpResponse {
+    HttpResponse::Ok().json(HealthBody { status: "ok".into(), checks: BTreeMap::new() })
+}
+
+/// Readiness: the database and the blob storage answer now.
+#[utoipa::path(
+    tag = "operations",
+    operation_id = "health_ready",
+    extensions(("x-maturity" = json!("Available"))),
+    responses(
+        (status = 200, description = "Ready", body = HealthBody),
+        (status = 503, description = "A dependency is down", body = HealthBody,
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+    )
+)]
+#[get("/health/ready")]
+pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
+    let (ready, results) = state.health.readiness().await;
+    let mut checks = BTreeMap::new();
+    for result in results {
+        if let Some(error) = &result.error {
+            tracing::warn!(check = result.name, error = %error, "readiness check failed");
+        }
+        checks.insert(result.name.to_owned(), if result.error.is_none() { "ok" } else { "unavailable" }.to_owned());
+    }
+    if ready {
+        HttpResponse::Ok().json(HealthBody { status: "ready".into(), checks })
+    } else {
+        HttpResponse::ServiceUnavailable()
+            .insert_header((header::RETRY_AFTER, "5"))
+            .content_type("application/json")
+            .body(serde_json::to_string(&HealthBody { status: "unavailable".into(), checks }).unwrap_or_default())
+    }
+}
+
+/// Prometheus metrics.
+#[utoipa::path(
+    tag = "operations",
+    operation_id = "metrics",
+    extensions(("x-maturity" = json!("Available"))),
+    responses(
+        (status = 200, description = "Prometheus text format", body = String, content_type = "text/plain"),
+        (status = 500, description = "Metrics could not be encoded", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/metrics")]
+pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let text = state.metrics.encode().map_err(|_| ApiError::internal())?;
+    Ok(HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(text))
+}
+
+/// This OpenAPI 3.1 document.
+#[utoipa::path(
+    tag = "operations",
+    operation_id = "openapi",
+    extensions(("x-maturity" = json!("Available"))),
+    responses((status = 200, description = "The OpenAPI document", body = Object, content_type = "application/json"))
+)]
+#[get("/api/v1/openapi.json")]
+pub async fn openapi(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok().content_type("application/json").body(state.spec.json().to_owned())
+}

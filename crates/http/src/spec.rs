@@ -1,0 +1,172 @@
+//! The OpenAPI 3.1 document, generated from the handlers' annotations, completed with the
+//! conventions every operation shares (problem responses, security, headers), and the
+//! two tables derived from it: which methods each route allows (for 405 + `Allow`) and
+//! each operation's maturity label (for the `API-Maturity` header).
+
+use actix_web::App;
+use actix_web::dev::ResourceDef;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use utoipa::OpenApi;
+use utoipa_actix_web::AppExt;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Consular Services API",
+        version = "1.0.0",
+        description = "The public REST API of the consular services platform: missions, API clients and \
+                       OAuth 2.0 client-credentials tokens. Errors are RFC 9457 problems; lists use cursor \
+                       pagination; PATCH needs If-Match; creating POSTs accept Idempotency-Key."
+    ),
+    components(schemas(crate::problem::Problem, crate::problem::ProblemFieldError))
+)]
+struct BaseDoc;
+
+const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
+
+pub struct ApiSpec {
+    document: Value,
+    json: String,
+    routes: Vec<(ResourceDef, Vec<String>)>,
+    maturity: HashMap<(String, String), String>,
+}
+
+fn problem(description: &str) -> Value {
+    json!({
+        "description": description,
+        "content": { "application/problem+json": { "schema": { "$ref": "#/components/schemas/Problem" } } }
+    })
+}
+
+fn with_retry_after(mut response: Value) -> Value {
+    response["headers"] = json!({
+        "Retry-After": { "description": "Seconds to wait before retrying", "schema": { "type": "integer" } }
+    });
+    response
+}
+
+/// Adds `response` under `status` unless the operation documents that status itself.
+fn add(op: &mut Value, status: &str, response: Value) {
+    if let Some(responses) = op["responses"].as_object_mut() {
+        responses.entry(status.to_owned()).or_insert(response);
+    }
+}
+
+fn complete_operation(op: &mut Value, method: &str) {
+    let secured = op.get("security").and_then(Value::as_array).is_some_and(|s| s.iter().any(|r| r.get("bearer").is_some()));
+    let has_body = op.get("requestBody").is_some();
+    let params = op.get("parameters").and_then(Value::as_array).cloned().unwrap_or_default();
+    let has_path = params.iter().any(|p| p["in"] == "path");
+    let has_query = params.iter().any(|p| p["in"] == "query");
+    let oauth = op.get("x-oauth").is_some();
+    if secured {
+        let mut unauthorized = problem("Missing, malformed, expired or revoked bearer token");
+        unauthorized["headers"] = json!({
+            "WWW-Authenticate": { "description": "The Bearer challenge (RFC 6750)", "schema": { "type": "string" } }
+        });
+        add(op, "401", unauthorized);
+        add(op, "403", problem("The token lacks the required scope, or the principal may not do this"));
+    }
+    if has_path {
+        add(op, "404", problem("No such resource, or not visible to the caller"));
+    }
+    if (has_query || has_body) && !oauth {
+        add(op, "400", problem("Malformed query string or body"));
+    }
+    if has_body && !oauth {
+        add(op, "413", problem("The body is too large"));
+        add(op, "415", problem("The body is not application/json"));
+        add(op, "422", problem("The body is well-formed JSON but invalid; `errors` lists every failing field"));
+    }
+    if method != "get" || secured {
+        add(op, "503", with_retry_after(problem("The database is unavailable or saturated; retry later")));
+    }
+}
+
+impl ApiSpec {
+    /// Builds the document from the same route registration the server uses.
+    pub fn build() -> ApiSpec {
+        let (_, api) = App::new().into_utoipa_app().openapi(BaseDoc::openapi()).configure(crate::routes::register).split_for_parts();
+        let mut document = serde_json::to_value(&api).unwrap_or(Value::Null);
+        document["components"]["securitySchemes"] = json!({
+            "bearer": { "type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+                        "description": "An access token from POST /api/v1/auth/token" },
+            "client_basic": { "type": "http", "scheme": "basic",
+                              "description": "client_id and client_secret (client_secret_basic)" }
+        });
+        let mut routes = Vec::new();
+        let mut maturity = HashMap::new();
+        if let Some(paths) = document["paths"].as_object_mut() {
+            for (path, item) in paths.iter_mut() {
+                let mut allowed = Vec::new();
+                for method in METHODS {
+                    if let Some(op) = item.get_mut(method) {
+                        complete_operation(op, method);
+                        if let Some(op) = op.as_object_mut() {
+                            op.remove("x-oauth");
+                        }
+                        allowed.push(method.to_uppercase());
+                        if let Some(label) = op["x-maturity"].as_str() {
+                            maturity.insert((method.to_uppercase(), path.clone()), label.to_owned());
+                        }
+                    }
+                }
+                routes.push((ResourceDef::new(path.as_str()), allowed));
+            }
+        }
+        let json = serde_json::to_string(&document).unwrap_or_default();
+        ApiSpec { document, json, routes, maturity }
+    }
+
+    pub fn document(&self) -> &Value {
+        &self.document
+    }
+
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// The methods of the documented route matching `path`, if any route matches.
+    pub fn allowed_methods(&self, path: &str) -> Option<&[String]> {
+        self.routes.iter().find(|(def, _)| def.is_match(path)).map(|(_, methods)| methods.as_slice())
+    }
+
+    /// The maturity label of an operation, by method and route template.
+    pub fn maturity(&self, method: &str, template: &str) -> Option<&str> {
+        self.maturity.get(&(method.to_owned(), template.to_owned())).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_operation_has_a_maturity_label_and_documents_its_errors() {
+        let spec = ApiSpec::build();
+        assert_eq!(spec.document()["openapi"].as_str().map(|v| &v[..3]), Some("3.1"));
+        let paths = spec.document()["paths"].as_object().unwrap();
+        assert!(paths.len() >= 10, "{:?}", paths.keys());
+        for (path, item) in paths {
+            for method in METHODS {
+                let Some(op) = item.get(method) else { continue };
+                let label = op["x-maturity"].as_str().unwrap_or_else(|| panic!("{method} {path} has no x-maturity"));
+                assert!(["Available", "Beta", "Coming Soon"].contains(&label), "{method} {path}: {label}");
+                assert!(op["operationId"].is_string(), "{method} {path}");
+                if op.get("security").is_some_and(|s| s.to_string().contains("bearer")) {
+                    assert!(op["responses"].get("401").is_some(), "{method} {path}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn routes_answer_which_methods_they_allow() {
+        let spec = ApiSpec::build();
+        let methods = spec.allowed_methods("/api/v1/missions/0190c7f4-0000-7000-8000-000000000000").unwrap();
+        assert!(methods.contains(&"GET".to_owned()) && methods.contains(&"PATCH".to_owned()));
+        assert!(spec.allowed_methods("/nowhere").is_none());
+        assert_eq!(spec.maturity("POST", "/api/v1/auth/token"), Some("Available"));
+    }
+}

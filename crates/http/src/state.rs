@@ -1,0 +1,38 @@
+//! What every handler can reach: the use cases, the readiness probe, the metrics and the
+//! per-node rate limiters.
+
+use crate::metrics::Metrics;
+use crate::spec::ApiSpec;
+use consular_application::auth::TokenService;
+use consular_application::clients::ClientService;
+use consular_application::health::HealthService;
+use consular_application::missions::MissionService;
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+pub struct AppState {
+    pub missions: MissionService,
+    pub clients: ClientService,
+    pub tokens: TokenService,
+    pub health: HealthService,
+    pub metrics: Arc<Metrics>,
+    pub spec: Arc<ApiSpec>,
+    pub token_limits: TokenRateLimits,
+}
+
+/// Rate limits of `/auth/token` and `/auth/refresh`, per client and per address.
+pub struct TokenRateLimits {
+    pub per_client: DefaultKeyedRateLimiter<String>,
+    pub per_address: DefaultKeyedRateLimiter<IpAddr>,
+}
+
+impl TokenRateLimits {
+    /// `per_minute` requests per minute for each client and for each address, with a
+    /// burst of the same size.
+    pub fn new(per_minute: NonZeroU32) -> Self {
+        let quota = Quota::per_minute(per_minute);
+        TokenRateLimits { per_client: RateLimiter::keyed(quota), per_address: RateLimiter::keyed(quota) }
+    }
+}
