@@ -98,6 +98,8 @@ export CONSULAR_DATABASE_URL="sqlite://$tmp/db.sqlite"
 export CONSULAR_STORAGE_URL="file://$tmp/blobs"
 export CONSULAR_BIND="127.0.0.1:$port"
 export CONSULAR_ACCESS_TOKEN_TTL_SECS=7200
+# Every request gets its own token (scripts/schemathesis_hooks.py).
+export CONSULAR_TOKEN_RATE_LIMIT_PER_MINUTE=1000000
 
 log "migrating $CONSULAR_DATABASE_URL"
 echo "### consular migrate" >>"$server_log"
@@ -185,9 +187,11 @@ log "running schemathesis $st_version (max ${max_examples} examples per operatio
 set +e
 # From target/: schemathesis keeps its crash cache (for `st replay`) in ./.schemathesis.
 (cd "$target_dir" && timeout --kill-after=30 "$time_limit" \
-    "$venv/bin/schemathesis" "${color_args[@]}" run "$base/api/v1/openapi.json" \
+    env PYTHONPATH="$repo/scripts" SCHEMATHESIS_HOOKS=schemathesis_hooks \
+        CONSULAR_ST_BASE_URL="$base" CONSULAR_ST_CLIENT_ID="$client_id" CONSULAR_ST_CLIENT_SECRET="$client_secret" \
+    "$venv/bin/schemathesis" "${color_args[@]}" --config-file "$repo/scripts/schemathesis.toml" \
+    run "$base/api/v1/openapi.json" \
     --checks all \
-    -H "Authorization: Bearer $token" \
     --max-examples "$max_examples" \
     --workers "$workers" \
     "${seed_args[@]}" \

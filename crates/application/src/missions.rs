@@ -82,19 +82,20 @@ impl MissionService {
         Ok(Written::fresh(response))
     }
 
-    /// Applies `changes` if the mission is still at `expected_version` (the `If-Match`).
+    /// Applies `changes` if the mission is still at one of `expected_versions` (the
+    /// `If-Match`; `None` for `*`).
     pub async fn update(
         &self,
         actor: &Principal,
         id: MissionId,
         changes: MissionChanges,
-        expected_version: Option<i64>,
+        expected_versions: Option<&[i64]>,
     ) -> Result<Mission, ServiceError> {
         require_global_admin(actor)?;
         changes.validate()?;
         let mut mission = self.missions.get(id).await?.ok_or(ServiceError::NotFound)?;
         let stored_version = mission.version;
-        if expected_version.is_some_and(|v| v != stored_version) {
+        if expected_versions.is_some_and(|versions| !versions.contains(&stored_version)) {
             return Err(ServiceError::PreconditionFailed);
         }
         let now = self.clock.now();
@@ -237,7 +238,7 @@ mod tests {
         missions.expect_get().returning(move |_| Ok(Some(stored.clone())));
         let changes = MissionChanges { name: Some("New name".into()), ..Default::default() };
         let result = service(missions, MockIdempotencyRepository::new())
-            .update(&principal("admin", None), id, changes, Some(7))
+            .update(&principal("admin", None), id, changes, Some(&[7]))
             .await;
         assert!(matches!(result, Err(ServiceError::PreconditionFailed)));
     }
@@ -255,7 +256,7 @@ mod tests {
             .returning(|_, _, _| Ok(()));
         let changes = MissionChanges { city: Some("Lyon".into()), ..Default::default() };
         let updated = service(missions, MockIdempotencyRepository::new())
-            .update(&principal("admin", None), id, changes, Some(1))
+            .update(&principal("admin", None), id, changes, Some(&[1]))
             .await
             .unwrap();
         assert_eq!(updated.city, "Lyon");

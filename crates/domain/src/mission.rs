@@ -71,6 +71,16 @@ pub(crate) fn check_timezone(errors: &mut ValidationErrors, field: &str, timezon
     }
 }
 
+/// Every accepted country code (ISO 3166-1 alpha-2), for documentation and clients.
+pub fn country_codes() -> impl Iterator<Item = &'static str> {
+    isocountry::CountryCode::iter().map(|c| c.alpha2())
+}
+
+/// Every accepted time zone name (IANA), for documentation and clients.
+pub fn timezone_names() -> impl Iterator<Item = &'static str> {
+    chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name())
+}
+
 impl NewMission {
     pub fn validate(&self) -> Result<(), ValidationErrors> {
         let mut errors = ValidationErrors::new();

@@ -8,7 +8,8 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, URL_SAFE_NO_PAD};
+use base64::engine::DecodePaddingMode;
 use consular_application::IdempotencyRequest;
 use consular_domain::page::{DEFAULT_LIMIT, MAX_LIMIT};
 use consular_domain::{PageRequest, Principal, ValidationErrors};
@@ -231,8 +232,14 @@ pub fn encode_cursor(id: Uuid) -> String {
     URL_SAFE_NO_PAD.encode(id.as_bytes())
 }
 
+/// Cursors are opaque: any 22-character base64url string names a position.
+const CURSOR_DECODER: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::URL_SAFE,
+    GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true).with_decode_padding_mode(DecodePaddingMode::RequireNone),
+);
+
 fn decode_cursor(cursor: &str) -> Result<Uuid, ApiError> {
-    URL_SAFE_NO_PAD
+    CURSOR_DECODER
         .decode(cursor)
         .ok()
         .and_then(|bytes| Uuid::from_slice(&bytes).ok())
@@ -259,9 +266,10 @@ pub fn next_link(req: &HttpRequest, cursor: &str) -> String {
     format!("<{}?{}>; rel=\"next\"", req.path(), query.finish())
 }
 
-/// The version named by `If-Match`. PATCH requires it: absent is 428, `*` matches any
-/// version, a weak or foreign tag can never match (412).
-pub fn if_match(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
+/// The versions named by `If-Match` (`None` for `*`). PATCH requires it: absent is 428.
+/// Weak and foreign tags never match: a list of only those yields no version, and the
+/// use case answers 412 once the request is otherwise valid.
+pub fn if_match(headers: &HeaderMap) -> Result<Option<Vec<i64>>, ApiError> {
     let Some(value) = headers.get(header::IF_MATCH) else {
         return Err(ApiError::new(
             StatusCode::PRECONDITION_REQUIRED,
@@ -273,15 +281,11 @@ pub fn if_match(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
     if value == "*" {
         return Ok(None);
     }
-    let parsed = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).and_then(|v| v.parse::<i64>().ok());
-    match parsed {
-        Some(version) => Ok(Some(version)),
-        None => Err(ApiError::new(
-            StatusCode::PRECONDITION_FAILED,
-            "precondition_failed",
-            "If-Match does not name the current ETag of the resource",
-        )),
-    }
+    let versions = value
+        .split(',')
+        .filter_map(|tag| tag.trim().strip_prefix('"')?.strip_suffix('"')?.parse::<i64>().ok())
+        .collect();
+    Ok(Some(versions))
 }
 
 /// The strong ETag of a resource at `version`.

@@ -18,7 +18,7 @@ pub use state::{AppState, TokenRateLimits};
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::{App, Error, web};
+use actix_web::{App, Error, HttpResponse, web};
 use utoipa_actix_web::AppExt;
 use utoipa_swagger_ui::SwaggerUi;
 
@@ -38,6 +38,7 @@ pub fn app(
     app.app_data(state)
         .app_data(web::PathConfig::default().error_handler(|_, _| problem::ApiError::not_found().into()))
         .app_data(web::PayloadConfig::new(extract::JSON_LIMIT))
+        .route("/docs", web::get().to(|| async { HttpResponse::PermanentRedirect().insert_header(("location", "/docs/")).finish() }))
         .service(SwaggerUi::new("/docs/{_:.*}").url("/api/v1/openapi.json", utoipa::openapi::OpenApi::default()))
         .default_service(web::to(middleware::fallback))
         .wrap(actix_web::middleware::from_fn(middleware::conventions))

@@ -54,6 +54,11 @@ fn add(op: &mut Value, status: &str, response: Value) {
 }
 
 fn complete_operation(op: &mut Value, method: &str) {
+    if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
+        for param in params.iter_mut().filter(|p| p["name"] == "Idempotency-Key") {
+            param["schema"] = json!({ "type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$" });
+        }
+    }
     let secured = op.get("security").and_then(Value::as_array).is_some_and(|s| s.iter().any(|r| r.get("bearer").is_some()));
     let has_body = op.get("requestBody").is_some();
     let params = op.get("parameters").and_then(Value::as_array).cloned().unwrap_or_default();
@@ -84,6 +89,26 @@ fn complete_operation(op: &mut Value, method: &str) {
     }
 }
 
+/// Adds an `enum` to a string property (or to the string branch of a nullable one).
+fn restrict(property: &mut Value, values: &[&str]) {
+    let property = match property.get_mut("oneOf").and_then(Value::as_array_mut) {
+        Some(branches) => match branches.iter_mut().find(|b| b["type"] == "string") {
+            Some(branch) => branch,
+            None => return,
+        },
+        None => property,
+    };
+    let nullable = property["type"].as_array().is_some_and(|types| types.iter().any(|t| t == "null"));
+    if let Some(object) = property.as_object_mut() {
+        object.remove("pattern");
+        let mut values = json!(values);
+        if nullable && let Some(list) = values.as_array_mut() {
+            list.push(Value::Null);
+        }
+        object.insert("enum".into(), values);
+    }
+}
+
 impl ApiSpec {
     /// Builds the document from the same route registration the server uses.
     pub fn build() -> ApiSpec {
@@ -95,6 +120,17 @@ impl ApiSpec {
             "client_basic": { "type": "http", "scheme": "basic",
                               "description": "client_id and client_secret (client_secret_basic)" }
         });
+        // Enumerations the domain validates against, so that clients (and contract tests)
+        // know the accepted values without trial and error.
+        let countries: Vec<&str> = consular_domain::mission::country_codes().collect();
+        let timezones: Vec<&str> = consular_domain::mission::timezone_names().collect();
+        for schema in ["CreateMission", "UpdateMission"] {
+            let properties = &mut document["components"]["schemas"][schema]["properties"];
+            if properties.is_object() {
+                restrict(&mut properties["country"], &countries);
+                restrict(&mut properties["timezone"], &timezones);
+            }
+        }
         let mut routes = Vec::new();
         let mut maturity = HashMap::new();
         if let Some(paths) = document["paths"].as_object_mut() {

@@ -49,7 +49,7 @@ pub struct OAuthErrorResponse {
 #[allow(dead_code)]
 pub struct TokenForm {
     /// `client_credentials` (or `refresh_token`, as at `/auth/refresh`).
-    #[schema(example = "client_credentials")]
+    #[schema(example = "client_credentials", pattern = "^(client_credentials|refresh_token)$")]
     grant_type: String,
     /// A subset of the client's scopes, space separated; all of them by default.
     scope: Option<String>,
@@ -64,7 +64,7 @@ pub struct TokenForm {
 #[derive(Debug, Deserialize, ToSchema)]
 #[allow(dead_code)]
 pub struct RefreshForm {
-    #[schema(example = "refresh_token")]
+    #[schema(example = "refresh_token", pattern = "^refresh_token$")]
     grant_type: String,
     refresh_token: String,
     /// Narrower scopes than the original grant, if wanted.
@@ -140,6 +140,10 @@ fn invalid_request(message: &str) -> Reply {
     Reply::OAuth(OAuthError::InvalidRequest(message.to_owned()))
 }
 
+/// The parameters the OAuth endpoints read; others are ignored (RFC 6749 section 3.1).
+const KNOWN_PARAMETERS: [&str; 7] =
+    ["grant_type", "scope", "client_id", "client_secret", "refresh_token", "token", "token_type_hint"];
+
 /// Parses a form body, refusing other media types and repeated parameters (RFC 6749 3.1).
 fn parse_form(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>, Reply> {
     if req.mime_type().ok().flatten().is_none_or(|m| m.essence_str() != "application/x-www-form-urlencoded") {
@@ -148,8 +152,14 @@ fn parse_form(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>,
     if body.len() > FORM_LIMIT {
         return Err(ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "the form is too large").into());
     }
+    if body.split(|b| *b == b'&').any(|pair| !pair.is_empty() && !pair.contains(&b'=')) {
+        return Err(invalid_request("the body is not a form: every parameter needs `name=value`"));
+    }
     let mut form = HashMap::new();
     for (key, value) in url::form_urlencoded::parse(body) {
+        if !KNOWN_PARAMETERS.contains(&key.as_ref()) {
+            continue;
+        }
         if form.insert(key.clone().into_owned(), value.into_owned()).is_some() {
             return Err(invalid_request(&format!("the parameter `{key}` is repeated")));
         }
@@ -182,10 +192,12 @@ fn client_credentials(headers: &HeaderMap, form: &HashMap<String, String>) -> Re
     let posted = match (form.get("client_id"), form.get("client_secret")) {
         (Some(id), Some(secret)) => Some(ClientCredentials { client_id: id.clone(), client_secret: secret.clone() }),
         (None, None) => None,
-        _ => return Err(invalid_request("client_id and client_secret go together")),
+        // Half a credential is a failed client authentication (RFC 6749 section 5.2).
+        _ => return Err(Reply::OAuth(OAuthError::InvalidClient)),
     };
     match (basic, posted) {
-        (Some(_), Some(_)) => Err(invalid_request("use one client authentication method, not two")),
+        // Two methods at once is a failed client authentication (RFC 6749 section 2.3).
+        (Some(_), Some(_)) => Err(Reply::OAuth(OAuthError::InvalidClient)),
         (basic, posted) => Ok(basic.or(posted)),
     }
 }
@@ -289,7 +301,7 @@ pub async fn refresh_token(req: HttpRequest, state: web::Data<AppState>, body: w
 }
 
 async fn revocation(req: &HttpRequest, state: &AppState, body: &[u8]) -> Result<HttpResponse, Reply> {
-    let form = if body.is_empty() { HashMap::new() } else { parse_form(req, body)? };
+    let form = parse_form(req, body)?;
     let bearer = bearer_token(req)?;
     let (caller, default_token) = match bearer {
         Some(token) => {

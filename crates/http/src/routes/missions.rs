@@ -195,7 +195,7 @@ pub async fn update_mission(
     let expected = if_match(req.headers())?;
     let input = body.value;
     let changes = MissionChanges { name: input.name, country: input.country, city: input.city, timezone: input.timezone };
-    let mission = state.missions.update(&actor, MissionId(id.into_inner()), changes, expected).await?;
+    let mission = state.missions.update(&actor, MissionId(id.into_inner()), changes, expected.as_deref()).await?;
     let version = mission.version;
     Ok(with_etag(&MissionBody::from(mission), version))
 }
