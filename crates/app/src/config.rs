@@ -68,12 +68,15 @@ pub struct ConfigError(pub String);
 
 fn describe(error: figment::Error) -> ConfigError {
     let key = error.path.join(".");
-    let source = match (&error.metadata, &error.profile) {
-        (Some(metadata), Some(profile)) if !error.path.is_empty() => {
-            format!(" (from {} `{}`)", metadata.name, metadata.interpolate(profile, &error.path))
+    let source = match &error.metadata {
+        Some(metadata) if metadata.name.contains("environment") && !key.is_empty() => {
+            format!(" (from environment variable CONSULAR_{})", key.to_uppercase())
         }
-        (Some(metadata), _) => format!(" (from {})", metadata.name),
-        _ => String::new(),
+        Some(metadata) => match &metadata.source {
+            Some(source) => format!(" (from {source})"),
+            None => format!(" (from {})", metadata.name),
+        },
+        None => String::new(),
     };
     let setting = if key.is_empty() { String::new() } else { format!("setting `{key}`{source}: ") };
     ConfigError(format!("{setting}{}", error.kind))
@@ -133,6 +136,7 @@ impl Settings {
 }
 
 #[cfg(test)]
+#[allow(clippy::result_large_err)] // figment::Jail's closures return figment::Error
 mod tests {
     use super::*;
 
