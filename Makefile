@@ -27,8 +27,8 @@ lint: ## Formatting check and clippy with warnings as errors
 fmt: ## Format the whole workspace
 	$(CARGO) fmt --all
 
-bench: ## Run the benchmarks
-	$(CARGO) bench --workspace
+bench: ## Run the benchmarks (bearer check, secret check, token issuance)
+	$(CARGO) bench -p consular-application --bench bearer
 
 schemathesis: ## Property-based API tests against a throwaway server
 	bash scripts/schemathesis.sh

@@ -2,16 +2,17 @@
 //! the operator through the CLI). A mission admin manages only the clients of their
 //! mission; a client of another mission is "not found".
 
+use crate::ServiceError;
 use crate::auth::secrets;
 use crate::error::require_scope;
 use crate::idempotency::{self, IdempotencyRequest, Written};
-use crate::ServiceError;
 use consular_domain::{
     ApiClient, AuditAction, AuditRecord, ClientId, ClientStatus, NewClient, Page, PageRequest, Principal,
     PrincipalId, Scope, Subject, ValidationErrors,
 };
 use consular_ports::{
-    ClientFilter, ClientRepository, Clock, IdempotencyRepository, MissionRepository, StoredResponse, WriteMeta,
+    ClientFilter, ClientRepository, Clock, IdempotencyRepository, MissionRepository, StoredResponse,
+    WriteMeta,
 };
 use std::sync::Arc;
 
@@ -142,7 +143,12 @@ impl ClientService {
     pub async fn create_by_operator(&self, input: NewClient) -> Result<ClientWithSecret, ServiceError> {
         let created = self.build(Actor::Operator, input).await?;
         let meta = WriteMeta {
-            audit: vec![Self::audit(Actor::Operator, &created.client, AuditAction::Created, &Self::CREATED_FIELDS)],
+            audit: vec![Self::audit(
+                Actor::Operator,
+                &created.client,
+                AuditAction::Created,
+                &Self::CREATED_FIELDS,
+            )],
             idempotency: None,
         };
         self.clients.insert(&created.client, &meta).await?;
@@ -160,7 +166,12 @@ impl ClientService {
         };
         let created = self.build(Actor::Operator, input).await?;
         let meta = WriteMeta {
-            audit: vec![Self::audit(Actor::Operator, &created.client, AuditAction::Created, &Self::CREATED_FIELDS)],
+            audit: vec![Self::audit(
+                Actor::Operator,
+                &created.client,
+                AuditAction::Created,
+                &Self::CREATED_FIELDS,
+            )],
             idempotency: None,
         };
         Ok(self.clients.insert_first(&created.client, &meta).await?.then_some(created))
@@ -192,14 +203,21 @@ impl ClientService {
         client.status = ClientStatus::Disabled;
         client.version += 1;
         client.updated_at = now;
-        let meta = WriteMeta { audit: vec![Self::audit(actor, &client, AuditAction::Disabled, &["status"])], idempotency: None };
+        let meta = WriteMeta {
+            audit: vec![Self::audit(actor, &client, AuditAction::Disabled, &["status"])],
+            idempotency: None,
+        };
         self.clients.update(&client, expected, now, &meta).await?;
         Ok(client)
     }
 
     /// Replaces the secret of an active client; the old secret stops working at once.
     /// Tokens already issued stay valid until they expire or are revoked.
-    pub async fn rotate_secret(&self, actor: &Principal, id: ClientId) -> Result<ClientWithSecret, ServiceError> {
+    pub async fn rotate_secret(
+        &self,
+        actor: &Principal,
+        id: ClientId,
+    ) -> Result<ClientWithSecret, ServiceError> {
         let actor_ref = Actor::Principal(actor);
         let mut client = self.get(actor_ref, id).await?;
         if !client.is_active() {
@@ -224,7 +242,9 @@ impl ClientService {
 mod tests {
     use super::*;
     use consular_domain::{Mission, MissionId, PrincipalKind, ScopeSet};
-    use consular_ports::{MockClientRepository, MockIdempotencyRepository, MockMissionRepository, SystemClock};
+    use consular_ports::{
+        MockClientRepository, MockIdempotencyRepository, MockMissionRepository, SystemClock,
+    };
     use time::OffsetDateTime;
 
     fn admin(mission: Option<MissionId>) -> Principal {
@@ -255,15 +275,29 @@ mod tests {
     }
 
     fn service(clients: MockClientRepository, missions: MockMissionRepository) -> ClientService {
-        ClientService::new(Arc::new(clients), Arc::new(missions), Arc::new(MockIdempotencyRepository::new()), Arc::new(SystemClock))
+        ClientService::new(
+            Arc::new(clients),
+            Arc::new(missions),
+            Arc::new(MockIdempotencyRepository::new()),
+            Arc::new(SystemClock),
+        )
     }
 
     fn render(client: &ApiClient, secret: Option<&str>) -> StoredResponse {
-        StoredResponse { status: 201, headers: vec![], body: format!("{}:{}", client.id, secret.unwrap_or("-")) }
+        StoredResponse {
+            status: 201,
+            headers: vec![],
+            body: format!("{}:{}", client.id, secret.unwrap_or("-")),
+        }
     }
 
     fn staff_client(mission: MissionId) -> NewClient {
-        NewClient { name: "desk".into(), scopes: ScopeSet::only(Scope::Staff), mission: Some(mission), principal: None }
+        NewClient {
+            name: "desk".into(),
+            scopes: ScopeSet::only(Scope::Staff),
+            mission: Some(mission),
+            principal: None,
+        }
     }
 
     #[tokio::test]
@@ -292,7 +326,12 @@ mod tests {
             .returning(|_, _| Ok(()));
         let mut idem = MockIdempotencyRepository::new();
         idem.expect_find().returning(|_, _, _| Ok(None));
-        let svc = ClientService::new(Arc::new(clients), Arc::new(missions_with(mission)), Arc::new(idem), Arc::new(SystemClock));
+        let svc = ClientService::new(
+            Arc::new(clients),
+            Arc::new(missions_with(mission)),
+            Arc::new(idem),
+            Arc::new(SystemClock),
+        );
         let key = IdempotencyRequest { key: "k".into(), fingerprint: "f".into() };
         svc.create(&admin(None), staff_client(mission), Some(&key), render).await.unwrap();
     }
@@ -304,7 +343,12 @@ mod tests {
         let svc = service(MockClientRepository::new(), missions_with(other));
         let elsewhere = svc.create(&admin(Some(own)), staff_client(other), None, render).await;
         assert!(matches!(elsewhere, Err(ServiceError::Forbidden(_))));
-        let global = NewClient { name: "root".into(), scopes: ScopeSet::only(Scope::Admin), mission: None, principal: None };
+        let global = NewClient {
+            name: "root".into(),
+            scopes: ScopeSet::only(Scope::Admin),
+            mission: None,
+            principal: None,
+        };
         let result = svc.create(&admin(Some(own)), global, None, render).await;
         assert!(matches!(result, Err(ServiceError::Forbidden(_))));
     }
@@ -338,7 +382,10 @@ mod tests {
         let svc = service(clients, MockMissionRepository::new());
         let mission_admin = admin(Some(MissionId::new()));
         assert!(matches!(svc.get(Actor::Principal(&mission_admin), id).await, Err(ServiceError::NotFound)));
-        assert!(matches!(svc.disable(Actor::Principal(&mission_admin), id).await, Err(ServiceError::NotFound)));
+        assert!(matches!(
+            svc.disable(Actor::Principal(&mission_admin), id).await,
+            Err(ServiceError::NotFound)
+        ));
         assert!(svc.get(Actor::Principal(&admin(None)), id).await.is_ok());
     }
 

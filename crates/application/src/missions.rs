@@ -1,11 +1,12 @@
 //! Missions: listed and read by any authenticated caller, created and changed by global
 //! admins only.
 
+use crate::ServiceError;
 use crate::error::require_scope;
 use crate::idempotency::{self, IdempotencyRequest, Written};
-use crate::ServiceError;
 use consular_domain::{
-    AuditAction, AuditRecord, Mission, MissionChanges, MissionId, NewMission, Page, PageRequest, Principal, Scope,
+    AuditAction, AuditRecord, Mission, MissionChanges, MissionId, NewMission, Page, PageRequest, Principal,
+    Scope,
 };
 use consular_ports::{Clock, IdempotencyRepository, MissionRepository, StoredResponse, WriteMeta};
 use std::sync::Arc;
@@ -74,9 +75,10 @@ impl MissionService {
             idempotency: idempotency::record(actor, idempotency_key, &response, now),
         };
         self.missions.insert(&mission, &meta).await.map_err(|e| match e {
-            consular_ports::RepoError::Duplicate { .. } => {
-                ServiceError::conflict("mission_code_taken", format!("mission code `{}` is taken", mission.code))
-            }
+            consular_ports::RepoError::Duplicate { .. } => ServiceError::conflict(
+                "mission_code_taken",
+                format!("mission code `{}` is taken", mission.code),
+            ),
             other => other.into(),
         })?;
         Ok(Written::fresh(response))
@@ -104,7 +106,14 @@ impl MissionService {
             return Ok(mission);
         }
         let meta = WriteMeta {
-            audit: vec![AuditRecord::new(Some(actor), now, AuditAction::Updated, RESOURCE, id.as_uuid(), changed)],
+            audit: vec![AuditRecord::new(
+                Some(actor),
+                now,
+                AuditAction::Updated,
+                RESOURCE,
+                id.as_uuid(),
+                changed,
+            )],
             idempotency: None,
         };
         self.missions.update(&mission, stored_version, &meta).await?;
@@ -251,7 +260,9 @@ mod tests {
         missions.expect_get().returning(move |_| Ok(Some(stored.clone())));
         missions
             .expect_update()
-            .withf(|m, expected, meta| m.version == 2 && *expected == 1 && meta.audit[0].changed_fields == ["city"])
+            .withf(|m, expected, meta| {
+                m.version == 2 && *expected == 1 && meta.audit[0].changed_fields == ["city"]
+            })
             .times(1)
             .returning(|_, _, _| Ok(()));
         let changes = MissionChanges { city: Some("Lyon".into()), ..Default::default() };

@@ -83,7 +83,8 @@ pub trait TokenRepository: Send + Sync {
     async fn active_revocations(&self, now: OffsetDateTime) -> Result<Vec<Revocation>, RepoError>;
     /// Whether access token `jti` of `client_id` is revoked (used when the cache is stale).
     async fn is_revoked(&self, jti: Uuid, client_id: ClientId) -> Result<bool, RepoError>;
-    /// Deletes refresh tokens and revocations that expired before `now`; returns the count.
+    /// Deletes refresh tokens, revocations and idempotency records that expired before
+    /// `now`; returns the count.
     async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, RepoError>;
 }
 

@@ -3,14 +3,15 @@
 //! `CREATE DATABASE … TEMPLATE …`, which takes milliseconds.
 //!
 //! The server is `DATABASE_URL` when that is a PostgreSQL URL (the user must be allowed
-//! to create databases; test databases are left behind). Otherwise a throwaway cluster
+//! to create databases; test databases are left behind there). Otherwise a throwaway cluster
 //! is started from the PostgreSQL binaries (`/usr/lib/postgresql/15/bin`, or
 //! `PG_BIN_DIR`), tuned for speed over durability, listening on 127.0.0.1 only with
 //! trust authentication. cargo-nextest runs every test in its own process, so that
 //! cluster is shared by all test processes of the user: its state lives in
 //! `$TMPDIR/consular-testkit-pg-<uid>/`, start-up and template creation happen under a
 //! file lock there, and a cluster that stopped answering is replaced. It keeps running
-//! after the tests; [`stop_shared_cluster`] (the `pg-test-cluster stop` binary) stops it.
+//! after the tests (each run drops the databases of the test processes that have ended);
+//! [`stop_shared_cluster`] (the `pg-test-cluster stop` binary) stops it.
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -23,6 +24,8 @@ const DEFAULT_BIN_DIR: &str = "/usr/lib/postgresql/15/bin";
 /// The OS user that owns the throwaway cluster when the tests run as root (initdb
 /// refuses to run as root).
 const CLUSTER_OWNER: &str = "postgres";
+/// Test databases are named `consular_test_<pid>_<uuid>`.
+const TEST_DATABASE_PREFIX: &str = "consular_test_";
 /// How long to retry statements that fail because a template is still in use.
 const BUSY_RETRY_FOR: Duration = Duration::from_secs(15);
 
@@ -38,10 +41,14 @@ pub fn fresh_database(
     let (server, template) = {
         let _lock = StateDir::open()?.lock()?;
         let server = Server::find_or_start()?;
+        if server.throwaway {
+            server.drop_abandoned_databases()?;
+        }
         let template = server.ensure_template(template_key, setup)?;
         (server, template)
     };
-    let name = format!("consular_test_{}", uuid::Uuid::now_v7().simple());
+    // The pid lets a later run drop the databases of test processes that have ended.
+    let name = format!("{TEST_DATABASE_PREFIX}{}_{}", std::process::id(), uuid::Uuid::now_v7().simple());
     retry_while_busy(|| server.execute(&format!("CREATE DATABASE {name} TEMPLATE {template}")))?;
     Ok(server.url_for(&name))
 }
@@ -138,6 +145,8 @@ impl StateDir {
 struct Server {
     /// A URL to a database of the server from which databases can be created.
     admin_url: String,
+    /// The shared throwaway cluster (not `DATABASE_URL`).
+    throwaway: bool,
 }
 
 impl Server {
@@ -146,7 +155,7 @@ impl Server {
         if let Ok(url) = std::env::var("DATABASE_URL")
             && (url.starts_with("postgres://") || url.starts_with("postgresql://"))
         {
-            return Ok(Server { admin_url: url });
+            return Ok(Server { admin_url: url, throwaway: false });
         }
         let state = StateDir::open()?;
         if let Some(port) = state.recorded_port()
@@ -159,7 +168,7 @@ impl Server {
     }
 
     fn local(port: u16) -> Server {
-        Server { admin_url: format!("postgres://postgres@127.0.0.1:{port}/postgres") }
+        Server { admin_url: format!("postgres://postgres@127.0.0.1:{port}/postgres"), throwaway: true }
     }
 
     /// The URL of database `name` on this server.
@@ -176,6 +185,25 @@ impl Server {
             .arg(&self.admin_url)
             .arg("-c")
             .arg(sql))
+    }
+
+    /// Drops the test databases whose process has ended, so that a cluster left running
+    /// between runs does not grow without bound. Only for the throwaway cluster: on a
+    /// server shared with other hosts, a pid says nothing.
+    fn drop_abandoned_databases(&self) -> Result<(), String> {
+        let names = self.execute(&format!(
+            "SELECT datname FROM pg_database WHERE datname LIKE '{}%'",
+            TEST_DATABASE_PREFIX.replace('_', "\\_")
+        ))?;
+        for name in names.lines() {
+            let pid = name.strip_prefix(TEST_DATABASE_PREFIX).and_then(|rest| rest.split('_').next());
+            if let Some(pid) = pid.and_then(|pid| pid.parse::<u32>().ok())
+                && !Path::new(&format!("/proc/{pid}")).exists()
+            {
+                self.execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))?;
+            }
+        }
+        Ok(())
     }
 
     /// Creates template `consular_tpl_<key>` with `setup` unless it exists. Call with
@@ -208,7 +236,8 @@ impl Server {
 fn start_cluster(state: &StateDir) -> Result<Server, String> {
     if state.data_dir().exists() {
         // A cluster that no longer answers: stop what may be left of it.
-        let _ = run(cluster_command("pg_ctl").arg("-D").arg(state.data_dir()).args(["-m", "immediate", "stop"]));
+        let _ =
+            run(cluster_command("pg_ctl").arg("-D").arg(state.data_dir()).args(["-m", "immediate", "stop"]));
     }
     state.forget()?;
     for dir in [state.cluster_dir(), state.data_dir(), state.socket_dir()] {
@@ -217,10 +246,16 @@ fn start_cluster(state: &StateDir) -> Result<Server, String> {
     if running_as_root() {
         run(Command::new("chown").arg("-R").arg(format!("{CLUSTER_OWNER}:")).arg(state.cluster_dir()))?;
     }
-    run(cluster_command("initdb")
-        .arg("-D")
-        .arg(state.data_dir())
-        .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]))?;
+    run(cluster_command("initdb").arg("-D").arg(state.data_dir()).args([
+        "-U",
+        "postgres",
+        "-A",
+        "trust",
+        "-E",
+        "UTF8",
+        "--locale=C",
+        "--no-sync",
+    ]))?;
 
     let port = free_port()?;
     let settings = format!(
@@ -236,7 +271,8 @@ fn start_cluster(state: &StateDir) -> Result<Server, String> {
     );
     append(&state.data_dir().join("postgresql.conf"), &settings)?;
     let hba = "# consular-testkit: trust, on the loopback address only.\nhost all all 127.0.0.1/32 trust\n";
-    fs::write(state.data_dir().join("pg_hba.conf"), hba).map_err(|e| format!("cannot write pg_hba.conf: {e}"))?;
+    fs::write(state.data_dir().join("pg_hba.conf"), hba)
+        .map_err(|e| format!("cannot write pg_hba.conf: {e}"))?;
 
     // pg_ctl detaches the server (setsid), so it outlives this test process.
     run(cluster_command("pg_ctl")
@@ -312,8 +348,10 @@ fn run(command: &mut Command) -> Result<String, String> {
 }
 
 fn append(path: &Path, text: &str) -> Result<(), String> {
-    let mut file =
-        File::options().append(true).open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let mut file = File::options()
+        .append(true)
+        .open(path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     file.write_all(text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
@@ -348,9 +386,12 @@ mod tests {
 
     #[test]
     fn database_urls_keep_the_server_and_options() {
-        let server = Server { admin_url: "postgres://u:p@db:5432/postgres?sslmode=disable".to_owned() };
+        let server = Server {
+            admin_url: "postgres://u:p@db:5432/postgres?sslmode=disable".to_owned(),
+            throwaway: false,
+        };
         assert_eq!(server.url_for("t1"), "postgres://u:p@db:5432/t1?sslmode=disable");
-        let bare = Server { admin_url: "postgresql://db".to_owned() };
+        let bare = Server { admin_url: "postgresql://db".to_owned(), throwaway: false };
         assert_eq!(bare.url_for("t1"), "postgresql://db/t1");
     }
 

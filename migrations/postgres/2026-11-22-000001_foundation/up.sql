@@ -91,6 +91,8 @@ CREATE TABLE idempotency_keys (
     expires_at timestamptz NOT NULL,
     CONSTRAINT idempotency_keys_pkey PRIMARY KEY (owner, key)
 );
+-- For the hourly purge of expired records.
+CREATE INDEX idempotency_keys_expires_at_idx ON idempotency_keys (expires_at);
 
 -- `changed_fields` is a JSON array of field names.
 CREATE TABLE audit_events (

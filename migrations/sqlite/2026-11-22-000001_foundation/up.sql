@@ -96,6 +96,8 @@ CREATE TABLE idempotency_keys (
     expires_at TEXT NOT NULL,
     CONSTRAINT idempotency_keys_pkey PRIMARY KEY (owner, key)
 ) STRICT;
+-- For the hourly purge of expired records.
+CREATE INDEX idempotency_keys_expires_at_idx ON idempotency_keys (expires_at);
 
 -- `changed_fields` is a JSON array of field names.
 CREATE TABLE audit_events (

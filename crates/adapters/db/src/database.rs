@@ -23,8 +23,7 @@ const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../../migrat
 /// Run on every new SQLite connection. WAL lets readers (other processes) work while one
 /// connection writes; `busy_timeout` makes a writer wait for another process's lock
 /// instead of failing at once; foreign keys are off by default in SQLite.
-const SQLITE_PRAGMAS: &str =
-    "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;";
+const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;";
 
 /// A key for `pg_advisory_lock`, so that nodes starting together migrate one at a time.
 const MIGRATION_LOCK: i64 = 0x636f_6e73_756c_6172; // "consular"
@@ -83,6 +82,10 @@ fn target(url: &str) -> Result<Target<'_>, String> {
     }
     match url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
         Some("") => Err("a sqlite URL needs a file path (sqlite://PATH)".to_owned()),
+        // Migrations run on their own connection, which would see another, empty database.
+        Some(path) if path.contains(":memory:") || path.contains("mode=memory") => {
+            Err("in-memory SQLite databases are not supported: use a file (sqlite://PATH)".to_owned())
+        }
         Some(path) => Ok(Target::Sqlite(path)),
         // Only the scheme is echoed: the rest may hold a password.
         None => Err(format!(
@@ -136,7 +139,9 @@ impl Database {
     /// start with `BEGIN IMMEDIATE` for other processes sharing the file.
     pub fn connect(config: &DbConfig) -> Result<Database, DbError> {
         let pools = match target(&config.url).map_err(DbError::InvalidUrl)? {
-            Target::Postgres(url) => Pools::Postgres { pool: postgres_pool(url, config)?, url: url.to_owned() },
+            Target::Postgres(url) => {
+                Pools::Postgres { pool: postgres_pool(url, config)?, url: url.to_owned() }
+            }
             Target::Sqlite(path) => {
                 if let Some(parent) = Path::new(path).parent()
                     && !parent.as_os_str().is_empty()
@@ -207,7 +212,8 @@ fn migrate_postgres(url: &str) -> Result<(), DbError> {
     // Released when the connection closes, at the end of this function.
     SimpleConnection::batch_execute(&mut conn, &format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))
         .map_err(|e| DbError::Migration(e.to_string()))?;
-    let applied = conn.run_pending_migrations(POSTGRES_MIGRATIONS).map_err(|e| DbError::Migration(e.to_string()))?;
+    let applied =
+        conn.run_pending_migrations(POSTGRES_MIGRATIONS).map_err(|e| DbError::Migration(e.to_string()))?;
     tracing::info!(applied = applied.len(), "database migrations are up to date (postgres)");
     Ok(())
 }
@@ -215,7 +221,8 @@ fn migrate_postgres(url: &str) -> Result<(), DbError> {
 fn migrate_sqlite(path: &str) -> Result<(), DbError> {
     let mut conn = SqliteConnection::establish(path).map_err(|e| DbError::Connect(e.to_string()))?;
     conn.batch_execute(SQLITE_PRAGMAS).map_err(|e| DbError::Setup(e.to_string()))?;
-    let applied = conn.run_pending_migrations(SQLITE_MIGRATIONS).map_err(|e| DbError::Migration(e.to_string()))?;
+    let applied =
+        conn.run_pending_migrations(SQLITE_MIGRATIONS).map_err(|e| DbError::Migration(e.to_string()))?;
     tracing::info!(applied = applied.len(), "database migrations are up to date (sqlite)");
     Ok(())
 }
@@ -239,7 +246,7 @@ fn postgres_pool(url: &str, config: &DbConfig) -> Result<Pool<AsyncPgConnection>
 fn postgres_connection(url: &str, setup: Arc<str>) -> SetupFuture<'_, AsyncPgConnection> {
     Box::pin(async move {
         let mut conn = AsyncPgConnection::establish(url).await?;
-        conn.batch_execute(&setup).await.map_err(|e| ConnectionError::CouldntSetupConfiguration(e))?;
+        conn.batch_execute(&setup).await.map_err(ConnectionError::CouldntSetupConfiguration)?;
         Ok(conn)
     })
 }
@@ -279,6 +286,7 @@ mod tests {
         assert_eq!(backend_of("sqlite:///var/lib/consular/db.sqlite"), Ok(Backend::Sqlite));
         assert_eq!(backend_of("sqlite:data/db.sqlite"), Ok(Backend::Sqlite));
         assert!(backend_of("sqlite://").is_err());
+        assert!(backend_of("sqlite::memory:").is_err());
         let error = backend_of("mysql://root:secret@db/x").unwrap_err();
         assert!(error.contains("`mysql`") && !error.contains("secret"), "{error}");
     }

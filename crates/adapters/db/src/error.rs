@@ -66,7 +66,9 @@ fn from_pool_error(error: PoolError) -> RepoError {
 
 fn from_query_error(error: QueryError) -> RepoError {
     match error {
-        QueryError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => unique_violation(info.as_ref()),
+        QueryError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
+            unique_violation(info.as_ref())
+        }
         QueryError::DatabaseError(
             DatabaseErrorKind::ClosedConnection
             | DatabaseErrorKind::UnableToSendCommand
@@ -141,7 +143,10 @@ mod tests {
     use super::*;
 
     fn unique(message: &str) -> RepoError {
-        from_query_error(QueryError::DatabaseError(DatabaseErrorKind::UniqueViolation, Box::new(message.to_owned())))
+        from_query_error(QueryError::DatabaseError(
+            DatabaseErrorKind::UniqueViolation,
+            Box::new(message.to_owned()),
+        ))
     }
 
     #[test]
@@ -159,8 +164,10 @@ mod tests {
     #[test]
     fn busy_and_timeouts_are_unavailable() {
         for message in ["database is locked", "canceling statement due to statement timeout"] {
-            let error =
-                from_query_error(QueryError::DatabaseError(DatabaseErrorKind::Unknown, Box::new(message.to_owned())));
+            let error = from_query_error(QueryError::DatabaseError(
+                DatabaseErrorKind::Unknown,
+                Box::new(message.to_owned()),
+            ));
             assert!(matches!(error, RepoError::Unavailable(_)), "{message}");
         }
         assert!(matches!(from_query_error(QueryError::NotFound), RepoError::Other(_)));

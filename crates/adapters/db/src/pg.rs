@@ -11,8 +11,8 @@ macro_rules! write_tx {
 }
 
 // `write_tx!` is in textual scope in `queries` (declared below it). The same files are
-// compiled a second time in `crate::sqlite`: that is how each query is
-// written once and type-checked against both databases.
+// compiled a second time in `crate::sqlite`: that is how each query is written once and
+// type-checked against both databases.
 #[allow(clippy::duplicate_mod)]
 #[path = "queries/mod.rs"]
 pub(crate) mod queries;

@@ -43,7 +43,12 @@ impl MissionRepository for Database {
         run!(self, missions::insert(mission, meta))
     }
 
-    async fn update(&self, mission: &Mission, expected_version: i64, meta: &WriteMeta) -> Result<(), RepoError> {
+    async fn update(
+        &self,
+        mission: &Mission,
+        expected_version: i64,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError> {
         run!(self, missions::update(mission, expected_version, meta))
     }
 
@@ -113,7 +118,12 @@ impl TokenRepository for Database {
         run!(self, tokens::rotate_refresh(client_id, hash, replacement, now))
     }
 
-    async fn revoke_refresh(&self, client_id: ClientId, hash: &[u8], now: OffsetDateTime) -> Result<bool, RepoError> {
+    async fn revoke_refresh(
+        &self,
+        client_id: ClientId,
+        hash: &[u8],
+        now: OffsetDateTime,
+    ) -> Result<bool, RepoError> {
         run!(self, tokens::revoke_refresh(client_id, hash, now))
     }
 
@@ -163,7 +173,11 @@ impl HealthCheck for Database {
 
 impl Database {
     /// The audit entries about one resource, oldest first.
-    pub async fn audit_trail(&self, resource_type: &str, resource_id: Uuid) -> Result<Vec<AuditRecord>, RepoError> {
+    pub async fn audit_trail(
+        &self,
+        resource_type: &str,
+        resource_id: Uuid,
+    ) -> Result<Vec<AuditRecord>, RepoError> {
         run!(self, audit::trail(resource_type, resource_id))
     }
 

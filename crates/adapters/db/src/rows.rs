@@ -3,10 +3,10 @@
 //! reported as [`Failure::Corrupt`], never hidden.
 
 use crate::error::Failure;
-use crate::sql_types::{DbTime, DbUuid};
 use crate::schema::{
     api_clients, audit_events, idempotency_keys, missions, refresh_tokens, revocations, signing_keys,
 };
+use crate::sql_types::{DbTime, DbUuid};
 use consular_domain::{ApiClient, AuditEventId, AuditRecord, Mission, PrincipalKind, ScopeSet, Subject};
 use consular_ports::{
     IdempotencyRecord, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind, SigningKeyRecord,
@@ -229,7 +229,9 @@ impl TryFrom<RevocationRow> for Revocation {
     type Error = Failure;
     fn try_from(row: RevocationRow) -> Result<Self, Failure> {
         let kind = match (row.kind.as_str(), row.expires_at) {
-            (ACCESS_TOKEN, Some(expires_at)) => RevocationKind::AccessToken { jti: row.subject.0, expires_at: expires_at.0 },
+            (ACCESS_TOKEN, Some(expires_at)) => {
+                RevocationKind::AccessToken { jti: row.subject.0, expires_at: expires_at.0 }
+            }
             (CLIENT, None) => RevocationKind::Client { client_id: row.subject.0.into() },
             (kind, _) => return Err(corrupt("revocations.kind", format!("`{kind}` with this expiry"))),
         };
@@ -258,7 +260,8 @@ impl TryFrom<&IdempotencyRecord> for IdempotencyRow {
             key: r.key.clone(),
             fingerprint: r.fingerprint.clone(),
             status: i32::from(r.response.status),
-            headers: serde_json::to_string(&r.response.headers).map_err(|e| corrupt("idempotency headers", e))?,
+            headers: serde_json::to_string(&r.response.headers)
+                .map_err(|e| corrupt("idempotency headers", e))?,
             body: r.response.body.clone(),
             created_at: DbTime(r.created_at),
             expires_at: DbTime(r.expires_at),
@@ -275,7 +278,8 @@ impl TryFrom<IdempotencyRow> for IdempotencyRecord {
             fingerprint: row.fingerprint,
             response: StoredResponse {
                 status: u16::try_from(row.status).map_err(|e| corrupt("idempotency_keys.status", e))?,
-                headers: serde_json::from_str(&row.headers).map_err(|e| corrupt("idempotency_keys.headers", e))?,
+                headers: serde_json::from_str(&row.headers)
+                    .map_err(|e| corrupt("idempotency_keys.headers", e))?,
                 body: row.body,
             },
             created_at: row.created_at.0,
@@ -310,7 +314,8 @@ impl TryFrom<&AuditRecord> for AuditRow {
             action: r.action.clone(),
             resource_type: r.resource_type.clone(),
             resource_id: DbUuid(r.resource_id),
-            changed_fields: serde_json::to_string(&r.changed_fields).map_err(|e| corrupt("changed fields", e))?,
+            changed_fields: serde_json::to_string(&r.changed_fields)
+                .map_err(|e| corrupt("changed fields", e))?,
         })
     }
 }

@@ -7,8 +7,8 @@
 //! lower-case hyphenated text and an instant is fixed-width RFC 3339 UTC text with six
 //! fractional digits, so comparing the text compares the instants.
 
-use diesel::deserialize::{self, FromSql};
 use diesel::deserialize::FromSqlRow;
+use diesel::deserialize::{self, FromSql};
 use diesel::expression::AsExpression;
 use diesel::pg::{Pg, PgValue};
 use diesel::serialize::{self, IsNull, Output, ToSql};
@@ -125,12 +125,16 @@ mod tests {
     fn sqlite_instants_are_fixed_width_utc_with_microseconds() {
         let at = datetime!(2026-11-22 11:00:00.123456789 +01:00);
         assert_eq!(sqlite_instant(at).unwrap(), "2026-11-22T10:00:00.123456Z");
-        assert_eq!(sqlite_instant(datetime!(2026-01-02 03:04:05 UTC)).unwrap(), "2026-01-02T03:04:05.000000Z");
+        assert_eq!(
+            sqlite_instant(datetime!(2026-01-02 03:04:05 UTC)).unwrap(),
+            "2026-01-02T03:04:05.000000Z"
+        );
     }
 
     #[test]
     fn sqlite_instant_text_parses_back() {
-        let parsed = PrimitiveDateTime::parse("2026-11-22T10:00:00.123456Z", SQLITE_INSTANT).unwrap().assume_utc();
+        let parsed =
+            PrimitiveDateTime::parse("2026-11-22T10:00:00.123456Z", SQLITE_INSTANT).unwrap().assume_utc();
         assert_eq!(parsed, datetime!(2026-11-22 10:00:00.123456 UTC));
     }
 }

@@ -41,7 +41,10 @@ fn generate(now: time::OffsetDateTime) -> Result<SigningKeyRecord, KeyError> {
 
 impl KeySet {
     /// Loads the stored keys, creating the first one if there is none.
-    pub async fn load_or_create(repo: &dyn SigningKeyRepository, clock: &dyn Clock) -> Result<KeySet, KeyError> {
+    pub async fn load_or_create(
+        repo: &dyn SigningKeyRepository,
+        clock: &dyn Clock,
+    ) -> Result<KeySet, KeyError> {
         let mut records = repo.all().await?;
         if records.is_empty() {
             repo.insert_first(&generate(clock.now())?).await?;
@@ -57,7 +60,8 @@ impl KeySet {
         let mut keys = Vec::new();
         for record in records {
             let x = URL_SAFE_NO_PAD.encode(&record.public_key);
-            let key = DecodingKey::from_ed_components(&x).map_err(|e| KeyError::Invalid(format!("{}: {e}", record.kid)))?;
+            let key = DecodingKey::from_ed_components(&x)
+                .map_err(|e| KeyError::Invalid(format!("{}: {e}", record.kid)))?;
             verifying.insert(record.kid.clone(), key);
             keys.push(Jwk {
                 common: CommonParameters {

@@ -122,12 +122,18 @@ mod tests {
         let client = ClientId::new();
         let mut repo = MockTokenRepository::new();
         repo.expect_active_revocations().times(1).returning(move |_| Ok(vec![token_revocation(old, 100)]));
-        repo.expect_revocations_since().withf(|since| *since == at(100) - OVERLAP).times(1).returning(move |_| {
-            Ok(vec![
-                token_revocation(new, 110),
-                Revocation { id: Uuid::now_v7(), kind: RevocationKind::Client { client_id: client }, created_at: at(111) },
-            ])
-        });
+        repo.expect_revocations_since().withf(|since| *since == at(100) - OVERLAP).times(1).returning(
+            move |_| {
+                Ok(vec![
+                    token_revocation(new, 110),
+                    Revocation {
+                        id: Uuid::now_v7(),
+                        kind: RevocationKind::Client { client_id: client },
+                        created_at: at(111),
+                    },
+                ])
+            },
+        );
         let cache = RevocationCache::new();
         cache.sync(&repo, at(105)).await.unwrap();
         assert_eq!(cache.check(old, ClientId::new(), at(105)), Some(true));

@@ -3,7 +3,7 @@
 use super::{KeySet, RevocationCache, secrets};
 use consular_domain::{ApiClient, ClientId, MissionId, Principal, ScopeSet, Subject};
 use consular_ports::{
-    Clock, ClientRepository, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, Revocation,
+    ClientRepository, Clock, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, Revocation,
     RevocationKind, TokenRepository,
 };
 use jsonwebtoken::{Algorithm, Header, Validation};
@@ -150,7 +150,10 @@ impl TokenService {
 
     /// Checks client credentials. An unknown client, a wrong secret and a disabled client
     /// are the same `invalid_client`, and cost the same.
-    pub async fn authenticate_client(&self, credentials: &ClientCredentials) -> Result<ApiClient, OAuthError> {
+    pub async fn authenticate_client(
+        &self,
+        credentials: &ClientCredentials,
+    ) -> Result<ApiClient, OAuthError> {
         let client = match credentials.client_id.parse::<ClientId>() {
             Ok(id) => self.clients.get(id).await?,
             Err(_) => None,
@@ -186,7 +189,12 @@ impl TokenService {
         };
         self.tokens.insert_refresh(&record).await?;
         let access_token = self.sign(&client, scopes, jti, now)?;
-        Ok(IssuedTokens { access_token, expires_in: self.config.access_ttl.whole_seconds(), scope: scopes, refresh_token })
+        Ok(IssuedTokens {
+            access_token,
+            expires_in: self.config.access_ttl.whole_seconds(),
+            scope: scopes,
+            refresh_token,
+        })
     }
 
     /// `grant_type=refresh_token` (RFC 6749 section 6). Refresh tokens are single use:
@@ -210,16 +218,23 @@ impl TokenService {
             issued_at: now,
             expires_at: now + self.config.refresh_ttl,
         };
-        let spent = match self.tokens.rotate_refresh(client.id, &secrets::hash(refresh_token), &replacement, now).await? {
+        let spent = match self
+            .tokens
+            .rotate_refresh(client.id, &secrets::hash(refresh_token), &replacement, now)
+            .await?
+        {
             RefreshOutcome::Rotated(spent) => spent,
             RefreshOutcome::Reused => {
                 tracing::warn!(client_id = %client.id, "refresh token reused; its family is revoked");
                 return Err(OAuthError::InvalidGrant("the refresh token is invalid".into()));
             }
-            RefreshOutcome::Invalid => return Err(OAuthError::InvalidGrant("the refresh token is invalid".into())),
+            RefreshOutcome::Invalid => {
+                return Err(OAuthError::InvalidGrant("the refresh token is invalid".into()));
+            }
         };
         // A refresh may narrow the scopes of the original grant, never widen them.
-        let scopes = requested_scopes(scope, spent.scopes.iter().filter(|s| client.scopes.contains(*s)).collect())?;
+        let scopes =
+            requested_scopes(scope, spent.scopes.iter().filter(|s| client.scopes.contains(*s)).collect())?;
         let access_token = self.sign(&client, scopes, jti, now)?;
         Ok(IssuedTokens {
             access_token,
@@ -276,7 +291,8 @@ impl TokenService {
         let client_id: ClientId = claims.client_id.parse().map_err(|_| invalid())?;
         let jti: Uuid = claims.jti.parse().map_err(|_| invalid())?;
         let scopes = ScopeSet::parse(&claims.scope).map_err(|_| invalid())?;
-        let mission = claims.mission.as_deref().map(str::parse::<MissionId>).transpose().map_err(|_| invalid())?;
+        let mission =
+            claims.mission.as_deref().map(str::parse::<MissionId>).transpose().map_err(|_| invalid())?;
         let revoked = match self.revocations.check(jti, client_id, self.clock.now()) {
             Some(revoked) => revoked,
             None => self
@@ -292,14 +308,14 @@ impl TokenService {
     }
 
     fn verify_signature(&self, token: &str) -> Result<Claims, BearerError> {
-        let header = jsonwebtoken::decode_header(token).map_err(|_| BearerError::Invalid("the token is malformed"))?;
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|_| BearerError::Invalid("the token is malformed"))?;
         if header.alg != Algorithm::EdDSA {
             return Err(BearerError::Invalid("the token's algorithm is not accepted"));
         }
-        let typ_ok = header
-            .typ
-            .as_deref()
-            .is_some_and(|t| t.eq_ignore_ascii_case(ACCESS_TOKEN_TYPE) || t.eq_ignore_ascii_case("application/at+jwt"));
+        let typ_ok = header.typ.as_deref().is_some_and(|t| {
+            t.eq_ignore_ascii_case(ACCESS_TOKEN_TYPE) || t.eq_ignore_ascii_case("application/at+jwt")
+        });
         if !typ_ok {
             return Err(BearerError::Invalid("the token is not an access token"));
         }
@@ -322,7 +338,13 @@ impl TokenService {
         })
     }
 
-    fn sign(&self, client: &ApiClient, scopes: ScopeSet, jti: Uuid, now: OffsetDateTime) -> Result<String, OAuthError> {
+    fn sign(
+        &self,
+        client: &ApiClient,
+        scopes: ScopeSet,
+        jti: Uuid,
+        now: OffsetDateTime,
+    ) -> Result<String, OAuthError> {
         let (kid, key) = self.keys.signing();
         let mut header = Header::new(Algorithm::EdDSA);
         header.typ = Some(ACCESS_TOKEN_TYPE.to_owned());
@@ -421,9 +443,7 @@ mod tests {
         let disabled = client(ClientStatus::Disabled);
         let mut clients = MockClientRepository::new();
         let (a, d) = (active.clone(), disabled.clone());
-        clients.expect_get().returning(move |id| {
-            Ok([a.clone(), d.clone()].into_iter().find(|c| c.id == id))
-        });
+        clients.expect_get().returning(move |id| Ok([a.clone(), d.clone()].into_iter().find(|c| c.id == id)));
         let svc = service(clients, MockTokenRepository::new());
         for creds in [
             credentials(&active, "wrong"),
@@ -493,7 +513,10 @@ mod tests {
         let svc = service(clients_with(c.clone()), tokens);
         let issued = svc.client_credentials(&credentials(&c, SECRET), None).await.unwrap();
         let other = service(clients_with(c.clone()), MockTokenRepository::new());
-        assert!(matches!(other.authenticate_bearer(&issued.access_token).await, Err(BearerError::Invalid(_))));
+        assert!(matches!(
+            other.authenticate_bearer(&issued.access_token).await,
+            Err(BearerError::Invalid(_))
+        ));
         let mut parts: Vec<&str> = issued.access_token.split('.').collect();
         parts[2] = "AAAA";
         assert!(matches!(svc.authenticate_bearer(&parts.join(".")).await, Err(BearerError::Invalid(_))));

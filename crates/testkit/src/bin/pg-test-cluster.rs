@@ -10,7 +10,14 @@ fn main() -> ExitCode {
     let result = match command.as_str() {
         "start" => consular_testkit::postgres::server_url().map(|url| println!("{url}")),
         "stop" => consular_testkit::postgres::stop_shared_cluster().map(|stopped| {
-            println!("{}", if stopped { "stopped the shared test cluster" } else { "no shared test cluster was running" })
+            println!(
+                "{}",
+                if stopped {
+                    "stopped the shared test cluster"
+                } else {
+                    "no shared test cluster was running"
+                }
+            )
         }),
         _ => {
             eprintln!("usage: pg-test-cluster start|stop");

@@ -2,9 +2,9 @@
 
 use super::{Conn, markers, not_updated, tokens, write_meta};
 use crate::error::Failure;
-use crate::sql_types::{DbTime, DbUuid};
 use crate::rows::{ClientRow, RevocationRow};
 use crate::schema::{api_clients, refresh_tokens};
+use crate::sql_types::{DbTime, DbUuid};
 use consular_domain::{ApiClient, ClientId, ClientStatus, Page, PageRequest};
 use consular_ports::{ClientFilter, RevocationKind, WriteMeta};
 use diesel::prelude::*;
@@ -23,7 +23,11 @@ pub(crate) async fn insert(conn: &mut Conn, client: &ApiClient, meta: &WriteMeta
 
 /// The bootstrap marker makes this happen once per database, even when several nodes
 /// start together; an existing client also means there is nothing to bootstrap.
-pub(crate) async fn insert_first(conn: &mut Conn, client: &ApiClient, meta: &WriteMeta) -> Result<bool, Failure> {
+pub(crate) async fn insert_first(
+    conn: &mut Conn,
+    client: &ApiClient,
+    meta: &WriteMeta,
+) -> Result<bool, Failure> {
     let row = ClientRow::from(client);
     write_tx!(conn, async |conn: &mut Conn| -> Result<bool, Failure> {
         if !markers::claim(conn, markers::FIRST_ADMIN_CLIENT, row.created_at.0).await? {
@@ -59,9 +63,10 @@ pub(crate) async fn update(
                 .execute(conn)
                 .await?;
         if updated == 0 {
-            let exists = diesel::select(diesel::dsl::exists(api_clients::table.find(row.id).select(api_clients::id)))
-                .get_result::<bool>(conn)
-                .await?;
+            let exists =
+                diesel::select(diesel::dsl::exists(api_clients::table.find(row.id).select(api_clients::id)))
+                    .get_result::<bool>(conn)
+                    .await?;
             return Err(not_updated(exists));
         }
         if disabled {
@@ -73,7 +78,8 @@ pub(crate) async fn update(
             .set(refresh_tokens::revoked_at.eq(DbTime(now)))
             .execute(conn)
             .await?;
-            let revocation = RevocationRow::new(RevocationKind::Client { client_id: ClientId(row.id.0) }, now);
+            let revocation =
+                RevocationRow::new(RevocationKind::Client { client_id: ClientId(row.id.0) }, now);
             tokens::record_revocation(conn, &revocation).await?;
         }
         Ok(())
@@ -87,7 +93,11 @@ pub(crate) async fn get(conn: &mut Conn, id: ClientId) -> Result<Option<ApiClien
     row.map(ApiClient::try_from).transpose()
 }
 
-pub(crate) async fn list(conn: &mut Conn, filter: ClientFilter, page: PageRequest) -> Result<Page<ApiClient>, Failure> {
+pub(crate) async fn list(
+    conn: &mut Conn,
+    filter: ClientFilter,
+    page: PageRequest,
+) -> Result<Page<ApiClient>, Failure> {
     let mut query = api_clients::table
         .select(ClientRow::as_select())
         .order(api_clients::id.asc())

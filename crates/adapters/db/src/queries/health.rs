@@ -34,6 +34,7 @@ pub(crate) async fn count_rows(conn: &mut Conn, table: &str) -> Result<i64, Fail
         return Err(Failure::Outcome(RepoError::Other(format!("unknown table `{table}`"))));
     }
     // `table` is one of the names above, never caller text.
-    let counted: Count = diesel::sql_query(format!("SELECT COUNT(*) AS count FROM {table}")).get_result(conn).await?;
+    let counted: Count =
+        diesel::sql_query(format!("SELECT COUNT(*) AS count FROM {table}")).get_result(conn).await?;
     Ok(counted.count)
 }

@@ -3,9 +3,9 @@
 
 use super::Conn;
 use crate::error::Failure;
-use crate::sql_types::{DbTime, DbUuid};
 use crate::rows::IdempotencyRow;
 use crate::schema::idempotency_keys;
+use crate::sql_types::{DbTime, DbUuid};
 use consular_domain::ClientId;
 use consular_ports::IdempotencyRecord;
 use diesel::prelude::*;

@@ -2,8 +2,8 @@
 
 use super::Conn;
 use crate::error::Failure;
-use crate::sql_types::DbTime;
 use crate::schema::bootstrap_markers;
+use crate::sql_types::DbTime;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use time::OffsetDateTime;

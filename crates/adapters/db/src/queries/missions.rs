@@ -2,9 +2,9 @@
 
 use super::{Conn, not_updated, write_meta};
 use crate::error::Failure;
-use crate::sql_types::DbUuid;
 use crate::rows::MissionRow;
 use crate::schema::missions;
+use crate::sql_types::DbUuid;
 use consular_domain::{Mission, MissionId, Page, PageRequest};
 use consular_ports::WriteMeta;
 use diesel::prelude::*;
@@ -29,14 +29,16 @@ pub(crate) async fn update(
     let row = MissionRow::from(mission);
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         write_meta::store(conn, meta).await?;
-        let updated = diesel::update(missions::table.find(row.id).filter(missions::version.eq(expected_version)))
-            .set(&row)
-            .execute(conn)
-            .await?;
-        if updated == 0 {
-            let exists = diesel::select(diesel::dsl::exists(missions::table.find(row.id).select(missions::id)))
-                .get_result::<bool>(conn)
+        let updated =
+            diesel::update(missions::table.find(row.id).filter(missions::version.eq(expected_version)))
+                .set(&row)
+                .execute(conn)
                 .await?;
+        if updated == 0 {
+            let exists =
+                diesel::select(diesel::dsl::exists(missions::table.find(row.id).select(missions::id)))
+                    .get_result::<bool>(conn)
+                    .await?;
             return Err(not_updated(exists));
         }
         Ok(())

@@ -14,7 +14,6 @@ pub(crate) mod tokens;
 pub(crate) mod write_meta;
 
 use super::Conn;
-
 use crate::error::Failure;
 use consular_ports::RepoError;
 

@@ -3,7 +3,7 @@
 use super::Conn;
 use crate::error::Failure;
 use crate::rows::{self, RefreshRow, RevocationRow};
-use crate::schema::{refresh_tokens, revocations};
+use crate::schema::{idempotency_keys, refresh_tokens, revocations};
 use crate::sql_types::{DbTime, DbUuid};
 use consular_domain::ClientId;
 use consular_ports::{RefreshOutcome, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind};
@@ -108,7 +108,8 @@ async fn revoke_family(conn: &mut Conn, family: Uuid, now: OffsetDateTime) -> Re
         .load(conn)
         .await?;
     for (DbUuid(jti), DbTime(expires_at)) in live_access {
-        record_revocation(conn, &RevocationRow::new(RevocationKind::AccessToken { jti, expires_at }, now)).await?;
+        record_revocation(conn, &RevocationRow::new(RevocationKind::AccessToken { jti, expires_at }, now))
+            .await?;
     }
     Ok(revoked)
 }
@@ -119,7 +120,10 @@ pub(crate) async fn record_revocation(conn: &mut Conn, row: &RevocationRow) -> R
     Ok(())
 }
 
-pub(crate) async fn revocations_since(conn: &mut Conn, since: OffsetDateTime) -> Result<Vec<Revocation>, Failure> {
+pub(crate) async fn revocations_since(
+    conn: &mut Conn,
+    since: OffsetDateTime,
+) -> Result<Vec<Revocation>, Failure> {
     let rows: Vec<RevocationRow> = revocations::table
         .filter(revocations::created_at.ge(DbTime(since)))
         .order((revocations::created_at.asc(), revocations::id.asc()))
@@ -129,9 +133,14 @@ pub(crate) async fn revocations_since(conn: &mut Conn, since: OffsetDateTime) ->
     rows.into_iter().map(Revocation::try_from).collect()
 }
 
-pub(crate) async fn active_revocations(conn: &mut Conn, now: OffsetDateTime) -> Result<Vec<Revocation>, Failure> {
+pub(crate) async fn active_revocations(
+    conn: &mut Conn,
+    now: OffsetDateTime,
+) -> Result<Vec<Revocation>, Failure> {
     let rows: Vec<RevocationRow> = revocations::table
-        .filter(revocations::kind.eq(rows::CLIENT).or(revocations::expires_at.assume_not_null().gt(DbTime(now))))
+        .filter(
+            revocations::kind.eq(rows::CLIENT).or(revocations::expires_at.assume_not_null().gt(DbTime(now))),
+        )
         .order((revocations::created_at.asc(), revocations::id.asc()))
         .select(RevocationRow::as_select())
         .load(conn)
@@ -151,14 +160,22 @@ pub(crate) async fn is_revoked(conn: &mut Conn, jti: Uuid, client_id: ClientId) 
     Ok(diesel::select(diesel::dsl::exists(matching)).get_result::<bool>(conn).await?)
 }
 
+/// Also deletes expired idempotency records: the application's hourly housekeeping
+/// relies on this one call to keep every expiring table small.
 pub(crate) async fn purge_expired(conn: &mut Conn, now: OffsetDateTime) -> Result<u64, Failure> {
     write_tx!(conn, async |conn: &mut Conn| -> Result<u64, Failure> {
-        let tokens =
-            diesel::delete(refresh_tokens::table.filter(refresh_tokens::expires_at.lt(DbTime(now)))).execute(conn).await?;
+        let tokens = diesel::delete(refresh_tokens::table.filter(refresh_tokens::expires_at.lt(DbTime(now))))
+            .execute(conn)
+            .await?;
         // Client revocations have no expiry (NULL never compares lower) and stay.
-        let revoked =
-            diesel::delete(revocations::table.filter(revocations::expires_at.lt(DbTime(now)))).execute(conn).await?;
-        Ok(u64::try_from(tokens + revoked).unwrap_or(u64::MAX))
+        let revoked = diesel::delete(revocations::table.filter(revocations::expires_at.lt(DbTime(now))))
+            .execute(conn)
+            .await?;
+        let responses =
+            diesel::delete(idempotency_keys::table.filter(idempotency_keys::expires_at.le(DbTime(now))))
+                .execute(conn)
+                .await?;
+        Ok(u64::try_from(tokens + revoked + responses).unwrap_or(u64::MAX))
     })
     .await
 }
