@@ -112,6 +112,19 @@ impl ClientService {
 
     const CREATED_FIELDS: [&str; 5] = ["name", "scopes", "mission_id", "principal_id", "secret"];
 
+    /// What a creation by the operator writes besides the client: its audit entry.
+    fn operator_created(created: &ClientWithSecret) -> WriteMeta {
+        WriteMeta {
+            audit: vec![Self::audit(
+                Actor::Operator,
+                &created.client,
+                AuditAction::Created,
+                &Self::CREATED_FIELDS,
+            )],
+            idempotency: None,
+        }
+    }
+
     /// Creates a client for an admin. `render(client, secret)` is called twice: with the
     /// secret for the caller, and without it for the stored idempotent replay, so that
     /// the secret is never stored in clear.
@@ -142,16 +155,7 @@ impl ClientService {
     /// Creates a client for the operator (CLI).
     pub async fn create_by_operator(&self, input: NewClient) -> Result<ClientWithSecret, ServiceError> {
         let created = self.build(Actor::Operator, input).await?;
-        let meta = WriteMeta {
-            audit: vec![Self::audit(
-                Actor::Operator,
-                &created.client,
-                AuditAction::Created,
-                &Self::CREATED_FIELDS,
-            )],
-            idempotency: None,
-        };
-        self.clients.insert(&created.client, &meta).await?;
+        self.clients.insert(&created.client, &Self::operator_created(&created)).await?;
         Ok(created)
     }
 
@@ -165,16 +169,11 @@ impl ClientService {
             principal: Some(PrincipalId::new()),
         };
         let created = self.build(Actor::Operator, input).await?;
-        let meta = WriteMeta {
-            audit: vec![Self::audit(
-                Actor::Operator,
-                &created.client,
-                AuditAction::Created,
-                &Self::CREATED_FIELDS,
-            )],
-            idempotency: None,
-        };
-        Ok(self.clients.insert_first(&created.client, &meta).await?.then_some(created))
+        Ok(self
+            .clients
+            .insert_first(&created.client, &Self::operator_created(&created))
+            .await?
+            .then_some(created))
     }
 
     pub async fn list(&self, actor: Actor<'_>, page: PageRequest) -> Result<Page<ApiClient>, ServiceError> {
