@@ -66,3 +66,15 @@ id_type!(
     /// One entry of the audit log.
     AuditEventId
 );
+id_type!(
+    /// An entry of the service catalog.
+    ServiceTypeId
+);
+id_type!(
+    /// A registered citizen; also the principal id of the citizen's API clients.
+    CitizenId
+);
+id_type!(
+    /// A staff member; also the principal id of the member's API clients.
+    StaffId
+);

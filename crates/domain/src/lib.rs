@@ -5,17 +5,24 @@
 //! runtime, a database, a web framework or a storage library: internal tools reuse it.
 
 pub mod audit;
+pub mod catalog;
+pub mod citizen;
 pub mod client;
 pub mod ids;
 pub mod mission;
 pub mod page;
 pub mod principal;
+pub mod rules;
 pub mod scope;
+pub mod staff;
 pub mod validation;
 
 pub use audit::{AuditAction, AuditRecord};
 pub use client::{ApiClient, ClientStatus, NewClient};
-pub use ids::{AuditEventId, ClientId, MissionId, PrincipalId};
+pub use catalog::{Money, NewServiceType, ServiceType, ServiceTypeChanges, Stage};
+pub use citizen::{Address, Citizen, CitizenChanges, EmergencyContact, NewCitizen, RegistrationStatus};
+pub use ids::{AuditEventId, CitizenId, ClientId, MissionId, PrincipalId, ServiceTypeId, StaffId};
+pub use staff::{Assignments, NewStaffMember, StaffMember};
 pub use mission::{Mission, MissionChanges, NewMission};
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, PrincipalKind, Subject};
