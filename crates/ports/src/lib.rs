@@ -7,6 +7,7 @@
 mod clock;
 mod error;
 mod health;
+mod reference;
 mod repos;
 mod storage;
 mod tokens;
@@ -15,6 +16,10 @@ mod write;
 pub use clock::{Clock, SystemClock};
 pub use error::RepoError;
 pub use health::HealthCheck;
+pub use reference::{
+    AuditFilter, AuditRepository, CitizenFilter, CitizenRepository, ServiceTypeFilter, ServiceTypeRepository,
+    StaffFilter, StaffRepository,
+};
 pub use repos::{ClientFilter, ClientRepository, IdempotencyRepository, MissionRepository};
 pub use storage::{BlobError, BlobStore};
 pub use tokens::{
@@ -27,6 +32,10 @@ pub use write::{IdempotencyRecord, StoredResponse, WriteMeta};
 pub use clock::MockClock;
 #[cfg(feature = "mock")]
 pub use health::MockHealthCheck;
+#[cfg(feature = "mock")]
+pub use reference::{
+    MockAuditRepository, MockCitizenRepository, MockServiceTypeRepository, MockStaffRepository,
+};
 #[cfg(feature = "mock")]
 pub use repos::{MockClientRepository, MockIdempotencyRepository, MockMissionRepository};
 #[cfg(feature = "mock")]
