@@ -44,6 +44,43 @@ impl<'a> Actor<'a> {
     }
 }
 
+/// A new active client for `subject`, with a fresh secret. Used for every client
+/// creation: by admins, by the operator, and with a citizen or staff registration.
+pub(crate) fn issue(
+    name: String,
+    scopes: consular_domain::ScopeSet,
+    subject: Subject,
+    mission: Option<consular_domain::MissionId>,
+    now: time::OffsetDateTime,
+) -> Result<ClientWithSecret, ServiceError> {
+    let secret = secrets::generate().map_err(ServiceError::Internal)?;
+    let client = ApiClient {
+        id: ClientId::new(),
+        name,
+        subject,
+        mission,
+        scopes,
+        secret_hash: secrets::hash(&secret),
+        status: ClientStatus::Active,
+        version: 1,
+        created_at: now,
+        updated_at: now,
+    };
+    Ok(ClientWithSecret { client, secret })
+}
+
+/// The audit entry of a client's creation.
+pub(crate) fn creation_audit(actor: Option<&Principal>, client: &ApiClient) -> AuditRecord {
+    AuditRecord::new(
+        actor,
+        client.created_at,
+        AuditAction::Created,
+        RESOURCE,
+        client.id.as_uuid(),
+        ["name", "scopes", "mission_id", "principal_id", "secret"].map(str::to_owned).to_vec(),
+    )
+}
+
 /// A client with its secret, as shown once at creation or rotation.
 #[derive(Debug, Clone)]
 pub struct ClientWithSecret {
@@ -82,21 +119,13 @@ impl ClientService {
         {
             return Err(ValidationErrors::single("mission_id", "unknown", "no such mission").into());
         }
-        let secret = secrets::generate().map_err(ServiceError::Internal)?;
-        let now = self.clock.now();
-        let client = ApiClient {
-            id: ClientId::new(),
-            name: input.name,
-            subject: Subject { kind, id: input.principal.unwrap_or_default() },
-            mission: input.mission,
-            scopes: input.scopes,
-            secret_hash: secrets::hash(&secret),
-            status: ClientStatus::Active,
-            version: 1,
-            created_at: now,
-            updated_at: now,
-        };
-        Ok(ClientWithSecret { client, secret })
+        issue(
+            input.name,
+            input.scopes,
+            Subject { kind, id: input.principal.unwrap_or_default() },
+            input.mission,
+            self.clock.now(),
+        )
     }
 
     fn audit(actor: Actor<'_>, client: &ApiClient, action: AuditAction, fields: &[&str]) -> AuditRecord {
@@ -110,19 +139,9 @@ impl ClientService {
         )
     }
 
-    const CREATED_FIELDS: [&str; 5] = ["name", "scopes", "mission_id", "principal_id", "secret"];
-
     /// What a creation by the operator writes besides the client: its audit entry.
     fn operator_created(created: &ClientWithSecret) -> WriteMeta {
-        WriteMeta {
-            audit: vec![Self::audit(
-                Actor::Operator,
-                &created.client,
-                AuditAction::Created,
-                &Self::CREATED_FIELDS,
-            )],
-            idempotency: None,
-        }
+        WriteMeta { audit: vec![creation_audit(None, &created.client)], idempotency: None }
     }
 
     /// Creates a client for an admin. `render(client, secret)` is called twice: with the
@@ -145,7 +164,7 @@ impl ClientService {
         let response = render(&created.client, Some(&created.secret));
         let stored = render(&created.client, None);
         let meta = WriteMeta {
-            audit: vec![Self::audit(actor_ref, &created.client, AuditAction::Created, &Self::CREATED_FIELDS)],
+            audit: vec![creation_audit(Some(actor), &created.client)],
             idempotency: idempotency::record(actor, idempotency_key, &stored, now),
         };
         self.clients.insert(&created.client, &meta).await?;

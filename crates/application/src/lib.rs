@@ -5,12 +5,17 @@
 //! changes together with their audit entries and idempotency records. It must not know
 //! about HTTP, SQL or any concrete adapter.
 
+pub mod access;
+pub mod audit;
 pub mod auth;
+pub mod catalog;
+pub mod citizens;
 pub mod clients;
 pub mod error;
 pub mod health;
 pub mod idempotency;
 pub mod missions;
+pub mod staff;
 
 pub use error::ServiceError;
 pub use idempotency::{IdempotencyRequest, Written};

@@ -2,11 +2,9 @@
 //! admins only.
 
 use crate::ServiceError;
-use crate::error::require_scope;
 use crate::idempotency::{self, IdempotencyRequest, Written};
 use consular_domain::{
     AuditAction, AuditRecord, Mission, MissionChanges, MissionId, NewMission, Page, PageRequest, Principal,
-    Scope,
 };
 use consular_ports::{Clock, IdempotencyRepository, MissionRepository, StoredResponse, WriteMeta};
 use std::sync::Arc;
@@ -21,12 +19,7 @@ pub struct MissionService {
 }
 
 fn require_global_admin(actor: &Principal) -> Result<(), ServiceError> {
-    require_scope(actor, &[Scope::Admin])?;
-    if actor.is_global_admin() {
-        Ok(())
-    } else {
-        Err(ServiceError::Forbidden("only a global admin manages missions"))
-    }
+    crate::access::require_global_admin(actor, "only a global admin manages missions")
 }
 
 impl MissionService {

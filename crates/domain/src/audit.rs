@@ -10,6 +10,10 @@ pub enum AuditAction {
     Updated,
     Disabled,
     SecretRotated,
+    /// A status field changed (activation, registration status, ...).
+    StatusChanged,
+    /// Service assignments of a staff member changed.
+    Reassigned,
 }
 
 impl AuditAction {
@@ -19,6 +23,8 @@ impl AuditAction {
             AuditAction::Updated => "updated",
             AuditAction::Disabled => "disabled",
             AuditAction::SecretRotated => "secret_rotated",
+            AuditAction::StatusChanged => "status_changed",
+            AuditAction::Reassigned => "reassigned",
         }
     }
 }

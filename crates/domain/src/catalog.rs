@@ -201,7 +201,10 @@ mod tests {
     #[test]
     fn toggling_active_is_a_change_of_that_field_only() {
         let mut service = renewal().into_service_type(ServiceTypeId::new(), OffsetDateTime::UNIX_EPOCH);
-        let changed = service.apply(ServiceTypeChanges { active: Some(false), ..Default::default() }, OffsetDateTime::UNIX_EPOCH);
+        let changed = service.apply(
+            ServiceTypeChanges { active: Some(false), ..Default::default() },
+            OffsetDateTime::UNIX_EPOCH,
+        );
         assert_eq!(changed, ["active"]);
         assert_eq!(service.version, 2);
         assert!(!service.active);

@@ -32,7 +32,10 @@ impl RegistrationStatus {
     /// (registering again).
     pub fn can_become(self, next: RegistrationStatus) -> bool {
         use RegistrationStatus::*;
-        matches!((self, next), (Pending, Active) | (Pending, Deregistered) | (Active, Deregistered) | (Deregistered, Active))
+        matches!(
+            (self, next),
+            (Pending, Active) | (Pending, Deregistered) | (Active, Deregistered) | (Deregistered, Active)
+        )
     }
 
     pub fn allowed_next(self) -> Vec<RegistrationStatus> {
@@ -49,7 +52,10 @@ impl fmt::Display for RegistrationStatus {
 impl FromStr for RegistrationStatus {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL.into_iter().find(|v| v.as_str() == s).ok_or_else(|| format!("unknown registration status `{s}`"))
+        Self::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| format!("unknown registration status `{s}`"))
     }
 }
 
@@ -109,7 +115,8 @@ pub struct Citizen {
 }
 
 fn passport_number_format(value: &str) -> Result<(), validator::ValidationError> {
-    let valid = (5..=20).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+    let valid = (5..=20).contains(&value.len())
+        && value.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
     if valid {
         Ok(())
     } else {
@@ -147,7 +154,8 @@ pub struct NewCitizen {
 }
 
 /// The fields a citizen may change on their own profile.
-pub const CONTACT_FIELDS: [&str; 5] = ["email", "phone", "address", "emergency_contact", "preferred_language"];
+pub const CONTACT_FIELDS: [&str; 5] =
+    ["email", "phone", "address", "emergency_contact", "preferred_language"];
 
 /// A partial update; `None` leaves a field as it is. `emergency_contact: Some(None)`
 /// removes the contact.
@@ -192,7 +200,10 @@ fn check_dates(errors: &mut ValidationErrors, birth: Option<Date>, expiry: Optio
     }
 }
 
-fn merge(base: Result<(), validator::ValidationErrors>, mut extra: ValidationErrors) -> Result<(), ValidationErrors> {
+fn merge(
+    base: Result<(), validator::ValidationErrors>,
+    mut extra: ValidationErrors,
+) -> Result<(), ValidationErrors> {
     let mut errors = base.err().map(|e| rules::flatten(&e)).unwrap_or_default();
     errors.0.append(&mut extra.0);
     errors.0.sort_by(|a, b| a.pointer.cmp(&b.pointer));
@@ -280,11 +291,16 @@ impl CitizenChanges {
             && next != current.registration_status
             && !current.registration_status.can_become(next)
         {
-            let allowed: Vec<&str> = current.registration_status.allowed_next().iter().map(|s| s.as_str()).collect();
+            let allowed: Vec<&str> =
+                current.registration_status.allowed_next().iter().map(|s| s.as_str()).collect();
             extra.add(
                 "registration_status",
                 "invalid_transition",
-                format!("cannot go from {} to {next}; allowed: {}", current.registration_status, allowed.join(", ")),
+                format!(
+                    "cannot go from {} to {next}; allowed: {}",
+                    current.registration_status,
+                    allowed.join(", ")
+                ),
             );
         }
         merge(self.validate(), extra)
@@ -401,9 +417,17 @@ pub(crate) mod tests {
 
     #[test]
     fn citizens_may_change_only_contact_fields() {
-        let contact = CitizenChanges { email: Some("a@b.org".into()), phone: Some("+33600000000".into()), ..Default::default() };
+        let contact = CitizenChanges {
+            email: Some("a@b.org".into()),
+            phone: Some("+33600000000".into()),
+            ..Default::default()
+        };
         assert_eq!(contact.check_contact_only(), Ok(()));
-        let identity = CitizenChanges { given_name: Some("Eve".into()), email: Some("a@b.org".into()), ..Default::default() };
+        let identity = CitizenChanges {
+            given_name: Some("Eve".into()),
+            email: Some("a@b.org".into()),
+            ..Default::default()
+        };
         let errors = identity.check_contact_only().unwrap_err();
         assert_eq!(errors.0.len(), 1);
         assert_eq!(errors.0[0].pointer, "/given_name");
@@ -413,11 +437,13 @@ pub(crate) mod tests {
     fn activation_and_deregistration_are_dated() {
         let now = OffsetDateTime::UNIX_EPOCH;
         let mut citizen = alice(MissionId::new()).into_citizen(CitizenId::new(), now);
-        let changes = CitizenChanges { registration_status: Some(RegistrationStatus::Active), ..Default::default() };
+        let changes =
+            CitizenChanges { registration_status: Some(RegistrationStatus::Active), ..Default::default() };
         assert_eq!(changes.check(&citizen, TODAY), Ok(()));
         assert_eq!(citizen.apply(changes, now), ["registration_status"]);
         assert_eq!(citizen.activated_at, Some(now));
-        let back = CitizenChanges { registration_status: Some(RegistrationStatus::Pending), ..Default::default() };
+        let back =
+            CitizenChanges { registration_status: Some(RegistrationStatus::Pending), ..Default::default() };
         assert!(back.check(&citizen, TODAY).is_err());
     }
 }

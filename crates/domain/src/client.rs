@@ -97,7 +97,12 @@ mod tests {
     use super::*;
 
     fn new_client(scopes: &str, mission: Option<MissionId>) -> NewClient {
-        NewClient { name: "portal".into(), scopes: ScopeSet::parse(scopes).unwrap(), mission, principal: None }
+        NewClient {
+            name: "portal".into(),
+            scopes: ScopeSet::parse(scopes).unwrap(),
+            mission,
+            principal: None,
+        }
     }
 
     #[test]

@@ -18,13 +18,13 @@ pub mod staff;
 pub mod validation;
 
 pub use audit::{AuditAction, AuditRecord};
-pub use client::{ApiClient, ClientStatus, NewClient};
 pub use catalog::{Money, NewServiceType, ServiceType, ServiceTypeChanges, Stage};
 pub use citizen::{Address, Citizen, CitizenChanges, EmergencyContact, NewCitizen, RegistrationStatus};
+pub use client::{ApiClient, ClientStatus, NewClient};
 pub use ids::{AuditEventId, CitizenId, ClientId, MissionId, PrincipalId, ServiceTypeId, StaffId};
-pub use staff::{Assignments, NewStaffMember, StaffMember};
 pub use mission::{Mission, MissionChanges, NewMission};
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, PrincipalKind, Subject};
 pub use scope::{Scope, ScopeSet};
+pub use staff::{Assignments, NewStaffMember, StaffMember};
 pub use validation::{FieldError, ValidationErrors};

@@ -206,7 +206,11 @@ mod tests {
     fn apply_reports_only_real_changes_and_bumps_the_version_once() {
         let now = OffsetDateTime::UNIX_EPOCH;
         let mut mission = paris().into_mission(MissionId::new(), now);
-        let changes = MissionChanges { name: Some("Embassy of X".into()), city: Some("Paris".into()), ..Default::default() };
+        let changes = MissionChanges {
+            name: Some("Embassy of X".into()),
+            city: Some("Paris".into()),
+            ..Default::default()
+        };
         assert_eq!(mission.apply(changes, now), ["name"]);
         assert_eq!(mission.version, 2);
         assert!(mission.apply(MissionChanges::default(), now).is_empty());

@@ -58,10 +58,7 @@ impl FromStr for Subject {
     type Err = ();
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let (kind, id) = s.split_once(':').ok_or(())?;
-        Ok(Subject {
-            kind: kind.parse().map_err(|_| ())?,
-            id: id.parse().map_err(|_| ())?,
-        })
+        Ok(Subject { kind: kind.parse().map_err(|_| ())?, id: id.parse().map_err(|_| ())? })
     }
 }
 

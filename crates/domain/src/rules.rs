@@ -51,7 +51,8 @@ pub fn e164(value: &str) -> Result<(), ValidationError> {
 /// A BCP 47 language tag of the common form: `fr`, `en-GB`.
 pub fn language(value: &str) -> Result<(), ValidationError> {
     let mut parts = value.split('-');
-    let primary_ok = parts.next().is_some_and(|p| (2..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_lowercase()));
+    let primary_ok =
+        parts.next().is_some_and(|p| (2..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_lowercase()));
     let region_ok = match parts.next() {
         None => true,
         Some(region) => region.len() == 2 && region.bytes().all(|b| b.is_ascii_uppercase()),
@@ -68,7 +69,11 @@ pub fn identifier(value: &str) -> Result<(), ValidationError> {
     let valid = (1..=64).contains(&value.len())
         && value.starts_with(|c: char| c.is_ascii_lowercase())
         && value.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    if valid { Ok(()) } else { Err(error("invalid_identifier", "must be lower-case letters, digits and underscores")) }
+    if valid {
+        Ok(())
+    } else {
+        Err(error("invalid_identifier", "must be lower-case letters, digits and underscores"))
+    }
 }
 
 /// Every entry of a list is an identifier and none repeats.

@@ -1,0 +1,29 @@
+//! The audit log, read by global admins.
+
+use crate::ServiceError;
+use crate::access::require_global_admin;
+use consular_domain::{AuditRecord, Page, PageRequest, Principal};
+use consular_ports::{AuditFilter, AuditRepository};
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub struct AuditService {
+    audit: Arc<dyn AuditRepository>,
+}
+
+impl AuditService {
+    pub fn new(audit: Arc<dyn AuditRepository>) -> Self {
+        AuditService { audit }
+    }
+
+    /// Newest first. The log spans every mission, so only global admins read it.
+    pub async fn list(
+        &self,
+        actor: &Principal,
+        filter: AuditFilter,
+        page: PageRequest,
+    ) -> Result<Page<AuditRecord>, ServiceError> {
+        require_global_admin(actor, "only a global admin reads the audit log")?;
+        Ok(self.audit.list(filter, page).await?)
+    }
+}

@@ -1,0 +1,226 @@
+//! The service catalog: read by every caller, changed by global admins (the catalog is
+//! shared by all missions). Inactive types are shown only to admins who ask for them.
+
+use crate::ServiceError;
+use crate::access::require_global_admin;
+use crate::idempotency::{self, IdempotencyRequest, Written};
+use consular_domain::{
+    AuditAction, AuditRecord, NewServiceType, Page, PageRequest, Principal, ServiceType, ServiceTypeChanges,
+    ServiceTypeId,
+};
+use consular_ports::{
+    Clock, IdempotencyRepository, RepoError, ServiceTypeFilter, ServiceTypeRepository, StoredResponse,
+    WriteMeta,
+};
+use std::sync::Arc;
+
+pub const RESOURCE: &str = "service_type";
+const MANAGE: &str = "only a global admin manages the service catalog";
+
+#[derive(Clone)]
+pub struct CatalogService {
+    service_types: Arc<dyn ServiceTypeRepository>,
+    idempotency: Arc<dyn IdempotencyRepository>,
+    clock: Arc<dyn Clock>,
+}
+
+impl CatalogService {
+    pub fn new(
+        service_types: Arc<dyn ServiceTypeRepository>,
+        idempotency: Arc<dyn IdempotencyRepository>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        CatalogService { service_types, idempotency, clock }
+    }
+
+    /// Active types by default; `active = Some(false)` lists the inactive ones, for admins
+    /// only (anyone else gets an empty page).
+    pub async fn list(
+        &self,
+        actor: &Principal,
+        active: Option<bool>,
+        page: PageRequest,
+    ) -> Result<Page<ServiceType>, ServiceError> {
+        let wanted = active.unwrap_or(true);
+        if !wanted && !actor.is_admin() {
+            return Ok(Page { items: Vec::new(), next_after: None });
+        }
+        Ok(self.service_types.list(ServiceTypeFilter { active: Some(wanted) }, page).await?)
+    }
+
+    /// An active type, or any type for an admin.
+    pub async fn get(&self, actor: &Principal, id: ServiceTypeId) -> Result<ServiceType, ServiceError> {
+        match self.service_types.get(id).await? {
+            Some(service) if service.active || actor.is_admin() => Ok(service),
+            _ => Err(ServiceError::NotFound),
+        }
+    }
+
+    pub async fn create(
+        &self,
+        actor: &Principal,
+        input: NewServiceType,
+        idempotency_key: Option<&IdempotencyRequest>,
+        render: impl FnOnce(&ServiceType) -> StoredResponse + Send,
+    ) -> Result<Written, ServiceError> {
+        require_global_admin(actor, MANAGE)?;
+        let now = self.clock.now();
+        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+            return Ok(replayed);
+        }
+        input.check()?;
+        let service = input.into_service_type(ServiceTypeId::new(), now);
+        let response = render(&service);
+        let fields =
+            ["code", "name", "description", "fee", "sla_days", "required_documents", "stages", "active"];
+        let meta = WriteMeta {
+            audit: vec![AuditRecord::new(
+                Some(actor),
+                now,
+                AuditAction::Created,
+                RESOURCE,
+                service.id.as_uuid(),
+                fields.map(str::to_owned).to_vec(),
+            )],
+            idempotency: idempotency::record(actor, idempotency_key, &response, now),
+        };
+        self.service_types.insert(&service, &meta).await.map_err(|e| match e {
+            RepoError::Duplicate { .. } => ServiceError::conflict(
+                "service_code_taken",
+                format!("service code `{}` is taken", service.code),
+            ),
+            other => other.into(),
+        })?;
+        Ok(Written::fresh(response))
+    }
+
+    /// Changes a type if it is still at one of `expected_versions`. Requests already
+    /// submitted keep the stages they were submitted under.
+    pub async fn update(
+        &self,
+        actor: &Principal,
+        id: ServiceTypeId,
+        changes: ServiceTypeChanges,
+        expected_versions: Option<&[i64]>,
+    ) -> Result<ServiceType, ServiceError> {
+        require_global_admin(actor, MANAGE)?;
+        changes.check()?;
+        let mut service = self.service_types.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let stored_version = service.version;
+        if expected_versions.is_some_and(|versions| !versions.contains(&stored_version)) {
+            return Err(ServiceError::PreconditionFailed);
+        }
+        let now = self.clock.now();
+        let changed = service.apply(changes, now);
+        if changed.is_empty() {
+            return Ok(service);
+        }
+        let action = if changed == ["active"] { AuditAction::StatusChanged } else { AuditAction::Updated };
+        let meta = WriteMeta {
+            audit: vec![AuditRecord::new(Some(actor), now, action, RESOURCE, id.as_uuid(), changed)],
+            idempotency: None,
+        };
+        self.service_types.update(&service, stored_version, &meta).await?;
+        Ok(service)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use consular_domain::{ClientId, MissionId, Money, PrincipalId, PrincipalKind, ScopeSet, Stage, Subject};
+    use consular_ports::{MockIdempotencyRepository, MockServiceTypeRepository, SystemClock};
+
+    fn principal(scopes: &str, mission: Option<MissionId>) -> Principal {
+        Principal {
+            subject: Subject { kind: PrincipalKind::Admin, id: PrincipalId::new() },
+            client_id: ClientId::new(),
+            mission,
+            scopes: ScopeSet::parse(scopes).unwrap(),
+        }
+    }
+
+    fn renewal() -> NewServiceType {
+        NewServiceType {
+            code: "passport_renewal".into(),
+            name: "Passport renewal".into(),
+            description: String::new(),
+            fee: Money { amount_minor: 8600, currency: "EUR".into() },
+            sla_days: 21,
+            required_documents: vec!["passport_photo".into()],
+            stages: vec![Stage { name: "Check".into(), description: String::new() }],
+            active: true,
+        }
+    }
+
+    fn service(repo: MockServiceTypeRepository) -> CatalogService {
+        CatalogService::new(Arc::new(repo), Arc::new(MockIdempotencyRepository::new()), Arc::new(SystemClock))
+    }
+
+    fn render(s: &ServiceType) -> StoredResponse {
+        StoredResponse { status: 201, headers: vec![], body: s.code.clone() }
+    }
+
+    #[tokio::test]
+    async fn only_global_admins_change_the_catalog() {
+        for (scopes, mission) in [("admin", Some(MissionId::new())), ("staff", None), ("citizen", None)] {
+            let result = service(MockServiceTypeRepository::new())
+                .create(&principal(scopes, mission), renewal(), None, render)
+                .await;
+            assert!(
+                matches!(result, Err(ServiceError::Forbidden(_) | ServiceError::InsufficientScope { .. })),
+                "{scopes}"
+            );
+        }
+        let mut repo = MockServiceTypeRepository::new();
+        repo.expect_insert().times(1).returning(|_, _| Ok(()));
+        assert!(service(repo).create(&principal("admin", None), renewal(), None, render).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn inactive_types_are_listed_only_for_admins_who_ask() {
+        let mut repo = MockServiceTypeRepository::new();
+        repo.expect_list()
+            .withf(|filter, _| filter.active == Some(false))
+            .times(1)
+            .returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+        repo.expect_list()
+            .withf(|filter, _| filter.active == Some(true))
+            .times(1)
+            .returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+        let svc = service(repo);
+        svc.list(&principal("admin", None), Some(false), PageRequest::default()).await.unwrap();
+        svc.list(&principal("citizen", None), None, PageRequest::default()).await.unwrap();
+        let hidden = svc.list(&principal("staff", None), Some(false), PageRequest::default()).await.unwrap();
+        assert!(hidden.items.is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_inactive_type_is_not_found_for_non_admins() {
+        let mut stored = renewal().into_service_type(ServiceTypeId::new(), time::OffsetDateTime::UNIX_EPOCH);
+        stored.active = false;
+        let id = stored.id;
+        let mut repo = MockServiceTypeRepository::new();
+        repo.expect_get().returning(move |_| Ok(Some(stored.clone())));
+        let svc = service(repo);
+        assert!(matches!(svc.get(&principal("citizen", None), id).await, Err(ServiceError::NotFound)));
+        assert!(svc.get(&principal("admin", None), id).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn toggling_active_is_audited_as_a_status_change() {
+        let stored = renewal().into_service_type(ServiceTypeId::new(), time::OffsetDateTime::UNIX_EPOCH);
+        let id = stored.id;
+        let mut repo = MockServiceTypeRepository::new();
+        repo.expect_get().returning(move |_| Ok(Some(stored.clone())));
+        repo.expect_update()
+            .withf(|s, expected, meta| {
+                !s.active && *expected == 1 && meta.audit[0].action == "status_changed"
+            })
+            .times(1)
+            .returning(|_, _, _| Ok(()));
+        let changes = ServiceTypeChanges { active: Some(false), ..Default::default() };
+        let updated = service(repo).update(&principal("admin", None), id, changes, Some(&[1])).await.unwrap();
+        assert_eq!(updated.version, 2);
+    }
+}

@@ -1,0 +1,383 @@
+//! Citizens: registered by admins of their mission (optionally with an API client in the
+//! same call), read by themselves, their mission's staff and admins, changed by admins —
+//! and by the citizens themselves, for their contact details only.
+
+use crate::ServiceError;
+use crate::access::{is_self, is_staff_of, require_admin_of, require_scope, restrict_to_own_mission};
+use crate::clients::{self, ClientWithSecret};
+use crate::idempotency::{self, IdempotencyRequest, Written};
+use consular_domain::{
+    ApiClient, AuditAction, AuditRecord, Citizen, CitizenChanges, CitizenId, MissionId, NewCitizen, Page,
+    PageRequest, Principal, PrincipalKind, Scope, ScopeSet, Subject, ValidationErrors,
+};
+use consular_ports::{
+    CitizenFilter, CitizenRepository, Clock, IdempotencyRepository, MissionRepository, RepoError,
+    StoredResponse, WriteMeta,
+};
+use std::sync::Arc;
+
+pub const RESOURCE: &str = "citizen";
+
+/// A client issued with a registration, as rendered: with its secret for the caller, and
+/// without it for the stored idempotent replay.
+#[derive(Debug, Clone, Copy)]
+pub struct IssuedClient<'a> {
+    pub client: &'a ApiClient,
+    pub secret: Option<&'a str>,
+}
+
+impl<'a> IssuedClient<'a> {
+    fn views(issued: Option<&'a ClientWithSecret>) -> (Option<Self>, Option<Self>) {
+        let shown = issued.map(|c| IssuedClient { client: &c.client, secret: Some(&c.secret) });
+        let stored = issued.map(|c| IssuedClient { client: &c.client, secret: None });
+        (shown, stored)
+    }
+}
+
+#[derive(Clone)]
+pub struct CitizenService {
+    citizens: Arc<dyn CitizenRepository>,
+    missions: Arc<dyn MissionRepository>,
+    idempotency: Arc<dyn IdempotencyRepository>,
+    clock: Arc<dyn Clock>,
+}
+
+/// Whether `actor` may see `citizen`: the citizen themself, staff of the citizen's
+/// mission, admins of that mission and global admins.
+pub fn sees(actor: &Principal, citizen: &Citizen) -> bool {
+    is_self(actor, PrincipalKind::Citizen, citizen.id.as_uuid())
+        || is_staff_of(actor, citizen.mission_id)
+        || (actor.is_admin() && actor.administers(citizen.mission_id))
+}
+
+impl CitizenService {
+    pub fn new(
+        citizens: Arc<dyn CitizenRepository>,
+        missions: Arc<dyn MissionRepository>,
+        idempotency: Arc<dyn IdempotencyRepository>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        CitizenService { citizens, missions, idempotency, clock }
+    }
+
+    /// Admins only; a mission admin sees only their mission's citizens.
+    pub async fn list(
+        &self,
+        actor: &Principal,
+        mut filter: CitizenFilter,
+        page: PageRequest,
+    ) -> Result<Page<Citizen>, ServiceError> {
+        require_scope(actor, &[Scope::Admin])?;
+        match restrict_to_own_mission(actor, filter.mission_id) {
+            Ok(mission) => filter.mission_id = mission,
+            Err(()) => return Ok(Page { items: Vec::new(), next_after: None }),
+        }
+        Ok(self.citizens.list(filter, page).await?)
+    }
+
+    pub async fn get(&self, actor: &Principal, id: CitizenId) -> Result<Citizen, ServiceError> {
+        match self.citizens.get(id).await? {
+            Some(citizen) if sees(actor, &citizen) => Ok(citizen),
+            _ => Err(ServiceError::NotFound),
+        }
+    }
+
+    /// Registers a citizen (admins of the mission). With `issue_client`, a citizen API
+    /// client is created in the same transaction and returned once with its secret.
+    pub async fn register(
+        &self,
+        actor: &Principal,
+        input: NewCitizen,
+        issue_client: bool,
+        idempotency_key: Option<&IdempotencyRequest>,
+        render: impl Fn(&Citizen, Option<IssuedClient<'_>>) -> StoredResponse + Send,
+    ) -> Result<Written, ServiceError> {
+        require_admin_of(actor, input.mission_id, "an admin registers citizens of their own mission only")?;
+        let now = self.clock.now();
+        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+            return Ok(replayed);
+        }
+        input.check(now.date())?;
+        self.require_mission(input.mission_id).await?;
+        let citizen = input.into_citizen(CitizenId::new(), now);
+        let issued = if issue_client {
+            let name = format!("{} {}", citizen.given_name, citizen.family_name);
+            let subject = Subject { kind: PrincipalKind::Citizen, id: citizen.id.as_uuid().into() };
+            Some(clients::issue(
+                name,
+                ScopeSet::only(Scope::Citizen),
+                subject,
+                Some(citizen.mission_id),
+                now,
+            )?)
+        } else {
+            None
+        };
+        let (shown, stored) = IssuedClient::views(issued.as_ref());
+        let response = render(&citizen, shown);
+        let stored = render(&citizen, stored);
+        let mut audit = vec![AuditRecord::new(
+            Some(actor),
+            now,
+            AuditAction::Created,
+            RESOURCE,
+            citizen.id.as_uuid(),
+            vec!["profile".into(), "registration_status".into()],
+        )];
+        audit.extend(issued.as_ref().map(|c| clients::creation_audit(Some(actor), &c.client)));
+        let meta =
+            WriteMeta { audit, idempotency: idempotency::record(actor, idempotency_key, &stored, now) };
+        self.citizens.insert(&citizen, issued.map(|c| c.client), &meta).await.map_err(|e| match e {
+            RepoError::Duplicate { .. } => ServiceError::conflict(
+                "passport_already_registered",
+                "a citizen with this passport number is already registered with the mission",
+            ),
+            other => other.into(),
+        })?;
+        Ok(Written::fresh(response))
+    }
+
+    /// Changes a profile if it is still at one of `expected_versions`. The citizen may
+    /// change only contact fields (others are 422); admins of the mission change anything.
+    pub async fn update(
+        &self,
+        actor: &Principal,
+        id: CitizenId,
+        changes: CitizenChanges,
+        expected_versions: Option<&[i64]>,
+    ) -> Result<Citizen, ServiceError> {
+        let mut citizen = self.get(actor, id).await?;
+        let own = is_self(actor, PrincipalKind::Citizen, id.as_uuid());
+        if own {
+            changes.check_contact_only()?;
+        } else {
+            require_admin_of(
+                actor,
+                citizen.mission_id,
+                "only the citizen and admins of the mission change a profile",
+            )?;
+        }
+        let now = self.clock.now();
+        changes.check(&citizen, now.date())?;
+        let stored_version = citizen.version;
+        if expected_versions.is_some_and(|versions| !versions.contains(&stored_version)) {
+            return Err(ServiceError::PreconditionFailed);
+        }
+        let status_change = changes.registration_status.is_some_and(|s| s != citizen.registration_status);
+        let changed = citizen.apply(changes, now);
+        if changed.is_empty() {
+            return Ok(citizen);
+        }
+        let action = if status_change && changed.len() == 1 {
+            AuditAction::StatusChanged
+        } else {
+            AuditAction::Updated
+        };
+        let meta = WriteMeta {
+            audit: vec![AuditRecord::new(Some(actor), now, action, RESOURCE, id.as_uuid(), changed)],
+            idempotency: None,
+        };
+        self.citizens.update(&citizen, stored_version, &meta).await.map_err(|e| match e {
+            RepoError::Duplicate { .. } => ServiceError::conflict(
+                "passport_already_registered",
+                "a citizen with this passport number is already registered with the mission",
+            ),
+            other => other.into(),
+        })?;
+        Ok(citizen)
+    }
+
+    async fn require_mission(&self, mission: MissionId) -> Result<(), ServiceError> {
+        match self.missions.get(mission).await? {
+            Some(_) => Ok(()),
+            None => Err(ValidationErrors::single("mission_id", "unknown", "no such mission").into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use consular_domain::{Address, ClientId, Mission, PrincipalId, RegistrationStatus};
+    use consular_ports::{
+        MockCitizenRepository, MockIdempotencyRepository, MockMissionRepository, SystemClock,
+    };
+    use time::OffsetDateTime;
+    use time::macros::date;
+
+    fn principal(kind: PrincipalKind, id: uuid::Uuid, scopes: &str, mission: Option<MissionId>) -> Principal {
+        Principal {
+            subject: Subject { kind, id: PrincipalId(id) },
+            client_id: ClientId::new(),
+            mission,
+            scopes: ScopeSet::parse(scopes).unwrap(),
+        }
+    }
+
+    fn admin(mission: Option<MissionId>) -> Principal {
+        principal(PrincipalKind::Admin, uuid::Uuid::now_v7(), "admin", mission)
+    }
+
+    fn alice(mission: MissionId) -> NewCitizen {
+        NewCitizen {
+            mission_id: mission,
+            given_name: "Alice".into(),
+            family_name: "Martin".into(),
+            date_of_birth: date!(1990 - 04 - 12),
+            place_of_birth: "Lyon".into(),
+            nationality: "FR".into(),
+            passport_number: "19AB12345".into(),
+            passport_expiry: date!(2031 - 04 - 11),
+            email: "alice@example.org".into(),
+            phone: "+33612345678".into(),
+            address: Address {
+                line1: "1 Main Street".into(),
+                line2: None,
+                city: "Ottawa".into(),
+                region: None,
+                postal_code: None,
+                country: "CA".into(),
+            },
+            emergency_contact: None,
+            preferred_language: "fr".into(),
+            registration_status: RegistrationStatus::Pending,
+        }
+    }
+
+    fn missions() -> MockMissionRepository {
+        let mut missions = MockMissionRepository::new();
+        missions.expect_get().returning(|id| {
+            Ok(Some(Mission {
+                id,
+                code: "ca-ottawa".into(),
+                name: "Embassy".into(),
+                country: "CA".into(),
+                city: "Ottawa".into(),
+                timezone: "America/Toronto".into(),
+                version: 1,
+                created_at: OffsetDateTime::UNIX_EPOCH,
+                updated_at: OffsetDateTime::UNIX_EPOCH,
+            }))
+        });
+        missions
+    }
+
+    fn service(citizens: MockCitizenRepository) -> CitizenService {
+        CitizenService::new(
+            Arc::new(citizens),
+            Arc::new(missions()),
+            Arc::new(MockIdempotencyRepository::new()),
+            Arc::new(SystemClock),
+        )
+    }
+
+    fn render(c: &Citizen, issued: Option<IssuedClient<'_>>) -> StoredResponse {
+        let secret = issued.and_then(|i| i.secret).unwrap_or("-");
+        StoredResponse { status: 201, headers: vec![], body: format!("{}:{secret}", c.id) }
+    }
+
+    fn stored(mission: MissionId) -> Citizen {
+        alice(mission).into_citizen(CitizenId::new(), OffsetDateTime::UNIX_EPOCH)
+    }
+
+    fn citizens_with(citizen: Citizen) -> MockCitizenRepository {
+        let mut repo = MockCitizenRepository::new();
+        repo.expect_get().returning(move |id| Ok((id == citizen.id).then(|| citizen.clone())));
+        repo
+    }
+
+    #[tokio::test]
+    async fn registration_can_issue_the_citizens_client_in_the_same_write() {
+        let mission = MissionId::new();
+        let mut repo = MockCitizenRepository::new();
+        repo.expect_insert()
+            .withf(|citizen, client, meta| {
+                client.as_ref().is_some_and(|c| {
+                    c.subject.id.as_uuid() == citizen.id.as_uuid()
+                        && c.scopes == ScopeSet::only(Scope::Citizen)
+                        && c.mission == Some(citizen.mission_id)
+                }) && meta.audit.len() == 2
+            })
+            .times(1)
+            .returning(|_, _, _| Ok(()));
+        let written =
+            service(repo).register(&admin(Some(mission)), alice(mission), true, None, render).await.unwrap();
+        assert!(!written.response.body.ends_with(":-"), "the caller sees the secret once");
+    }
+
+    #[tokio::test]
+    async fn admins_of_another_mission_cannot_register_and_duplicates_conflict() {
+        let mission = MissionId::new();
+        let result = service(MockCitizenRepository::new())
+            .register(&admin(Some(MissionId::new())), alice(mission), false, None, render)
+            .await;
+        assert!(matches!(result, Err(ServiceError::Forbidden(_))));
+        let mut repo = MockCitizenRepository::new();
+        repo.expect_insert()
+            .returning(|_, _, _| Err(RepoError::Duplicate { constraint: "citizens_passport".into() }));
+        let duplicate = service(repo).register(&admin(None), alice(mission), false, None, render).await;
+        assert!(matches!(duplicate, Err(ServiceError::Conflict { code: "passport_already_registered", .. })));
+    }
+
+    #[tokio::test]
+    async fn visibility_follows_self_mission_staff_and_admins() {
+        let mission = MissionId::new();
+        let citizen = stored(mission);
+        let id = citizen.id;
+        let svc = service(citizens_with(citizen));
+        let me = principal(PrincipalKind::Citizen, id.as_uuid(), "citizen", Some(mission));
+        let other_citizen = principal(PrincipalKind::Citizen, uuid::Uuid::now_v7(), "citizen", Some(mission));
+        let staff_here = principal(PrincipalKind::Staff, uuid::Uuid::now_v7(), "staff", Some(mission));
+        let staff_elsewhere =
+            principal(PrincipalKind::Staff, uuid::Uuid::now_v7(), "staff", Some(MissionId::new()));
+        assert!(svc.get(&me, id).await.is_ok());
+        assert!(svc.get(&staff_here, id).await.is_ok());
+        assert!(svc.get(&admin(None), id).await.is_ok());
+        assert!(svc.get(&admin(Some(mission)), id).await.is_ok());
+        for outsider in [other_citizen, staff_elsewhere, admin(Some(MissionId::new()))] {
+            assert!(matches!(svc.get(&outsider, id).await, Err(ServiceError::NotFound)));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_citizen_changes_only_contact_fields_and_staff_nothing() {
+        let mission = MissionId::new();
+        let citizen = stored(mission);
+        let id = citizen.id;
+        let mut repo = citizens_with(citizen);
+        repo.expect_update()
+            .withf(|c, _, meta| c.email == "new@example.org" && meta.audit[0].changed_fields == ["email"])
+            .times(1)
+            .returning(|_, _, _| Ok(()));
+        let svc = service(repo);
+        let me = principal(PrincipalKind::Citizen, id.as_uuid(), "citizen", Some(mission));
+        let contact = CitizenChanges { email: Some("new@example.org".into()), ..Default::default() };
+        assert!(svc.update(&me, id, contact, None).await.is_ok());
+        let identity = CitizenChanges { family_name: Some("Dupont".into()), ..Default::default() };
+        let refused = svc.update(&me, id, identity.clone(), None).await;
+        assert!(matches!(refused, Err(ServiceError::Validation(e)) if e.0[0].pointer == "/family_name"));
+        let staff = principal(PrincipalKind::Staff, uuid::Uuid::now_v7(), "staff", Some(mission));
+        assert!(matches!(svc.update(&staff, id, identity, None).await, Err(ServiceError::InsufficientScope { .. })));
+    }
+
+    #[tokio::test]
+    async fn a_mission_admin_lists_only_their_mission() {
+        let own = MissionId::new();
+        let mut repo = MockCitizenRepository::new();
+        repo.expect_list()
+            .withf(move |filter, _| filter.mission_id == Some(own))
+            .times(1)
+            .returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+        let svc = service(repo);
+        svc.list(&admin(Some(own)), CitizenFilter::default(), PageRequest::default()).await.unwrap();
+        let elsewhere = CitizenFilter { mission_id: Some(MissionId::new()), ..Default::default() };
+        assert!(
+            svc.list(&admin(Some(own)), elsewhere, PageRequest::default()).await.unwrap().items.is_empty()
+        );
+        let staff = principal(PrincipalKind::Staff, uuid::Uuid::now_v7(), "staff", Some(own));
+        assert!(matches!(
+            svc.list(&staff, CitizenFilter::default(), PageRequest::default()).await,
+            Err(ServiceError::InsufficientScope { .. })
+        ));
+    }
+}

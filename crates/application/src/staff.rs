@@ -1,0 +1,330 @@
+//! Staff members: created by admins of their mission (optionally with an API client in
+//! the same call), read by themselves and admins, assigned to service types by admins.
+
+use crate::ServiceError;
+use crate::access::{is_self, require_admin_of, require_scope, restrict_to_own_mission};
+use crate::citizens::IssuedClient;
+use crate::clients;
+use crate::idempotency::{self, IdempotencyRequest, Written};
+use consular_domain::{
+    Assignments, AuditAction, AuditRecord, MissionId, NewStaffMember, Page, PageRequest, Principal,
+    PrincipalKind, Scope, ScopeSet, ServiceTypeId, StaffId, StaffMember, Subject, ValidationErrors,
+};
+use consular_ports::{
+    Clock, IdempotencyRepository, MissionRepository, ServiceTypeRepository, StaffFilter, StaffRepository,
+    StoredResponse, WriteMeta,
+};
+use std::sync::Arc;
+
+pub const RESOURCE: &str = "staff_member";
+const MANAGE: &str = "an admin manages the staff of their own mission only";
+
+#[derive(Clone)]
+pub struct StaffService {
+    staff: Arc<dyn StaffRepository>,
+    service_types: Arc<dyn ServiceTypeRepository>,
+    missions: Arc<dyn MissionRepository>,
+    idempotency: Arc<dyn IdempotencyRepository>,
+    clock: Arc<dyn Clock>,
+}
+
+/// Whether `actor` may see `member`: the member themself and admins of the mission.
+pub fn sees(actor: &Principal, member: &StaffMember) -> bool {
+    is_self(actor, PrincipalKind::Staff, member.id.as_uuid())
+        || (actor.is_admin() && actor.administers(member.mission_id))
+}
+
+impl StaffService {
+    pub fn new(
+        staff: Arc<dyn StaffRepository>,
+        service_types: Arc<dyn ServiceTypeRepository>,
+        missions: Arc<dyn MissionRepository>,
+        idempotency: Arc<dyn IdempotencyRepository>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        StaffService { staff, service_types, missions, idempotency, clock }
+    }
+
+    /// Every id must name an active service type; the failing ones are listed.
+    async fn check_service_types(&self, field: &str, ids: &[ServiceTypeId]) -> Result<(), ServiceError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let found = self.service_types.get_many(ids).await?;
+        let mut errors = ValidationErrors::new();
+        for (index, id) in ids.iter().enumerate() {
+            match found.iter().find(|s| s.id == *id) {
+                None => errors.add(&format!("/{field}/{index}"), "unknown", "no such service type"),
+                Some(service) if !service.active => {
+                    errors.add(&format!("/{field}/{index}"), "inactive", "the service type is inactive")
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(errors.into_result()?)
+    }
+
+    pub async fn create(
+        &self,
+        actor: &Principal,
+        input: NewStaffMember,
+        issue_client: bool,
+        idempotency_key: Option<&IdempotencyRequest>,
+        render: impl Fn(&StaffMember, Option<IssuedClient<'_>>) -> StoredResponse + Send,
+    ) -> Result<Written, ServiceError> {
+        require_admin_of(actor, input.mission_id, MANAGE)?;
+        let now = self.clock.now();
+        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+            return Ok(replayed);
+        }
+        input.check()?;
+        if self.missions.get(input.mission_id).await?.is_none() {
+            return Err(ValidationErrors::single("mission_id", "unknown", "no such mission").into());
+        }
+        self.check_service_types("service_type_ids", &input.service_type_ids).await?;
+        let member = input.into_staff_member(StaffId::new(), now);
+        let issued = if issue_client {
+            let subject = Subject { kind: PrincipalKind::Staff, id: member.id.as_uuid().into() };
+            Some(clients::issue(
+                member.name.clone(),
+                ScopeSet::only(Scope::Staff),
+                subject,
+                Some(member.mission_id),
+                now,
+            )?)
+        } else {
+            None
+        };
+        let shown = issued.as_ref().map(|c| IssuedClient { client: &c.client, secret: Some(&c.secret) });
+        let hidden = issued.as_ref().map(|c| IssuedClient { client: &c.client, secret: None });
+        let response = render(&member, shown);
+        let stored = render(&member, hidden);
+        let fields = ["name", "email", "job_title", "mission_id", "service_type_ids"];
+        let mut audit = vec![AuditRecord::new(
+            Some(actor),
+            now,
+            AuditAction::Created,
+            RESOURCE,
+            member.id.as_uuid(),
+            fields.map(str::to_owned).to_vec(),
+        )];
+        audit.extend(issued.as_ref().map(|c| clients::creation_audit(Some(actor), &c.client)));
+        let meta =
+            WriteMeta { audit, idempotency: idempotency::record(actor, idempotency_key, &stored, now) };
+        self.staff.insert(&member, issued.map(|c| c.client), &meta).await?;
+        Ok(Written::fresh(response))
+    }
+
+    /// Admins only; a mission admin sees only their mission's staff.
+    pub async fn list(
+        &self,
+        actor: &Principal,
+        mut filter: StaffFilter,
+        page: PageRequest,
+    ) -> Result<Page<StaffMember>, ServiceError> {
+        require_scope(actor, &[Scope::Admin])?;
+        match restrict_to_own_mission(actor, filter.mission_id) {
+            Ok(mission) => filter.mission_id = mission,
+            Err(()) => return Ok(Page { items: Vec::new(), next_after: None }),
+        }
+        Ok(self.staff.list(filter, page).await?)
+    }
+
+    pub async fn get(&self, actor: &Principal, id: StaffId) -> Result<StaffMember, ServiceError> {
+        match self.staff.get(id).await? {
+            Some(member) if sees(actor, &member) => Ok(member),
+            _ => Err(ServiceError::NotFound),
+        }
+    }
+
+    /// Replaces the member's service assignments if the member is still at one of
+    /// `expected_versions`. Unknown or inactive service types are 422.
+    pub async fn assign(
+        &self,
+        actor: &Principal,
+        id: StaffId,
+        assignments: Assignments,
+        expected_versions: Option<&[i64]>,
+    ) -> Result<StaffMember, ServiceError> {
+        require_scope(actor, &[Scope::Admin])?;
+        let mut member = self.get(actor, id).await?;
+        require_admin_of(actor, member.mission_id, MANAGE)?;
+        assignments.check()?;
+        self.check_service_types("service_type_ids", &assignments.service_type_ids).await?;
+        let stored_version = member.version;
+        if expected_versions.is_some_and(|versions| !versions.contains(&stored_version)) {
+            return Err(ServiceError::PreconditionFailed);
+        }
+        let now = self.clock.now();
+        if !member.assign(assignments, now) {
+            return Ok(member);
+        }
+        let meta = WriteMeta {
+            audit: vec![AuditRecord::new(
+                Some(actor),
+                now,
+                AuditAction::Reassigned,
+                RESOURCE,
+                id.as_uuid(),
+                vec!["service_type_ids".into()],
+            )],
+            idempotency: None,
+        };
+        self.staff.update(&member, stored_version, &meta).await?;
+        Ok(member)
+    }
+
+    /// The mission of a member, for callers that need it (e.g. the queue of a member).
+    pub async fn mission_of(&self, id: StaffId) -> Result<Option<MissionId>, ServiceError> {
+        Ok(self.staff.get(id).await?.map(|m| m.mission_id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use consular_domain::{ClientId, Mission, Money, PrincipalId, ServiceType, Stage};
+    use consular_ports::{
+        MockIdempotencyRepository, MockMissionRepository, MockServiceTypeRepository, MockStaffRepository,
+        SystemClock,
+    };
+    use time::OffsetDateTime;
+
+    fn principal(kind: PrincipalKind, id: uuid::Uuid, scopes: &str, mission: Option<MissionId>) -> Principal {
+        Principal {
+            subject: Subject { kind, id: PrincipalId(id) },
+            client_id: ClientId::new(),
+            mission,
+            scopes: ScopeSet::parse(scopes).unwrap(),
+        }
+    }
+
+    fn service_type(active: bool) -> ServiceType {
+        ServiceType {
+            id: ServiceTypeId::new(),
+            code: "visa".into(),
+            name: "Visa".into(),
+            description: String::new(),
+            fee: Money { amount_minor: 0, currency: "EUR".into() },
+            sla_days: 10,
+            required_documents: vec![],
+            stages: vec![Stage { name: "Check".into(), description: String::new() }],
+            active,
+            version: 1,
+            created_at: OffsetDateTime::UNIX_EPOCH,
+            updated_at: OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    fn member(mission: MissionId) -> StaffMember {
+        NewStaffMember {
+            mission_id: mission,
+            name: "Bob Lee".into(),
+            email: "bob@mission.example".into(),
+            job_title: "Officer".into(),
+            service_type_ids: vec![],
+        }
+        .into_staff_member(StaffId::new(), OffsetDateTime::UNIX_EPOCH)
+    }
+
+    fn service(staff: MockStaffRepository, types: Vec<ServiceType>) -> StaffService {
+        let mut service_types = MockServiceTypeRepository::new();
+        service_types
+            .expect_get_many()
+            .returning(move |ids| Ok(types.iter().filter(|t| ids.contains(&t.id)).cloned().collect()));
+        let mut missions = MockMissionRepository::new();
+        missions.expect_get().returning(|id| {
+            Ok(Some(Mission {
+                id,
+                code: "fr-paris".into(),
+                name: "Paris".into(),
+                country: "FR".into(),
+                city: "Paris".into(),
+                timezone: "Europe/Paris".into(),
+                version: 1,
+                created_at: OffsetDateTime::UNIX_EPOCH,
+                updated_at: OffsetDateTime::UNIX_EPOCH,
+            }))
+        });
+        StaffService::new(
+            Arc::new(staff),
+            Arc::new(service_types),
+            Arc::new(missions),
+            Arc::new(MockIdempotencyRepository::new()),
+            Arc::new(SystemClock),
+        )
+    }
+
+    #[tokio::test]
+    async fn unknown_and_inactive_service_types_are_each_reported() {
+        let mission = MissionId::new();
+        let stored = member(mission);
+        let id = stored.id;
+        let active = service_type(true);
+        let inactive = service_type(false);
+        let mut staff = MockStaffRepository::new();
+        staff.expect_get().returning(move |_| Ok(Some(stored.clone())));
+        staff.expect_update().never();
+        let svc = service(staff, vec![active.clone(), inactive.clone()]);
+        let admin = principal(PrincipalKind::Admin, uuid::Uuid::now_v7(), "admin", Some(mission));
+        let assignments =
+            Assignments { service_type_ids: vec![active.id, inactive.id, ServiceTypeId::new()] };
+        let result = svc.assign(&admin, id, assignments, Some(&[1])).await;
+        let Err(ServiceError::Validation(errors)) = result else { panic!("{result:?}") };
+        let pointers: Vec<&str> = errors.0.iter().map(|e| e.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/service_type_ids/1", "/service_type_ids/2"]);
+    }
+
+    #[tokio::test]
+    async fn a_member_sees_themself_and_admins_of_other_missions_see_nothing() {
+        let mission = MissionId::new();
+        let stored = member(mission);
+        let id = stored.id;
+        let mut staff = MockStaffRepository::new();
+        staff.expect_get().returning(move |_| Ok(Some(stored.clone())));
+        let svc = service(staff, vec![]);
+        let me = principal(PrincipalKind::Staff, id.as_uuid(), "staff", Some(mission));
+        let colleague = principal(PrincipalKind::Staff, uuid::Uuid::now_v7(), "staff", Some(mission));
+        let other_admin =
+            principal(PrincipalKind::Admin, uuid::Uuid::now_v7(), "admin", Some(MissionId::new()));
+        assert!(svc.get(&me, id).await.is_ok());
+        assert!(matches!(svc.get(&colleague, id).await, Err(ServiceError::NotFound)));
+        assert!(matches!(svc.get(&other_admin, id).await, Err(ServiceError::NotFound)));
+        let result = svc.assign(&other_admin, id, Assignments { service_type_ids: vec![] }, None).await;
+        assert!(matches!(result, Err(ServiceError::NotFound)));
+    }
+
+    #[tokio::test]
+    async fn creating_a_member_with_a_client_writes_both_together() {
+        let mission = MissionId::new();
+        let active = service_type(true);
+        let type_id = active.id;
+        let mut staff = MockStaffRepository::new();
+        staff
+            .expect_insert()
+            .withf(move |m, client, meta| {
+                m.service_type_ids == [type_id]
+                    && client.as_ref().is_some_and(|c| {
+                        c.subject.id.as_uuid() == m.id.as_uuid() && c.scopes == ScopeSet::only(Scope::Staff)
+                    })
+                    && meta.audit.len() == 2
+            })
+            .times(1)
+            .returning(|_, _, _| Ok(()));
+        let svc = service(staff, vec![active]);
+        let admin = principal(PrincipalKind::Admin, uuid::Uuid::now_v7(), "admin", None);
+        let input = NewStaffMember {
+            mission_id: mission,
+            name: "Bob Lee".into(),
+            email: "bob@mission.example".into(),
+            job_title: "Officer".into(),
+            service_type_ids: vec![type_id],
+        };
+        let render = |m: &StaffMember, _: Option<IssuedClient<'_>>| StoredResponse {
+            status: 201,
+            headers: vec![],
+            body: m.name.clone(),
+        };
+        svc.create(&admin, input, true, None, render).await.unwrap();
+    }
+}
