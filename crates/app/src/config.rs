@@ -83,6 +83,24 @@ fn describe(error: figment::Error) -> ConfigError {
 }
 
 impl Settings {
+    /// Every setting's key (its environment variable is `CONSULAR_` + the key in capitals).
+    pub const KEYS: [&'static str; 14] = [
+        "database_url",
+        "storage_url",
+        "bind",
+        "issuer",
+        "audience",
+        "access_token_ttl_secs",
+        "refresh_token_ttl_secs",
+        "token_rate_limit_per_minute",
+        "db_max_connections",
+        "db_acquire_timeout_ms",
+        "db_statement_timeout_ms",
+        "workers",
+        "log_format",
+        "log_level",
+    ];
+
     /// Defaults, then `file` (or `consular.toml` in the working directory when it exists),
     /// then the environment.
     pub fn load(file: Option<&Path>) -> Result<Settings, ConfigError> {
@@ -95,8 +113,10 @@ impl Settings {
             None if Path::new("consular.toml").exists() => figment = figment.merge(Toml::file("consular.toml")),
             None => {}
         }
+        // Only the settings' own variables: other CONSULAR_* variables (CONSULAR_CONFIG, or
+        // those of scripts around the service) are not settings.
         let settings: Settings =
-            figment.merge(Env::prefixed("CONSULAR_").ignore(&["config"])).extract().map_err(describe)?;
+            figment.merge(Env::prefixed("CONSULAR_").only(&Settings::KEYS)).extract().map_err(describe)?;
         settings.validate()?;
         Ok(settings)
     }
@@ -122,11 +142,17 @@ impl Settings {
         if !(1..=1000).contains(&self.db_max_connections) {
             return bad("db_max_connections", "must be between 1 and 1000".into());
         }
-        if self.db_acquire_timeout_ms == 0 || self.db_statement_timeout_ms == 0 {
-            return bad("db_acquire_timeout_ms", "timeouts must be positive".into());
+        if self.db_acquire_timeout_ms == 0 {
+            return bad("db_acquire_timeout_ms", "must be positive".into());
         }
-        if self.issuer.trim().is_empty() || self.audience.trim().is_empty() {
-            return bad("issuer", "issuer and audience must not be empty".into());
+        if self.db_statement_timeout_ms == 0 {
+            return bad("db_statement_timeout_ms", "must be positive".into());
+        }
+        if self.issuer.trim().is_empty() {
+            return bad("issuer", "must not be empty".into());
+        }
+        if self.audience.trim().is_empty() {
+            return bad("audience", "must not be empty".into());
         }
         if tracing_subscriber::EnvFilter::try_new(&self.log_level).is_err() {
             return bad("log_level", format!("`{}` is not a log filter", self.log_level));

@@ -94,6 +94,7 @@ pub struct ClientService {
     missions: Arc<dyn MissionRepository>,
     idempotency: Arc<dyn IdempotencyRepository>,
     clock: Arc<dyn Clock>,
+    revocations: Option<Arc<crate::auth::RevocationCache>>,
 }
 
 impl ClientService {
@@ -103,7 +104,14 @@ impl ClientService {
         idempotency: Arc<dyn IdempotencyRepository>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        ClientService { clients, missions, idempotency, clock }
+        ClientService { clients, missions, idempotency, clock, revocations: None }
+    }
+
+    /// Tells this node's revocation view at once when a client is disabled (other nodes
+    /// learn it from the database within a second).
+    pub fn with_revocations(mut self, revocations: Arc<crate::auth::RevocationCache>) -> Self {
+        self.revocations = Some(revocations);
+        self
     }
 
     async fn build(&self, actor: Actor<'_>, input: NewClient) -> Result<ClientWithSecret, ServiceError> {
@@ -226,6 +234,13 @@ impl ClientService {
             idempotency: None,
         };
         self.clients.update(&client, expected, now, &meta).await?;
+        if let Some(revocations) = &self.revocations {
+            revocations.record(&consular_ports::Revocation {
+                id: uuid::Uuid::now_v7(),
+                kind: consular_ports::RevocationKind::Client { client_id: client.id },
+                created_at: now,
+            });
+        }
         Ok(client)
     }
 

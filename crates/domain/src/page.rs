@@ -1,4 +1,5 @@
-//! Keyset pagination. Ids are UUIDv7, so "newest first" is "id descending" and a page
+//! Keyset pagination. Ids are UUIDv7, so id order is creation order ("newest first" is
+//! "id descending"), and a page
 //! continues after the last id it returned: no OFFSET, no count.
 
 use uuid::Uuid;

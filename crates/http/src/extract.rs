@@ -103,7 +103,11 @@ fn field_error(path: &serde_path_to_error::Path, message: String) -> ValidationE
     } else {
         ("invalid", None)
     };
-    if let Some(field) = field {
+    // serde_path_to_error already ends the path with an unknown field's name, never with
+    // a missing one's.
+    if let Some(field) = field
+        && !pointer.ends_with(&format!("/{field}"))
+    {
         pointer.push('/');
         pointer.push_str(field);
     }

@@ -139,8 +139,12 @@ impl ApiSpec {
                 for method in METHODS {
                     if let Some(op) = item.get_mut(method) {
                         complete_operation(op, method);
+                        if op.get("x-optional-body").is_some() {
+                            op["requestBody"]["required"] = json!(false);
+                        }
                         if let Some(op) = op.as_object_mut() {
                             op.remove("x-oauth");
+                            op.remove("x-optional-body");
                         }
                         allowed.push(method.to_uppercase());
                         if let Some(label) = op["x-maturity"].as_str() {

@@ -144,6 +144,11 @@ impl TokenService {
         &self.revocations
     }
 
+    /// The shared handle of this node's revocation view.
+    pub fn revocation_cache(&self) -> Arc<RevocationCache> {
+        self.revocations.clone()
+    }
+
     pub fn token_repository(&self) -> &dyn TokenRepository {
         &*self.tokens
     }
@@ -181,7 +186,8 @@ impl TokenService {
             hash: secrets::hash(&refresh_token),
             client_id: client.id,
             family_id: Uuid::now_v7(),
-            scopes: client.scopes,
+            // The grant, not the client's whole set: a refresh never widens it.
+            scopes,
             access_jti: jti,
             access_expires_at: now + self.config.access_ttl,
             issued_at: now,
@@ -226,6 +232,11 @@ impl TokenService {
             RefreshOutcome::Rotated(spent) => spent,
             RefreshOutcome::Reused => {
                 tracing::warn!(client_id = %client.id, "refresh token reused; its family is revoked");
+                // The family's access tokens are revoked in the database; refuse them on
+                // this node now rather than at the next sync.
+                if let Err(error) = self.revocations.sync(&*self.tokens, self.clock.now()).await {
+                    tracing::warn!(%error, "revocation sync after refresh reuse failed");
+                }
                 return Err(OAuthError::InvalidGrant("the refresh token is invalid".into()));
             }
             RefreshOutcome::Invalid => {

@@ -301,7 +301,12 @@ pub async fn refresh_token(req: HttpRequest, state: web::Data<AppState>, body: w
 }
 
 async fn revocation(req: &HttpRequest, state: &AppState, body: &[u8]) -> Result<HttpResponse, Reply> {
-    let form = parse_form(req, body)?;
+    // With a bearer token the body may be left out: the bearer token is then revoked.
+    let form = if body.is_empty() && req.headers().get(header::CONTENT_TYPE).is_none() {
+        HashMap::new()
+    } else {
+        parse_form(req, body)?
+    };
     let bearer = bearer_token(req)?;
     let (caller, default_token) = match bearer {
         Some(token) => {
@@ -333,7 +338,7 @@ async fn revocation(req: &HttpRequest, state: &AppState, body: &[u8]) -> Result<
     operation_id = "revoke_token",
     request_body(content = RevokeForm, content_type = "application/x-www-form-urlencoded"),
     security(("bearer" = []), ("client_basic" = [])),
-    extensions(("x-maturity" = json!("Available")), ("x-oauth" = json!(true))),
+    extensions(("x-maturity" = json!("Available")), ("x-oauth" = json!(true)), ("x-optional-body" = json!(true))),
     responses(
         (status = 200, description = "Revoked, or nothing of the caller's to revoke"),
         (status = 400, description = "invalid_request", body = OAuthErrorResponse),
