@@ -481,6 +481,8 @@ mod tests {
         let c = client(ClientStatus::Active);
         let mut tokens = MockTokenRepository::new();
         tokens.expect_rotate_refresh().returning(|_, _, _, _| Ok(RefreshOutcome::Reused));
+        // The node pulls the family's revocations at once.
+        tokens.expect_active_revocations().times(1).returning(|_| Ok(vec![]));
         let svc = service(clients_with(c.clone()), tokens);
         let result = svc.refresh(&credentials(&c, SECRET), "spent", None).await;
         assert!(matches!(result, Err(OAuthError::InvalidGrant(_))));
