@@ -10,7 +10,11 @@ pub mod telemetry;
 
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::{HttpServer, web};
+use consular_application::audit::AuditService;
 use consular_application::auth::{KeySet, RevocationCache, TokenConfig, TokenService};
+use consular_application::catalog::CatalogService;
+use consular_application::citizens::CitizenService;
+use consular_application::staff::StaffService;
 use consular_application::clients::{ClientService, ClientWithSecret};
 use consular_application::health::HealthService;
 use consular_application::missions::MissionService;
@@ -46,6 +50,10 @@ pub struct Services {
     pub database: Database,
     pub missions: MissionService,
     pub clients: ClientService,
+    pub catalog: CatalogService,
+    pub citizens: CitizenService,
+    pub staff: StaffService,
+    pub audit: AuditService,
     pub tokens: TokenService,
     pub health: HealthService,
 }
@@ -85,6 +93,10 @@ impl Services {
             missions: MissionService::new(db.clone(), db.clone(), clock.clone()),
             clients: ClientService::new(db.clone(), db.clone(), db.clone(), clock.clone())
                 .with_revocations(tokens.revocation_cache()),
+            catalog: CatalogService::new(db.clone(), db.clone(), clock.clone()),
+            citizens: CitizenService::new(db.clone(), db.clone(), db.clone(), clock.clone()),
+            staff: StaffService::new(db.clone(), db.clone(), db.clone(), db.clone(), clock.clone()),
+            audit: AuditService::new(db.clone()),
             tokens,
             health: HealthService::new(checks),
             database,
@@ -147,6 +159,10 @@ impl Application {
         let state = web::Data::new(AppState {
             missions: services.missions.clone(),
             clients: services.clients.clone(),
+            catalog: services.catalog.clone(),
+            citizens: services.citizens.clone(),
+            staff: services.staff.clone(),
+            audit: services.audit.clone(),
             tokens: services.tokens.clone(),
             health: services.health.clone(),
             metrics: Arc::new(Metrics::default()),

@@ -215,7 +215,14 @@ pub struct PageParams {
 
 impl PageParams {
     pub fn to_request(&self) -> Result<PageRequest, ApiError> {
-        let limit = match self.limit {
+        page_request(self.limit, self.cursor.as_deref())
+    }
+}
+
+/// The page a list's `limit` and `cursor` parameters ask for.
+pub fn page_request(limit: Option<i64>, cursor: Option<&str>) -> Result<PageRequest, ApiError> {
+    {
+        let limit = match limit {
             None => DEFAULT_LIMIT,
             Some(l) if (1..=i64::from(MAX_LIMIT)).contains(&l) => l as u16,
             Some(_) => {
@@ -227,7 +234,7 @@ impl PageParams {
                 ));
             }
         };
-        let after = self.cursor.as_deref().map(decode_cursor).transpose()?;
+        let after = cursor.map(decode_cursor).transpose()?;
         Ok(PageRequest { limit, after })
     }
 }

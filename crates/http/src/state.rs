@@ -3,7 +3,11 @@
 
 use crate::metrics::Metrics;
 use crate::spec::ApiSpec;
+use consular_application::audit::AuditService;
 use consular_application::auth::TokenService;
+use consular_application::catalog::CatalogService;
+use consular_application::citizens::CitizenService;
+use consular_application::staff::StaffService;
 use consular_application::clients::ClientService;
 use consular_application::health::HealthService;
 use consular_application::missions::MissionService;
@@ -15,6 +19,10 @@ use std::sync::Arc;
 pub struct AppState {
     pub missions: MissionService,
     pub clients: ClientService,
+    pub catalog: CatalogService,
+    pub citizens: CitizenService,
+    pub staff: StaffService,
+    pub audit: AuditService,
     pub tokens: TokenService,
     pub health: HealthService,
     pub metrics: Arc<Metrics>,

@@ -1,9 +1,13 @@
 //! The routes, one module per area, and the response helpers they share.
 
+pub mod audit;
 pub mod auth;
+pub mod citizens;
 pub mod clients;
 pub mod missions;
 pub mod ops;
+pub mod services;
+pub mod staff;
 
 use crate::extract::{encode_cursor, etag, next_link};
 use actix_web::http::StatusCode;
@@ -30,10 +34,45 @@ pub fn register(cfg: &mut ServiceConfig) {
         .service(missions::create_mission)
         .service(missions::get_mission)
         .service(missions::update_mission)
+        .service(services::list_services)
+        .service(services::create_service)
+        .service(services::get_service)
+        .service(services::update_service)
+        .service(citizens::list_citizens)
+        .service(citizens::register_citizen)
+        .service(citizens::get_citizen)
+        .service(citizens::update_citizen)
+        .service(staff::list_staff)
+        .service(staff::create_staff)
+        .service(staff::get_staff)
+        .service(staff::update_staff_assignments)
+        .service(audit::list_audit_events)
         .service(ops::live)
         .service(ops::ready)
         .service(ops::metrics)
         .service(ops::openapi);
+}
+
+time::serde::format_description!(pub iso_date, Date, "[year]-[month]-[day]");
+
+/// The API client issued together with a citizen or staff member.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct IssuedClientBody {
+    pub client_id: uuid::Uuid,
+    /// Shown once, in the response that created the client; never in a replay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    pub scopes: Vec<clients::ScopeName>,
+}
+
+impl From<consular_application::citizens::IssuedClient<'_>> for IssuedClientBody {
+    fn from(issued: consular_application::citizens::IssuedClient<'_>) -> Self {
+        IssuedClientBody {
+            client_id: issued.client.id.as_uuid(),
+            client_secret: issued.secret.map(str::to_owned),
+            scopes: issued.client.scopes.iter().map(clients::ScopeName::from).collect(),
+        }
+    }
 }
 
 /// A JSON response as it is sent and, for idempotent creations, stored.

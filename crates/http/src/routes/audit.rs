@@ -1,0 +1,99 @@
+//! `/api/v1/audit-events`: the audit log (global admins).
+
+use super::list;
+use crate::extract::{ApiQuery, Authenticated, page_request};
+use crate::problem::ApiError;
+use crate::state::AppState;
+use actix_web::{HttpRequest, HttpResponse, get, web};
+use consular_domain::AuditRecord;
+use consular_ports::AuditFilter;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ActorBody {
+    /// `admin`, `staff` or `citizen`.
+    pub kind: String,
+    pub id: Uuid,
+}
+
+/// One create, update or state change.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuditEventBody {
+    pub id: Uuid,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub at: OffsetDateTime,
+    /// Absent when the operator acted through the command line.
+    pub actor: Option<ActorBody>,
+    pub client_id: Option<Uuid>,
+    /// `created`, `updated`, `disabled`, `secret_rotated`, `status_changed`, `reassigned`.
+    pub action: String,
+    pub resource_type: String,
+    pub resource_id: Uuid,
+    pub changed_fields: Vec<String>,
+}
+
+impl From<AuditRecord> for AuditEventBody {
+    fn from(r: AuditRecord) -> Self {
+        AuditEventBody {
+            id: r.id.as_uuid(),
+            at: r.at,
+            actor: r.actor.map(|a| ActorBody { kind: a.kind.as_str().to_owned(), id: a.id.as_uuid() }),
+            client_id: r.client_id.map(|c| c.as_uuid()),
+            action: r.action,
+            resource_type: r.resource_type,
+            resource_id: r.resource_id,
+            changed_fields: r.changed_fields,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuditEventList {
+    pub items: Vec<AuditEventBody>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct AuditListParams {
+    /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// The `next_cursor` of the previous page.
+    #[param(min_length = 22, max_length = 22, pattern = "^[A-Za-z0-9_-]{22}$")]
+    pub cursor: Option<String>,
+    /// e.g. `mission`, `api_client`, `citizen`, `staff_member`, `service_type`.
+    #[param(min_length = 1, max_length = 64)]
+    pub resource_type: Option<String>,
+    pub resource_id: Option<Uuid>,
+    /// The principal who acted.
+    pub actor_id: Option<Uuid>,
+}
+
+/// List audit events, newest first (global admin).
+#[utoipa::path(
+    tag = "audit",
+    operation_id = "list_audit_events",
+    params(AuditListParams),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Beta"))),
+    responses((status = 200, description = "A page of audit events", body = AuditEventList,
+        headers(("Link" = String, description = "The next page, when there is one"))))
+)]
+#[get("/api/v1/audit-events")]
+pub async fn list_audit_events(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    ApiQuery(params): ApiQuery<AuditListParams>,
+) -> Result<HttpResponse, ApiError> {
+    let page = page_request(params.limit, params.cursor.as_deref())?;
+    let filter = AuditFilter { resource_type: params.resource_type, resource_id: params.resource_id, actor_id: params.actor_id };
+    let page = state.audit.list(&actor, filter, page).await?;
+    Ok(list(&req, page, AuditEventBody::from))
+}

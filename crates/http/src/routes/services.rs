@@ -1,0 +1,286 @@
+//! `/api/v1/services`: the service catalog (spec 4.7).
+
+use super::{created_headers, list, send, stored_json, with_etag};
+use crate::extract::{ApiJson, ApiQuery, Authenticated, idempotency, if_match, page_request};
+use crate::problem::{ApiError, Problem};
+use crate::state::AppState;
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
+use consular_domain::{Money, NewServiceType, ServiceType, ServiceTypeChanges, ServiceTypeId, Stage};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+/// An amount in the currency's minor unit (e.g. cents).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoneyBody {
+    #[schema(minimum = 0, maximum = 100_000_000_000i64, example = 8600)]
+    pub amount_minor: i64,
+    /// ISO 4217.
+    #[schema(pattern = "^[A-Z]{3}$", example = "EUR")]
+    pub currency: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StageBody {
+    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    pub name: String,
+    #[serde(default)]
+    #[schema(max_length = 1000)]
+    pub description: String,
+}
+
+impl From<MoneyBody> for Money {
+    fn from(m: MoneyBody) -> Self {
+        Money { amount_minor: m.amount_minor, currency: m.currency }
+    }
+}
+
+impl From<StageBody> for Stage {
+    fn from(s: StageBody) -> Self {
+        Stage { name: s.name, description: s.description }
+    }
+}
+
+/// A service type of the catalog.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServiceTypeBody {
+    pub id: Uuid,
+    pub code: String,
+    pub name: String,
+    pub description: String,
+    pub fee: MoneyBody,
+    /// Days from submission to completion.
+    pub sla_days: i32,
+    /// Document kinds a request needs.
+    pub required_documents: Vec<String>,
+    /// The ordered workflow stages.
+    pub stages: Vec<StageBody>,
+    pub active: bool,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: OffsetDateTime,
+}
+
+impl From<&ServiceType> for ServiceTypeBody {
+    fn from(s: &ServiceType) -> Self {
+        ServiceTypeBody {
+            id: s.id.as_uuid(),
+            code: s.code.clone(),
+            name: s.name.clone(),
+            description: s.description.clone(),
+            fee: MoneyBody { amount_minor: s.fee.amount_minor, currency: s.fee.currency.clone() },
+            sla_days: s.sla_days,
+            required_documents: s.required_documents.clone(),
+            stages: s.stages.iter().map(|st| StageBody { name: st.name.clone(), description: st.description.clone() }).collect(),
+            active: s.active,
+            created_at: s.created_at,
+            updated_at: s.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServiceTypeList {
+    pub items: Vec<ServiceTypeBody>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateServiceType {
+    /// Stable public code.
+    #[schema(pattern = "^[a-z][a-z0-9_]{0,63}$", example = "passport_renewal")]
+    pub code: String,
+    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    pub name: String,
+    #[serde(default)]
+    #[schema(max_length = 4000)]
+    pub description: String,
+    pub fee: MoneyBody,
+    #[schema(minimum = 1, maximum = 365)]
+    pub sla_days: i32,
+    #[serde(default)]
+    #[schema(max_items = 30, inline)]
+    pub required_documents: Vec<DocumentKind>,
+    #[schema(min_items = 1, max_items = 30)]
+    pub stages: Vec<StageBody>,
+    /// Defaults to true.
+    #[serde(default = "active_default")]
+    pub active: bool,
+}
+
+/// A document kind: lower-case letters, digits and underscores.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[schema(value_type = String, pattern = "^[a-z][a-z0-9_]{0,63}$", example = "passport_photo")]
+pub struct DocumentKind(pub String);
+
+fn active_default() -> bool {
+    true
+}
+
+/// Fields to change; absent fields stay. Send `{"active": false}` to deactivate.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateServiceType {
+    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    pub name: Option<String>,
+    #[schema(max_length = 4000)]
+    pub description: Option<String>,
+    pub fee: Option<MoneyBody>,
+    #[schema(minimum = 1, maximum = 365)]
+    pub sla_days: Option<i32>,
+    #[schema(max_items = 30)]
+    pub required_documents: Option<Vec<DocumentKind>>,
+    #[schema(min_items = 1, max_items = 30)]
+    pub stages: Option<Vec<StageBody>>,
+    pub active: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ServiceListParams {
+    /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// The `next_cursor` of the previous page.
+    #[param(min_length = 22, max_length = 22, pattern = "^[A-Za-z0-9_-]{22}$")]
+    pub cursor: Option<String>,
+    /// `false` lists inactive types (admins only); active types by default.
+    pub active: Option<bool>,
+}
+
+/// List service types.
+#[utoipa::path(
+    tag = "services",
+    operation_id = "list_services",
+    params(ServiceListParams),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses((status = 200, description = "A page of service types", body = ServiceTypeList,
+        headers(("Link" = String, description = "The next page, when there is one"))))
+)]
+#[get("/api/v1/services")]
+pub async fn list_services(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    ApiQuery(params): ApiQuery<ServiceListParams>,
+) -> Result<HttpResponse, ApiError> {
+    let page = page_request(params.limit, params.cursor.as_deref())?;
+    let page = state.catalog.list(&actor, params.active, page).await?;
+    Ok(list(&req, page, |s| ServiceTypeBody::from(&s)))
+}
+
+/// Get a service type (an extension of the spec).
+#[utoipa::path(
+    tag = "services",
+    operation_id = "get_service",
+    params(("id" = Uuid, Path, description = "Service type id")),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Beta"))),
+    responses((status = 200, description = "The service type", body = ServiceTypeBody,
+        headers(("ETag" = String, description = "Send as If-Match to update"))))
+)]
+#[get("/api/v1/services/{id}")]
+pub async fn get_service(
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let service = state.catalog.get(&actor, ServiceTypeId(id.into_inner())).await?;
+    Ok(with_etag(&ServiceTypeBody::from(&service), service.version))
+}
+
+/// Add a service type (global admin).
+#[utoipa::path(
+    tag = "services",
+    operation_id = "create_service",
+    request_body = CreateServiceType,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a retried request")),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses(
+        (status = 201, description = "Created", body = ServiceTypeBody, headers(
+            ("Location" = String, description = "The new service type"),
+            ("ETag" = String, description = "Its version"))),
+        (status = 409, description = "The code is taken, or the Idempotency-Key is in use", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/api/v1/services")]
+pub async fn create_service(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    body: ApiJson<CreateServiceType>,
+) -> Result<HttpResponse, ApiError> {
+    let key = idempotency(&req, &body.raw)?;
+    let input = body.value;
+    let new = NewServiceType {
+        code: input.code,
+        name: input.name,
+        description: input.description,
+        fee: input.fee.into(),
+        sla_days: input.sla_days,
+        required_documents: input.required_documents.into_iter().map(|k| k.0).collect(),
+        stages: input.stages.into_iter().map(Stage::from).collect(),
+        active: input.active,
+    };
+    let written = state
+        .catalog
+        .create(&actor, new, key.as_ref(), |s| {
+            let headers = created_headers(format!("/api/v1/services/{}", s.id), s.version);
+            stored_json(StatusCode::CREATED, &ServiceTypeBody::from(s), headers)
+        })
+        .await?;
+    Ok(send(written))
+}
+
+/// Update a service type or toggle its active status (global admin).
+///
+/// Requests already submitted keep the stage list they were submitted under.
+#[utoipa::path(
+    tag = "services",
+    operation_id = "update_service",
+    request_body = UpdateServiceType,
+    params(
+        ("id" = Uuid, Path, description = "Service type id"),
+        ("If-Match" = String, Header, description = "The ETag you read"),
+    ),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses(
+        (status = 200, description = "Updated", body = ServiceTypeBody, headers(("ETag" = String, description = "The new version"))),
+        (status = 412, description = "The service type changed since you read it", body = Problem, content_type = "application/problem+json"),
+        (status = 428, description = "If-Match is missing", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[patch("/api/v1/services/{id}")]
+pub async fn update_service(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+    body: ApiJson<UpdateServiceType>,
+) -> Result<HttpResponse, ApiError> {
+    let expected = if_match(req.headers())?;
+    let input = body.value;
+    let changes = ServiceTypeChanges {
+        name: input.name,
+        description: input.description,
+        fee: input.fee.map(Money::from),
+        sla_days: input.sla_days,
+        required_documents: input.required_documents.map(|kinds| kinds.into_iter().map(|k| k.0).collect()),
+        stages: input.stages.map(|stages| stages.into_iter().map(Stage::from).collect()),
+        active: input.active,
+    };
+    let service = state.catalog.update(&actor, ServiceTypeId(id.into_inner()), changes, expected.as_deref()).await?;
+    Ok(with_etag(&ServiceTypeBody::from(&service), service.version))
+}
