@@ -78,3 +78,7 @@ id_type!(
     /// A staff member; also the principal id of the member's API clients.
     StaffId
 );
+id_type!(
+    /// A service request.
+    RequestId
+);
