@@ -116,6 +116,12 @@ const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[
     (IDEMPOTENCY_KEY, "idempotency_keys.owner, idempotency_keys.key"),
     ("audit_events_pkey", "audit_events.id"),
     ("signing_keys_pkey", "signing_keys.kid"),
+    ("service_types_pkey", "service_types.id"),
+    ("service_types_code", "service_types.code"),
+    ("citizens_pkey", "citizens.id"),
+    ("citizens_passport", "citizens.mission_id, citizens.passport_number"),
+    ("staff_members_pkey", "staff_members.id"),
+    ("staff_assignments_pkey", "staff_assignments.staff_id, staff_assignments.service_type_id"),
 ];
 
 const IDEMPOTENCY_KEY: &str = "idempotency_keys_pkey";

@@ -4,11 +4,15 @@
 use crate::database::{Database, Pools};
 use crate::error::Failure;
 use async_trait::async_trait;
-use consular_domain::{ApiClient, AuditRecord, ClientId, Mission, MissionId, Page, PageRequest};
+use consular_domain::{
+    ApiClient, AuditRecord, Citizen, CitizenId, ClientId, Mission, MissionId, Page, PageRequest, ServiceType,
+    ServiceTypeId, StaffId, StaffMember,
+};
 use consular_ports::{
-    ClientFilter, ClientRepository, HealthCheck, IdempotencyRecord, IdempotencyRepository, MissionRepository,
-    RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, Revocation, SigningKeyRecord,
-    SigningKeyRepository, TokenRepository, WriteMeta,
+    AuditFilter, AuditRepository, CitizenFilter, CitizenRepository, ClientFilter, ClientRepository,
+    HealthCheck, IdempotencyRecord, IdempotencyRepository, MissionRepository, RefreshOutcome,
+    RefreshReplacement, RefreshTokenRecord, RepoError, Revocation, ServiceTypeFilter, ServiceTypeRepository,
+    SigningKeyRecord, SigningKeyRepository, StaffFilter, StaffRepository, TokenRepository, WriteMeta,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -157,6 +161,103 @@ impl SigningKeyRepository for Database {
 
     async fn insert_first(&self, key: &SigningKeyRecord) -> Result<bool, RepoError> {
         run!(self, signing_keys::insert_first(key))
+    }
+}
+
+#[async_trait]
+impl ServiceTypeRepository for Database {
+    async fn insert(&self, service_type: &ServiceType, meta: &WriteMeta) -> Result<(), RepoError> {
+        run!(self, service_types::insert(service_type, meta))
+    }
+
+    async fn update(
+        &self,
+        service_type: &ServiceType,
+        expected_version: i64,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError> {
+        run!(self, service_types::update(service_type, expected_version, meta))
+    }
+
+    async fn get(&self, id: ServiceTypeId) -> Result<Option<ServiceType>, RepoError> {
+        run!(self, service_types::get(id))
+    }
+
+    async fn get_many(&self, ids: &[ServiceTypeId]) -> Result<Vec<ServiceType>, RepoError> {
+        run!(self, service_types::get_many(ids))
+    }
+
+    async fn list(
+        &self,
+        filter: ServiceTypeFilter,
+        page: PageRequest,
+    ) -> Result<Page<ServiceType>, RepoError> {
+        run!(self, service_types::list(filter, page))
+    }
+}
+
+#[async_trait]
+impl CitizenRepository for Database {
+    async fn insert(
+        &self,
+        citizen: &Citizen,
+        client: Option<ApiClient>,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError> {
+        run!(self, citizens::insert(citizen, client.as_ref(), meta))
+    }
+
+    async fn update(
+        &self,
+        citizen: &Citizen,
+        expected_version: i64,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError> {
+        run!(self, citizens::update(citizen, expected_version, meta))
+    }
+
+    async fn get(&self, id: CitizenId) -> Result<Option<Citizen>, RepoError> {
+        run!(self, citizens::get(id))
+    }
+
+    async fn list(&self, filter: CitizenFilter, page: PageRequest) -> Result<Page<Citizen>, RepoError> {
+        run!(self, citizens::list(filter, page))
+    }
+}
+
+#[async_trait]
+impl StaffRepository for Database {
+    async fn insert(
+        &self,
+        member: &StaffMember,
+        client: Option<ApiClient>,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError> {
+        run!(self, staff::insert(member, client.as_ref(), meta))
+    }
+
+    async fn update(
+        &self,
+        member: &StaffMember,
+        expected_version: i64,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError> {
+        run!(self, staff::update(member, expected_version, meta))
+    }
+
+    async fn get(&self, id: StaffId) -> Result<Option<StaffMember>, RepoError> {
+        run!(self, staff::get(id))
+    }
+
+    async fn list(&self, filter: StaffFilter, page: PageRequest) -> Result<Page<StaffMember>, RepoError> {
+        run!(self, staff::list(filter, page))
+    }
+}
+
+#[async_trait]
+impl AuditRepository for Database {
+    async fn list(&self, filter: AuditFilter, page: PageRequest) -> Result<Page<AuditRecord>, RepoError> {
+        run!(self, audit::list(filter, page))
     }
 }
 

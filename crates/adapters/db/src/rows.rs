@@ -4,15 +4,21 @@
 
 use crate::error::Failure;
 use crate::schema::{
-    api_clients, audit_events, idempotency_keys, missions, refresh_tokens, revocations, signing_keys,
+    api_clients, audit_events, citizens, idempotency_keys, missions, refresh_tokens, revocations,
+    service_types, signing_keys, staff_assignments, staff_members,
 };
-use crate::sql_types::{DbTime, DbUuid};
-use consular_domain::{ApiClient, AuditEventId, AuditRecord, Mission, PrincipalKind, ScopeSet, Subject};
+use crate::sql_types::{DbDate, DbJson, DbTime, DbUuid};
+use consular_domain::{
+    Address, ApiClient, AuditEventId, AuditRecord, Citizen, EmergencyContact, Mission, Money, PrincipalKind,
+    ScopeSet, ServiceType, ServiceTypeId, StaffMember, Stage, Subject,
+};
 use consular_ports::{
     IdempotencyRecord, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind, SigningKeyRecord,
     StoredResponse,
 };
 use diesel::prelude::*;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -372,5 +378,329 @@ impl From<SigningKeyRow> for SigningKeyRecord {
             public_key: row.public_key,
             created_at: row.created_at.0,
         }
+    }
+}
+
+// ---------------------------------------------------------------- JSON columns
+//
+// JSON columns hold the private `*Doc` mirrors below, never a domain type's own serde
+// form: the stored shape changes only when this file says so.
+
+fn to_json(what: &str, value: &impl Serialize) -> Result<DbJson, Failure> {
+    serde_json::to_value(value).map(DbJson).map_err(|e| corrupt(what, e))
+}
+
+fn from_json<T: DeserializeOwned>(what: &str, json: DbJson) -> Result<T, Failure> {
+    serde_json::from_value(json.0).map_err(|e| corrupt(what, e))
+}
+
+/// One element of `service_types.stages`.
+#[derive(Serialize, Deserialize)]
+struct StageDoc {
+    name: String,
+    description: String,
+}
+
+impl From<&Stage> for StageDoc {
+    fn from(s: &Stage) -> Self {
+        StageDoc { name: s.name.clone(), description: s.description.clone() }
+    }
+}
+
+impl From<StageDoc> for Stage {
+    fn from(doc: StageDoc) -> Self {
+        Stage { name: doc.name, description: doc.description }
+    }
+}
+
+/// `citizens.address`.
+#[derive(Serialize, Deserialize)]
+struct AddressDoc {
+    line1: String,
+    line2: Option<String>,
+    city: String,
+    region: Option<String>,
+    postal_code: Option<String>,
+    country: String,
+}
+
+impl From<&Address> for AddressDoc {
+    fn from(a: &Address) -> Self {
+        AddressDoc {
+            line1: a.line1.clone(),
+            line2: a.line2.clone(),
+            city: a.city.clone(),
+            region: a.region.clone(),
+            postal_code: a.postal_code.clone(),
+            country: a.country.clone(),
+        }
+    }
+}
+
+impl From<AddressDoc> for Address {
+    fn from(doc: AddressDoc) -> Self {
+        Address {
+            line1: doc.line1,
+            line2: doc.line2,
+            city: doc.city,
+            region: doc.region,
+            postal_code: doc.postal_code,
+            country: doc.country,
+        }
+    }
+}
+
+/// `citizens.emergency_contact` (SQL NULL when there is none).
+#[derive(Serialize, Deserialize)]
+struct EmergencyContactDoc {
+    name: String,
+    phone: String,
+    relationship: String,
+}
+
+impl From<&EmergencyContact> for EmergencyContactDoc {
+    fn from(c: &EmergencyContact) -> Self {
+        EmergencyContactDoc {
+            name: c.name.clone(),
+            phone: c.phone.clone(),
+            relationship: c.relationship.clone(),
+        }
+    }
+}
+
+impl From<EmergencyContactDoc> for EmergencyContact {
+    fn from(doc: EmergencyContactDoc) -> Self {
+        EmergencyContact { name: doc.name, phone: doc.phone, relationship: doc.relationship }
+    }
+}
+
+// ---------------------------------------------------------------- reference data
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = service_types)]
+pub(crate) struct ServiceTypeRow {
+    pub id: DbUuid,
+    pub code: String,
+    pub name: String,
+    pub description: String,
+    pub fee_amount_minor: i64,
+    pub fee_currency: String,
+    pub sla_days: i32,
+    pub required_documents: DbJson,
+    pub stages: DbJson,
+    pub active: bool,
+    pub version: i64,
+    pub created_at: DbTime,
+    pub updated_at: DbTime,
+}
+
+impl TryFrom<&ServiceType> for ServiceTypeRow {
+    type Error = Failure;
+    fn try_from(t: &ServiceType) -> Result<Self, Failure> {
+        let stages: Vec<StageDoc> = t.stages.iter().map(StageDoc::from).collect();
+        Ok(ServiceTypeRow {
+            id: DbUuid(t.id.0),
+            code: t.code.clone(),
+            name: t.name.clone(),
+            description: t.description.clone(),
+            fee_amount_minor: t.fee.amount_minor,
+            fee_currency: t.fee.currency.clone(),
+            sla_days: t.sla_days,
+            required_documents: to_json("required documents", &t.required_documents)?,
+            stages: to_json("stages", &stages)?,
+            active: t.active,
+            version: t.version,
+            created_at: DbTime(t.created_at),
+            updated_at: DbTime(t.updated_at),
+        })
+    }
+}
+
+impl TryFrom<ServiceTypeRow> for ServiceType {
+    type Error = Failure;
+    fn try_from(row: ServiceTypeRow) -> Result<Self, Failure> {
+        let stages: Vec<StageDoc> = from_json("service_types.stages", row.stages)?;
+        Ok(ServiceType {
+            id: row.id.0.into(),
+            code: row.code,
+            name: row.name,
+            description: row.description,
+            fee: Money { amount_minor: row.fee_amount_minor, currency: row.fee_currency },
+            sla_days: row.sla_days,
+            required_documents: from_json("service_types.required_documents", row.required_documents)?,
+            stages: stages.into_iter().map(Stage::from).collect(),
+            active: row.active,
+            version: row.version,
+            created_at: row.created_at.0,
+            updated_at: row.updated_at.0,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = citizens)]
+// Without this, removing the emergency contact (`None`) would keep the old one.
+#[diesel(treat_none_as_null = true)]
+pub(crate) struct CitizenRow {
+    pub id: DbUuid,
+    pub mission_id: DbUuid,
+    pub given_name: String,
+    pub family_name: String,
+    pub date_of_birth: DbDate,
+    pub place_of_birth: String,
+    pub nationality: String,
+    pub passport_number: String,
+    pub passport_expiry: DbDate,
+    pub email: String,
+    pub phone: String,
+    pub address: DbJson,
+    pub emergency_contact: Option<DbJson>,
+    pub preferred_language: String,
+    pub registration_status: String,
+    pub registered_at: DbTime,
+    pub activated_at: Option<DbTime>,
+    pub deregistered_at: Option<DbTime>,
+    pub version: i64,
+    pub created_at: DbTime,
+    pub updated_at: DbTime,
+}
+
+impl TryFrom<&Citizen> for CitizenRow {
+    type Error = Failure;
+    fn try_from(c: &Citizen) -> Result<Self, Failure> {
+        Ok(CitizenRow {
+            id: DbUuid(c.id.0),
+            mission_id: DbUuid(c.mission_id.0),
+            given_name: c.given_name.clone(),
+            family_name: c.family_name.clone(),
+            date_of_birth: DbDate(c.date_of_birth),
+            place_of_birth: c.place_of_birth.clone(),
+            nationality: c.nationality.clone(),
+            passport_number: c.passport_number.clone(),
+            passport_expiry: DbDate(c.passport_expiry),
+            email: c.email.clone(),
+            phone: c.phone.clone(),
+            address: to_json("address", &AddressDoc::from(&c.address))?,
+            emergency_contact: c
+                .emergency_contact
+                .as_ref()
+                .map(|e| to_json("emergency contact", &EmergencyContactDoc::from(e)))
+                .transpose()?,
+            preferred_language: c.preferred_language.clone(),
+            registration_status: c.registration_status.as_str().to_owned(),
+            registered_at: DbTime(c.registered_at),
+            activated_at: c.activated_at.map(DbTime),
+            deregistered_at: c.deregistered_at.map(DbTime),
+            version: c.version,
+            created_at: DbTime(c.created_at),
+            updated_at: DbTime(c.updated_at),
+        })
+    }
+}
+
+impl TryFrom<CitizenRow> for Citizen {
+    type Error = Failure;
+    fn try_from(row: CitizenRow) -> Result<Self, Failure> {
+        let address: AddressDoc = from_json("citizens.address", row.address)?;
+        let emergency_contact: Option<EmergencyContactDoc> =
+            row.emergency_contact.map(|e| from_json("citizens.emergency_contact", e)).transpose()?;
+        Ok(Citizen {
+            id: row.id.0.into(),
+            mission_id: row.mission_id.0.into(),
+            given_name: row.given_name,
+            family_name: row.family_name,
+            date_of_birth: row.date_of_birth.0,
+            place_of_birth: row.place_of_birth,
+            nationality: row.nationality,
+            passport_number: row.passport_number,
+            passport_expiry: row.passport_expiry.0,
+            email: row.email,
+            phone: row.phone,
+            address: address.into(),
+            emergency_contact: emergency_contact.map(EmergencyContact::from),
+            preferred_language: row.preferred_language,
+            registration_status: row
+                .registration_status
+                .parse()
+                .map_err(|e| corrupt("citizens.registration_status", e))?,
+            registered_at: row.registered_at.0,
+            activated_at: row.activated_at.map(|t| t.0),
+            deregistered_at: row.deregistered_at.map(|t| t.0),
+            version: row.version,
+            created_at: row.created_at.0,
+            updated_at: row.updated_at.0,
+        })
+    }
+}
+
+/// A staff member without their assignments (`staff_assignments`, see [`AssignmentRow`]).
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = staff_members)]
+pub(crate) struct StaffRow {
+    pub id: DbUuid,
+    pub mission_id: DbUuid,
+    pub name: String,
+    pub email: String,
+    pub job_title: String,
+    pub active: bool,
+    pub version: i64,
+    pub created_at: DbTime,
+    pub updated_at: DbTime,
+}
+
+impl From<&StaffMember> for StaffRow {
+    fn from(m: &StaffMember) -> Self {
+        StaffRow {
+            id: DbUuid(m.id.0),
+            mission_id: DbUuid(m.mission_id.0),
+            name: m.name.clone(),
+            email: m.email.clone(),
+            job_title: m.job_title.clone(),
+            active: m.active,
+            version: m.version,
+            created_at: DbTime(m.created_at),
+            updated_at: DbTime(m.updated_at),
+        }
+    }
+}
+
+impl StaffRow {
+    /// The member, with their service types in assignment order.
+    pub(crate) fn into_member(self, service_type_ids: Vec<ServiceTypeId>) -> StaffMember {
+        StaffMember {
+            id: self.id.0.into(),
+            mission_id: self.mission_id.0.into(),
+            name: self.name,
+            email: self.email,
+            job_title: self.job_title,
+            active: self.active,
+            service_type_ids,
+            version: self.version,
+            created_at: self.created_at.0,
+            updated_at: self.updated_at.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = staff_assignments)]
+pub(crate) struct AssignmentRow {
+    pub staff_id: DbUuid,
+    pub service_type_id: DbUuid,
+    /// The index in `StaffMember::service_type_ids`.
+    pub position: i32,
+}
+
+impl AssignmentRow {
+    /// One row per service type of `member`, numbered in order.
+    pub(crate) fn all_of(member: &StaffMember) -> Vec<AssignmentRow> {
+        (0..)
+            .zip(&member.service_type_ids)
+            .map(|(position, service_type)| AssignmentRow {
+                staff_id: DbUuid(member.id.0),
+                service_type_id: DbUuid(service_type.0),
+                position,
+            })
+            .collect()
     }
 }

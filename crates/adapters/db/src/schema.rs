@@ -1,5 +1,5 @@
 //! The tables of `migrations/{postgres,sqlite}`, written by hand once for both databases:
-//! uuid and instant columns use the portable types of [`crate::sql_types`].
+//! uuid, instant, date and JSON columns use the portable types of [`crate::sql_types`].
 
 diesel::table! {
     use diesel::sql_types::*;
@@ -123,8 +123,90 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::sql_types::{PortableJson, PortableTimestamp, PortableUuid};
+
+    service_types (id) {
+        id -> PortableUuid,
+        code -> Text,
+        name -> Text,
+        description -> Text,
+        fee_amount_minor -> BigInt,
+        fee_currency -> Text,
+        sla_days -> Integer,
+        required_documents -> PortableJson,
+        stages -> PortableJson,
+        active -> Bool,
+        version -> BigInt,
+        created_at -> PortableTimestamp,
+        updated_at -> PortableTimestamp,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::sql_types::{PortableDate, PortableJson, PortableTimestamp, PortableUuid};
+
+    citizens (id) {
+        id -> PortableUuid,
+        mission_id -> PortableUuid,
+        given_name -> Text,
+        family_name -> Text,
+        date_of_birth -> PortableDate,
+        place_of_birth -> Text,
+        nationality -> Text,
+        passport_number -> Text,
+        passport_expiry -> PortableDate,
+        email -> Text,
+        phone -> Text,
+        address -> PortableJson,
+        emergency_contact -> Nullable<PortableJson>,
+        preferred_language -> Text,
+        registration_status -> Text,
+        registered_at -> PortableTimestamp,
+        activated_at -> Nullable<PortableTimestamp>,
+        deregistered_at -> Nullable<PortableTimestamp>,
+        version -> BigInt,
+        created_at -> PortableTimestamp,
+        updated_at -> PortableTimestamp,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::sql_types::{PortableTimestamp, PortableUuid};
+
+    staff_members (id) {
+        id -> PortableUuid,
+        mission_id -> PortableUuid,
+        name -> Text,
+        email -> Text,
+        job_title -> Text,
+        active -> Bool,
+        version -> BigInt,
+        created_at -> PortableTimestamp,
+        updated_at -> PortableTimestamp,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::sql_types::PortableUuid;
+
+    staff_assignments (staff_id, service_type_id) {
+        staff_id -> PortableUuid,
+        service_type_id -> PortableUuid,
+        position -> Integer,
+    }
+}
+
 diesel::joinable!(api_clients -> missions (mission_id));
 diesel::joinable!(refresh_tokens -> api_clients (client_id));
+diesel::joinable!(citizens -> missions (mission_id));
+diesel::joinable!(staff_members -> missions (mission_id));
+diesel::joinable!(staff_assignments -> staff_members (staff_id));
+diesel::joinable!(staff_assignments -> service_types (service_type_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     missions,
@@ -135,4 +217,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     idempotency_keys,
     audit_events,
     signing_keys,
+    service_types,
+    citizens,
+    staff_members,
+    staff_assignments,
 );

@@ -1,11 +1,12 @@
 //! Column types that are native on PostgreSQL and text on SQLite, so that one `schema.rs`
 //! and one set of queries serve both databases.
 //!
-//! Values travel as the newtypes [`DbUuid`] and [`DbTime`]: their `ToSql`/`FromSql` impls
-//! say how each backend stores them. On PostgreSQL they
-//! delegate to diesel's own `uuid`/`timestamptz` support; on SQLite a uuid is its
-//! lower-case hyphenated text and an instant is fixed-width RFC 3339 UTC text with six
-//! fractional digits, so comparing the text compares the instants.
+//! Values travel as the newtypes [`DbUuid`], [`DbTime`], [`DbDate`] and [`DbJson`]: their
+//! `ToSql`/`FromSql` impls say how each backend stores them. On PostgreSQL they delegate
+//! to diesel's own `uuid`/`timestamptz`/`date`/`jsonb` support; on SQLite a uuid is its
+//! lower-case hyphenated text, an instant is fixed-width RFC 3339 UTC text with six
+//! fractional digits and a date is `YYYY-MM-DD` (so comparing the text compares the
+//! values), and a JSON document is its compact text.
 
 use diesel::deserialize::FromSqlRow;
 use diesel::deserialize::{self, FromSql};
@@ -16,7 +17,7 @@ use diesel::sql_types::Text;
 use diesel::sqlite::{Sqlite, SqliteValue};
 use time::format_description::BorrowedFormatItem;
 use time::macros::format_description;
-use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
+use time::{Date, OffsetDateTime, PrimitiveDateTime, UtcOffset};
 use uuid::Uuid;
 
 /// A UUID: `uuid` on PostgreSQL (fixed OIDs, no type lookup), `TEXT` on SQLite.
@@ -31,6 +32,18 @@ pub struct PortableUuid;
 #[diesel(sqlite_type(name = "Text"))]
 pub struct PortableTimestamp;
 
+/// A calendar date: `date` on PostgreSQL, `TEXT` (`YYYY-MM-DD`) on SQLite.
+#[derive(Debug, Clone, Copy, Default, diesel::sql_types::SqlType, diesel::query_builder::QueryId)]
+#[diesel(postgres_type(oid = 1082, array_oid = 1182))]
+#[diesel(sqlite_type(name = "Text"))]
+pub struct PortableDate;
+
+/// A JSON document: `jsonb` on PostgreSQL, `TEXT` on SQLite.
+#[derive(Debug, Clone, Copy, Default, diesel::sql_types::SqlType, diesel::query_builder::QueryId)]
+#[diesel(postgres_type(oid = 3802, array_oid = 3807))]
+#[diesel(sqlite_type(name = "Text"))]
+pub struct PortableJson;
+
 /// A uuid bound to or read from a [`PortableUuid`] column. (diesel's blanket impls forbid
 /// implementing `AsExpression` for `uuid::Uuid` itself outside diesel, hence the newtype.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, AsExpression, FromSqlRow)]
@@ -41,6 +54,17 @@ pub(crate) struct DbUuid(pub Uuid);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, AsExpression, FromSqlRow)]
 #[diesel(sql_type = PortableTimestamp)]
 pub(crate) struct DbTime(pub OffsetDateTime);
+
+/// A date bound to or read from a [`PortableDate`] column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, AsExpression, FromSqlRow)]
+#[diesel(sql_type = PortableDate)]
+pub(crate) struct DbDate(pub Date);
+
+/// A document bound to or read from a [`PortableJson`] column. Rows convert their typed
+/// fields to and from it (`crate::rows`), so the column's shape is decided in one place.
+#[derive(Debug, Clone, PartialEq, AsExpression, FromSqlRow)]
+#[diesel(sql_type = PortableJson)]
+pub(crate) struct DbJson(pub serde_json::Value);
 
 impl From<Uuid> for DbUuid {
     fn from(value: Uuid) -> Self {
@@ -116,6 +140,61 @@ impl FromSql<PortableTimestamp, Sqlite> for DbTime {
     }
 }
 
+/// `2026-11-22`: fixed width as long as the year has four digits.
+const SQLITE_DATE: &[BorrowedFormatItem<'static>] = format_description!("[year]-[month]-[day]");
+
+impl ToSql<PortableDate, Pg> for DbDate {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
+        <Date as ToSql<diesel::sql_types::Date, Pg>>::to_sql(&self.0, out)
+    }
+}
+
+impl FromSql<PortableDate, Pg> for DbDate {
+    fn from_sql(bytes: PgValue<'_>) -> deserialize::Result<Self> {
+        <Date as FromSql<diesel::sql_types::Date, Pg>>::from_sql(bytes).map(DbDate)
+    }
+}
+
+impl ToSql<PortableDate, Sqlite> for DbDate {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> serialize::Result {
+        out.set_value(self.0.format(SQLITE_DATE)?);
+        Ok(IsNull::No)
+    }
+}
+
+impl FromSql<PortableDate, Sqlite> for DbDate {
+    fn from_sql(value: SqliteValue<'_, '_, '_>) -> deserialize::Result<Self> {
+        let text = <String as FromSql<Text, Sqlite>>::from_sql(value)?;
+        Ok(DbDate(Date::parse(&text, SQLITE_DATE)?))
+    }
+}
+
+impl ToSql<PortableJson, Pg> for DbJson {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
+        <serde_json::Value as ToSql<diesel::sql_types::Jsonb, Pg>>::to_sql(&self.0, out)
+    }
+}
+
+impl FromSql<PortableJson, Pg> for DbJson {
+    fn from_sql(bytes: PgValue<'_>) -> deserialize::Result<Self> {
+        <serde_json::Value as FromSql<diesel::sql_types::Jsonb, Pg>>::from_sql(bytes).map(DbJson)
+    }
+}
+
+impl ToSql<PortableJson, Sqlite> for DbJson {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> serialize::Result {
+        out.set_value(serde_json::to_string(&self.0)?);
+        Ok(IsNull::No)
+    }
+}
+
+impl FromSql<PortableJson, Sqlite> for DbJson {
+    fn from_sql(value: SqliteValue<'_, '_, '_>) -> deserialize::Result<Self> {
+        let text = <String as FromSql<Text, Sqlite>>::from_sql(value)?;
+        Ok(DbJson(serde_json::from_str(&text)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +208,14 @@ mod tests {
             sqlite_instant(datetime!(2026-01-02 03:04:05 UTC)).unwrap(),
             "2026-01-02T03:04:05.000000Z"
         );
+    }
+
+    #[test]
+    fn sqlite_dates_are_fixed_width_and_parse_back() {
+        let day = time::macros::date!(0987 - 01 - 02);
+        let text = day.format(SQLITE_DATE).unwrap();
+        assert_eq!(text, "0987-01-02");
+        assert_eq!(Date::parse(&text, SQLITE_DATE).unwrap(), day);
     }
 
     #[test]

@@ -13,8 +13,16 @@ macro_rules! write_tx {
     };
 }
 
-// `write_tx!` is in textual scope in `queries` (declared below it). The same files are
-// compiled a second time in `crate::pg`.
+/// Runs an async closure over the connection in a (deferred) transaction: a read of
+/// several statements sees one snapshot, even with another process writing to the file.
+macro_rules! read_tx {
+    ($conn:expr, $body:expr) => {
+        diesel_async::AsyncConnection::transaction($conn, $body)
+    };
+}
+
+// `write_tx!` and `read_tx!` are in textual scope in `queries` (declared below them). The
+// same files are compiled a second time in `crate::pg`.
 #[allow(clippy::duplicate_mod)]
 #[path = "queries/mod.rs"]
 pub(crate) mod queries;

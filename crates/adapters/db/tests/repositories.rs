@@ -5,17 +5,19 @@
 
 use consular_db::{Backend, Database, DbConfig};
 use consular_domain::{
-    ApiClient, AuditAction, AuditRecord, ClientId, ClientStatus, Mission, MissionId, PageRequest, Principal,
-    PrincipalId, PrincipalKind, ScopeSet, Subject,
+    Address, ApiClient, AuditAction, AuditRecord, Citizen, CitizenId, ClientId, ClientStatus,
+    EmergencyContact, Mission, MissionId, Money, Page, PageRequest, Principal, PrincipalId, PrincipalKind,
+    RegistrationStatus, ScopeSet, ServiceType, ServiceTypeId, StaffId, StaffMember, Stage, Subject,
 };
 use consular_ports::{
-    ClientFilter, ClientRepository, Clock, HealthCheck, IdempotencyRecord, IdempotencyRepository,
-    MissionRepository, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, Revocation,
-    RevocationKind, SigningKeyRecord, SigningKeyRepository, StoredResponse, SystemClock, TokenRepository,
-    WriteMeta,
+    AuditFilter, AuditRepository, CitizenFilter, CitizenRepository, ClientFilter, ClientRepository, Clock,
+    HealthCheck, IdempotencyRecord, IdempotencyRepository, MissionRepository, RefreshOutcome,
+    RefreshReplacement, RefreshTokenRecord, RepoError, Revocation, RevocationKind, ServiceTypeFilter,
+    ServiceTypeRepository, SigningKeyRecord, SigningKeyRepository, StaffFilter, StaffRepository,
+    StoredResponse, SystemClock, TokenRepository, WriteMeta,
 };
 use std::path::Path;
-use time::macros::datetime;
+use time::macros::{date, datetime};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
@@ -164,6 +166,124 @@ async fn stored_client(db: &Database) -> ApiClient {
     let client = client("staff", None);
     ClientRepository::insert(db, &client, &WriteMeta::default()).await.unwrap();
     client
+}
+
+async fn stored_mission(db: &Database, code: &str) -> Mission {
+    let m = mission(code);
+    MissionRepository::insert(db, &m, &WriteMeta::default()).await.unwrap();
+    m
+}
+
+fn service_type(code: &str) -> ServiceType {
+    let now = now();
+    ServiceType {
+        id: ServiceTypeId::new(),
+        code: code.to_owned(),
+        name: format!("Service {code}"),
+        description: "Renew an expiring passport".to_owned(),
+        fee: Money { amount_minor: 8600, currency: "EUR".to_owned() },
+        sla_days: 21,
+        required_documents: vec!["passport_photo".to_owned(), "old_passport".to_owned()],
+        stages: vec![
+            Stage {
+                name: "Document check".to_owned(), description: "Quotes \" and ünïcode ✓".to_owned()
+            },
+            Stage { name: "Printing".to_owned(), description: String::new() },
+        ],
+        active: true,
+        version: 1,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+async fn stored_service_type(db: &Database, code: &str) -> ServiceType {
+    let t = service_type(code);
+    ServiceTypeRepository::insert(db, &t, &WriteMeta::default()).await.unwrap();
+    t
+}
+
+fn citizen(mission: MissionId, passport: &str) -> Citizen {
+    let now = now();
+    Citizen {
+        id: CitizenId::new(),
+        mission_id: mission,
+        given_name: "Alice".to_owned(),
+        family_name: "Martin".to_owned(),
+        date_of_birth: date!(1990 - 04 - 12),
+        place_of_birth: "Lyon".to_owned(),
+        nationality: "FR".to_owned(),
+        passport_number: passport.to_owned(),
+        passport_expiry: date!(2031 - 04 - 11),
+        email: "alice@example.org".to_owned(),
+        phone: "+33612345678".to_owned(),
+        address: Address {
+            line1: "1 Main Street".to_owned(),
+            line2: None,
+            city: "Ottawa".to_owned(),
+            region: Some("Ontario".to_owned()),
+            postal_code: Some("K1A 0A1".to_owned()),
+            country: "CA".to_owned(),
+        },
+        emergency_contact: Some(EmergencyContact {
+            name: "Jean Martin".to_owned(),
+            phone: "+33600000000".to_owned(),
+            relationship: "brother".to_owned(),
+        }),
+        preferred_language: "fr".to_owned(),
+        registration_status: RegistrationStatus::Pending,
+        registered_at: now,
+        activated_at: None,
+        deregistered_at: None,
+        version: 1,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// The API client issued to a citizen or staff member (`principal`).
+fn client_of(scopes: &str, mission: MissionId, principal: Uuid) -> ApiClient {
+    let mut c = client(scopes, Some(mission));
+    c.subject.id = PrincipalId(principal);
+    c
+}
+
+fn staff_member(mission: MissionId, service_types: &[ServiceTypeId]) -> StaffMember {
+    let now = now();
+    StaffMember {
+        id: StaffId::new(),
+        mission_id: mission,
+        name: "Bob Lee".to_owned(),
+        email: "bob@mission.example".to_owned(),
+        job_title: "Consular officer".to_owned(),
+        active: true,
+        service_type_ids: service_types.to_vec(),
+        version: 1,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// Ids in the order a listing must return them: ascending.
+fn sorted<T: Ord + Copy>(ids: &[T]) -> Vec<T> {
+    let mut ids = ids.to_vec();
+    ids.sort();
+    ids
+}
+
+async fn listed_citizens(db: &Database, filter: CitizenFilter) -> Vec<CitizenId> {
+    let page = CitizenRepository::list(db, filter, PageRequest::default()).await.unwrap();
+    assert_eq!(page.next_after, None);
+    page.items.iter().map(|c| c.id).collect()
+}
+
+async fn listed_staff(db: &Database, filter: StaffFilter) -> Vec<StaffId> {
+    let page = StaffRepository::list(db, filter, PageRequest::default()).await.unwrap();
+    page.items.iter().map(|m| m.id).collect()
+}
+
+fn is_duplicate<T: std::fmt::Debug>(result: &Result<T, RepoError>, name: &str) -> bool {
+    matches!(result, Err(RepoError::Duplicate { constraint }) if constraint == name)
 }
 
 // ---------------------------------------------------------------- missions
@@ -613,6 +733,547 @@ async fn the_health_check_answers(db: Database) {
     assert!(matches!(closed, Err(RepoError::Unavailable(_))), "{closed:?}");
 }
 
+// ---------------------------------------------------------------- service types
+
+async fn service_types_round_trip_with_their_json_fields(db: Database) {
+    let renewal = service_type("passport_renewal");
+    let meta = audited("service_type", renewal.id.0);
+    ServiceTypeRepository::insert(&db, &renewal, &meta).await.unwrap();
+    assert_eq!(ServiceTypeRepository::get(&db, renewal.id).await.unwrap(), Some(renewal.clone()));
+    assert_eq!(ServiceTypeRepository::get(&db, ServiceTypeId::new()).await.unwrap(), None);
+    assert_eq!(db.audit_trail("service_type", renewal.id.0).await.unwrap(), meta.audit);
+
+    // Empty lists are lists too.
+    let mut bare = service_type("visa");
+    bare.required_documents = vec![];
+    bare.fee = Money { amount_minor: 0, currency: "USD".to_owned() };
+    ServiceTypeRepository::insert(&db, &bare, &WriteMeta::default()).await.unwrap();
+    assert_eq!(ServiceTypeRepository::get(&db, bare.id).await.unwrap(), Some(bare.clone()));
+
+    let mut many =
+        ServiceTypeRepository::get_many(&db, &[bare.id, ServiceTypeId::new(), renewal.id]).await.unwrap();
+    many.sort_by_key(|t| t.id);
+    assert_eq!(many, sorted_by_id(vec![renewal, bare]));
+    assert_eq!(ServiceTypeRepository::get_many(&db, &[]).await.unwrap(), vec![]);
+    assert_eq!(ServiceTypeRepository::get_many(&db, &[ServiceTypeId::new()]).await.unwrap(), vec![]);
+}
+
+fn sorted_by_id(mut types: Vec<ServiceType>) -> Vec<ServiceType> {
+    types.sort_by_key(|t| t.id);
+    types
+}
+
+async fn a_taken_service_type_code_is_a_duplicate(db: Database) {
+    stored_service_type(&db, "passport_renewal").await;
+    let again = service_type("passport_renewal");
+    let duplicate = ServiceTypeRepository::insert(&db, &again, &audited("service_type", again.id.0)).await;
+    assert!(is_duplicate(&duplicate, "service_types_code"), "{duplicate:?}");
+    assert_eq!(db.count_rows("service_types").await.unwrap(), 1);
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 0);
+}
+
+async fn service_type_updates_check_the_version(db: Database) {
+    let mut t = stored_service_type(&db, "passport_renewal").await;
+    t.fee = Money { amount_minor: 9900, currency: "CAD".to_owned() };
+    t.stages.reverse();
+    t.stages.push(Stage { name: "Delivery".to_owned(), description: "By post".to_owned() });
+    t.required_documents = vec!["birth_certificate".to_owned()];
+    t.active = false;
+    t.sla_days = 30;
+    t.version = 2;
+    t.updated_at = now();
+    ServiceTypeRepository::update(&db, &t, 1, &audited("service_type", t.id.0)).await.unwrap();
+    assert_eq!(ServiceTypeRepository::get(&db, t.id).await.unwrap(), Some(t.clone()));
+
+    let stale = ServiceTypeRepository::update(&db, &t, 1, &audited("service_type", t.id.0)).await;
+    assert!(matches!(stale, Err(RepoError::VersionConflict)), "{stale:?}");
+    let gone = ServiceTypeRepository::update(&db, &service_type("other"), 1, &WriteMeta::default()).await;
+    assert!(matches!(gone, Err(RepoError::NotFound)), "{gone:?}");
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 1);
+}
+
+async fn service_types_are_listed_by_activity_in_keyset_pages(db: Database) {
+    let a = stored_service_type(&db, "a").await;
+    let mut b = service_type("b");
+    b.active = false;
+    ServiceTypeRepository::insert(&db, &b, &WriteMeta::default()).await.unwrap();
+    let c = stored_service_type(&db, "c").await;
+
+    let ids = |page: Page<ServiceType>| page.items.iter().map(|t| t.id).collect::<Vec<_>>();
+    let all = ServiceTypeRepository::list(&db, ServiceTypeFilter::default(), PageRequest::default()).await;
+    assert_eq!(ids(all.unwrap()), sorted(&[a.id, b.id, c.id]));
+    let active = ServiceTypeFilter { active: Some(true) };
+    let inactive = ServiceTypeFilter { active: Some(false) };
+    let only_inactive = ServiceTypeRepository::list(&db, inactive, PageRequest::default()).await.unwrap();
+    assert_eq!(ids(only_inactive), [b.id]);
+
+    let expected = sorted(&[a.id, c.id]);
+    let first =
+        ServiceTypeRepository::list(&db, active, PageRequest { limit: 1, after: None }).await.unwrap();
+    assert_eq!(first.next_after, Some(expected[0].0));
+    let second =
+        ServiceTypeRepository::list(&db, active, PageRequest { limit: 1, after: first.next_after }).await;
+    let second = second.unwrap();
+    assert_eq!(second.next_after, None);
+    assert_eq!([ids(first), ids(second)].concat(), expected);
+}
+
+// ---------------------------------------------------------------- citizens
+
+async fn citizens_round_trip_with_exact_dates(db: Database) {
+    let paris = stored_mission(&db, "fr-paris").await;
+    let mut alice = citizen(paris.id, "19AB12345");
+    alice.date_of_birth = date!(1900 - 01 - 01);
+    alice.passport_expiry = date!(2000 - 02 - 29);
+    alice.registered_at = datetime!(2026-11-22 23:59:59.999999 -05:00);
+    alice.activated_at = Some(datetime!(2026-11-23 08:00:00.000001 UTC));
+    alice.registration_status = RegistrationStatus::Active;
+    CitizenRepository::insert(&db, &alice, None, &WriteMeta::default()).await.unwrap();
+    assert_eq!(CitizenRepository::get(&db, alice.id).await.unwrap(), Some(alice.clone()));
+    assert_eq!(CitizenRepository::get(&db, CitizenId::new()).await.unwrap(), None);
+
+    // Optional parts absent, the latest date a `time::Date` formats with four digits.
+    let mut bob = citizen(paris.id, "XY0000001");
+    bob.date_of_birth = date!(2024 - 12 - 31);
+    bob.passport_expiry = date!(9999 - 12 - 31);
+    bob.emergency_contact = None;
+    bob.address.region = None;
+    bob.address.postal_code = None;
+    bob.address.line2 = Some("Apt. 4 — « bis »".to_owned());
+    CitizenRepository::insert(&db, &bob, None, &WriteMeta::default()).await.unwrap();
+    assert_eq!(CitizenRepository::get(&db, bob.id).await.unwrap(), Some(bob));
+}
+
+async fn a_citizen_is_stored_with_their_client(db: Database) {
+    let paris = stored_mission(&db, "fr-paris").await;
+    let alice = citizen(paris.id, "19AB12345");
+    let portal = client_of("citizen", paris.id, alice.id.0);
+    let meta = WriteMeta {
+        audit: [audited("citizen", alice.id.0).audit, audited("client", portal.id.0).audit].concat(),
+        idempotency: None,
+    };
+    CitizenRepository::insert(&db, &alice, Some(portal.clone()), &meta).await.unwrap();
+    assert_eq!(CitizenRepository::get(&db, alice.id).await.unwrap(), Some(alice));
+    assert_eq!(ClientRepository::get(&db, portal.id).await.unwrap(), Some(portal));
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 2);
+}
+
+async fn a_passport_is_registered_once_per_mission(db: Database) {
+    let paris = stored_mission(&db, "fr-paris").await;
+    let lyon = stored_mission(&db, "fr-lyon").await;
+    let first = citizen(paris.id, "19AB12345");
+    CitizenRepository::insert(
+        &db,
+        &first,
+        Some(client_of("citizen", paris.id, first.id.0)),
+        &WriteMeta::default(),
+    )
+    .await
+    .unwrap();
+
+    let owner = ClientId::new();
+    let second = citizen(paris.id, "19AB12345");
+    let second_client = client_of("citizen", paris.id, second.id.0);
+    let meta = WriteMeta {
+        idempotency: Some(idempotency(owner, "register", Duration::hours(24))),
+        ..audited("citizen", second.id.0)
+    };
+    let duplicate = CitizenRepository::insert(&db, &second, Some(second_client.clone()), &meta).await;
+    assert!(is_duplicate(&duplicate, "citizens_passport"), "{duplicate:?}");
+    assert_eq!(CitizenRepository::get(&db, second.id).await.unwrap(), None);
+    assert_eq!(ClientRepository::get(&db, second_client.id).await.unwrap(), None);
+    assert_eq!(db.count_rows("citizens").await.unwrap(), 1);
+    assert_eq!(db.count_rows("api_clients").await.unwrap(), 1);
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 0);
+    assert_eq!(IdempotencyRepository::find(&db, owner, "register", now()).await.unwrap(), None);
+
+    // Another mission may register the same passport.
+    let elsewhere = citizen(lyon.id, "19AB12345");
+    CitizenRepository::insert(&db, &elsewhere, None, &WriteMeta::default()).await.unwrap();
+    assert_eq!(db.count_rows("citizens").await.unwrap(), 2);
+}
+
+async fn a_citizen_whose_client_fails_is_not_stored(db: Database) {
+    let paris = stored_mission(&db, "fr-paris").await;
+    let taken = stored_client(&db).await;
+    let alice = citizen(paris.id, "19AB12345");
+    let clash = ApiClient { id: taken.id, ..client_of("citizen", paris.id, alice.id.0) };
+    let failed = CitizenRepository::insert(&db, &alice, Some(clash), &audited("citizen", alice.id.0)).await;
+    assert!(is_duplicate(&failed, "api_clients_pkey"), "{failed:?}");
+    assert_eq!(CitizenRepository::get(&db, alice.id).await.unwrap(), None);
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 0);
+}
+
+async fn a_citizen_of_an_unknown_mission_is_refused(db: Database) {
+    let orphan = citizen(MissionId::new(), "19AB12345");
+    let refused = CitizenRepository::insert(&db, &orphan, None, &audited("citizen", orphan.id.0)).await;
+    assert!(matches!(refused, Err(RepoError::Other(_))), "{refused:?}");
+    assert_eq!(db.count_rows("citizens").await.unwrap(), 0);
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 0);
+}
+
+async fn citizen_updates_check_the_version(db: Database) {
+    let paris = stored_mission(&db, "fr-paris").await;
+    let mut alice = citizen(paris.id, "19AB12345");
+    CitizenRepository::insert(&db, &alice, None, &WriteMeta::default()).await.unwrap();
+    let bob = citizen(paris.id, "XY0000001");
+    CitizenRepository::insert(&db, &bob, None, &WriteMeta::default()).await.unwrap();
+
+    let at = now();
+    alice.emergency_contact = None;
+    alice.address.line2 = Some("Floor 2".to_owned());
+    alice.date_of_birth = date!(1991 - 05 - 13);
+    alice.registration_status = RegistrationStatus::Deregistered;
+    alice.deregistered_at = Some(at);
+    alice.version = 2;
+    alice.updated_at = at;
+    CitizenRepository::update(&db, &alice, 1, &audited("citizen", alice.id.0)).await.unwrap();
+    assert_eq!(CitizenRepository::get(&db, alice.id).await.unwrap(), Some(alice.clone()));
+
+    let stale = CitizenRepository::update(&db, &alice, 1, &WriteMeta::default()).await;
+    assert!(matches!(stale, Err(RepoError::VersionConflict)), "{stale:?}");
+    let gone =
+        CitizenRepository::update(&db, &citizen(paris.id, "ZZ0000001"), 1, &WriteMeta::default()).await;
+    assert!(matches!(gone, Err(RepoError::NotFound)), "{gone:?}");
+    let taken = Citizen { passport_number: bob.passport_number.clone(), version: 3, ..alice.clone() };
+    let duplicate = CitizenRepository::update(&db, &taken, 2, &audited("citizen", alice.id.0)).await;
+    assert!(is_duplicate(&duplicate, "citizens_passport"), "{duplicate:?}");
+    assert_eq!(CitizenRepository::get(&db, alice.id).await.unwrap(), Some(alice));
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 1);
+}
+
+async fn citizens_are_listed_by_every_filter(db: Database) {
+    let paris = stored_mission(&db, "fr-paris").await;
+    let lyon = stored_mission(&db, "fr-lyon").await;
+    let person = |mission: MissionId,
+                  passport: &str,
+                  (given, family, email): (&str, &str, &str),
+                  nationality: &str,
+                  status: RegistrationStatus,
+                  registered_at: OffsetDateTime| Citizen {
+        given_name: given.to_owned(),
+        family_name: family.to_owned(),
+        email: email.to_owned(),
+        nationality: nationality.to_owned(),
+        registration_status: status,
+        registered_at,
+        ..citizen(mission, passport)
+    };
+    use RegistrationStatus::{Active, Deregistered, Pending};
+    let a = person(
+        paris.id,
+        "AA0000001",
+        ("Alice", "Martin", "alice@example.org"),
+        "FR",
+        Pending,
+        datetime!(2026-01-10 12:00 UTC),
+    );
+    let b = person(
+        paris.id,
+        "BB0000001",
+        ("Bob", "Durand", "bob@example.net"),
+        "CA",
+        Active,
+        datetime!(2026-02-01 00:00 UTC),
+    );
+    let c = person(
+        lyon.id,
+        "CC0000001",
+        ("Chloé", "MARTINEZ", "chloe@mail.fr"),
+        "FR",
+        Active,
+        datetime!(2026-03-01 00:00 UTC),
+    );
+    // 07:30 UTC, written with another offset: compared as the instant.
+    let d = person(
+        paris.id,
+        "DD0000001",
+        ("Dan", "Smith", "Dan.Martin@Example.org"),
+        "FR",
+        Deregistered,
+        datetime!(2026-02-15 09:30 +02:00),
+    );
+    for x in [&a, &b, &c, &d] {
+        CitizenRepository::insert(&db, x, None, &WriteMeta::default()).await.unwrap();
+    }
+
+    let all = CitizenFilter::default();
+    assert_eq!(listed_citizens(&db, all.clone()).await, sorted(&[a.id, b.id, c.id, d.id]));
+    let in_paris = CitizenFilter { mission_id: Some(paris.id), ..all.clone() };
+    assert_eq!(listed_citizens(&db, in_paris.clone()).await, sorted(&[a.id, b.id, d.id]));
+    let active = CitizenFilter { registration_status: Some(Active), ..all.clone() };
+    assert_eq!(listed_citizens(&db, active).await, sorted(&[b.id, c.id]));
+    let french = CitizenFilter { nationality: Some("FR".to_owned()), ..all.clone() };
+    assert_eq!(listed_citizens(&db, french).await, sorted(&[a.id, c.id, d.id]));
+
+    // `q`: any case, in the given name, the family name or the email.
+    let q = |text: &str| CitizenFilter { q: Some(text.to_owned()), ..all.clone() };
+    assert_eq!(listed_citizens(&db, q("MARTIN")).await, sorted(&[a.id, c.id, d.id]));
+    assert_eq!(listed_citizens(&db, q("bOb")).await, [b.id]);
+    assert_eq!(listed_citizens(&db, q("example.ORG")).await, sorted(&[a.id, d.id]));
+    assert_eq!(listed_citizens(&db, q("CHLO")).await, [c.id]);
+    assert_eq!(listed_citizens(&db, q("li")).await, [a.id]);
+    assert_eq!(listed_citizens(&db, q("nobody")).await, []);
+
+    // `registered_from` is inclusive, `registered_to` exclusive.
+    let boundary = datetime!(2026-02-01 00:00 UTC);
+    let from = CitizenFilter { registered_from: Some(boundary), ..all.clone() };
+    assert_eq!(listed_citizens(&db, from).await, sorted(&[b.id, c.id, d.id]));
+    let to = CitizenFilter { registered_to: Some(boundary), ..all.clone() };
+    assert_eq!(listed_citizens(&db, to).await, [a.id]);
+    // `c`'s registration instant, written with another offset: excluded.
+    let february = CitizenFilter {
+        registered_from: Some(boundary),
+        registered_to: Some(datetime!(2026-03-01 01:00 +01:00)),
+        ..all.clone()
+    };
+    assert_eq!(listed_citizens(&db, february).await, sorted(&[b.id, d.id]));
+
+    // Every filter present must match.
+    let combined = CitizenFilter {
+        nationality: Some("FR".to_owned()),
+        q: Some("martin".to_owned()),
+        ..in_paris.clone()
+    };
+    assert_eq!(listed_citizens(&db, combined.clone()).await, sorted(&[a.id, d.id]));
+    let narrower = CitizenFilter { registered_from: Some(boundary), ..combined.clone() };
+    assert_eq!(listed_citizens(&db, narrower).await, [d.id]);
+    let status = CitizenFilter { registration_status: Some(Pending), ..combined };
+    assert_eq!(listed_citizens(&db, status).await, [a.id]);
+    let none = CitizenFilter { mission_id: Some(lyon.id), registration_status: Some(Pending), ..all };
+    assert_eq!(listed_citizens(&db, none).await, []);
+
+    // Pages of a filtered listing.
+    let expected = sorted(&[a.id, b.id, d.id]);
+    let mut after = None;
+    let mut seen = Vec::new();
+    loop {
+        let page =
+            CitizenRepository::list(&db, in_paris.clone(), PageRequest { limit: 2, after }).await.unwrap();
+        seen.extend(page.items.iter().map(|c| c.id));
+        after = page.next_after;
+        if after.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen, expected);
+}
+
+async fn citizen_search_matches_wildcards_literally(db: Database) {
+    let paris = stored_mission(&db, "fr-paris").await;
+    let named = |passport: &str, family: &str| Citizen {
+        family_name: family.to_owned(),
+        email: format!("{}@example.org", passport.to_lowercase()),
+        ..citizen(paris.id, passport)
+    };
+    let underscore = named("AA0000001", "O_Neil");
+    let any_char = named("BB0000001", "OxNeil");
+    let percent = named("CC0000001", "50% Off");
+    let digits = named("DD0000001", "500 Off");
+    let backslash = named("EE0000001", "Back\\Slash");
+    let plain = named("FF0000001", "Backslash");
+    for x in [&underscore, &any_char, &percent, &digits, &backslash, &plain] {
+        CitizenRepository::insert(&db, x, None, &WriteMeta::default()).await.unwrap();
+    }
+
+    let q = |text: &str| CitizenFilter { q: Some(text.to_owned()), ..CitizenFilter::default() };
+    assert_eq!(listed_citizens(&db, q("o_n")).await, [underscore.id]);
+    assert_eq!(listed_citizens(&db, q("_")).await, [underscore.id]);
+    assert_eq!(listed_citizens(&db, q("50%")).await, [percent.id]);
+    assert_eq!(listed_citizens(&db, q("%")).await, [percent.id]);
+    assert_eq!(listed_citizens(&db, q("K\\s")).await, [backslash.id]);
+    assert_eq!(listed_citizens(&db, q("'; DROP TABLE citizens; --")).await, []);
+    assert_eq!(db.count_rows("citizens").await.unwrap(), 6);
+}
+
+// ---------------------------------------------------------------- staff
+
+async fn staff_members_round_trip_with_their_client(db: Database) {
+    let paris = stored_mission(&db, "fr-paris").await;
+    let a = stored_service_type(&db, "a").await;
+    let b = stored_service_type(&db, "b").await;
+    // Not id order: the given order is kept.
+    let bob = staff_member(paris.id, &[b.id, a.id]);
+    let portal = client_of("staff", paris.id, bob.id.0);
+    StaffRepository::insert(&db, &bob, Some(portal.clone()), &audited("staff", bob.id.0)).await.unwrap();
+    assert_eq!(StaffRepository::get(&db, bob.id).await.unwrap(), Some(bob.clone()));
+    assert_eq!(ClientRepository::get(&db, portal.id).await.unwrap(), Some(portal));
+    assert_eq!(StaffRepository::get(&db, StaffId::new()).await.unwrap(), None);
+
+    let idle = staff_member(paris.id, &[]);
+    StaffRepository::insert(&db, &idle, None, &WriteMeta::default()).await.unwrap();
+    assert_eq!(StaffRepository::get(&db, idle.id).await.unwrap(), Some(idle));
+    assert_eq!(db.count_rows("staff_assignments").await.unwrap(), 2);
+}
+
+async fn a_staff_member_with_an_unknown_service_type_is_not_stored(db: Database) {
+    let paris = stored_mission(&db, "fr-paris").await;
+    let a = stored_service_type(&db, "a").await;
+    let bob = staff_member(paris.id, &[a.id, ServiceTypeId::new()]);
+    let portal = client_of("staff", paris.id, bob.id.0);
+    let refused = StaffRepository::insert(&db, &bob, Some(portal.clone()), &audited("staff", bob.id.0)).await;
+    assert!(matches!(refused, Err(RepoError::Other(_))), "{refused:?}");
+    assert_eq!(StaffRepository::get(&db, bob.id).await.unwrap(), None);
+    assert_eq!(ClientRepository::get(&db, portal.id).await.unwrap(), None);
+    for table in ["staff_members", "staff_assignments", "audit_events"] {
+        assert_eq!(db.count_rows(table).await.unwrap(), 0, "{table}");
+    }
+}
+
+async fn a_staff_update_replaces_the_assignments_in_order(db: Database) {
+    let paris = stored_mission(&db, "fr-paris").await;
+    let [a, b, c] = [
+        stored_service_type(&db, "a").await,
+        stored_service_type(&db, "b").await,
+        stored_service_type(&db, "c").await,
+    ];
+    let mut bob = staff_member(paris.id, &[a.id, b.id]);
+    StaffRepository::insert(&db, &bob, None, &WriteMeta::default()).await.unwrap();
+    let other = staff_member(paris.id, &[a.id]);
+    StaffRepository::insert(&db, &other, None, &WriteMeta::default()).await.unwrap();
+
+    bob.service_type_ids = vec![c.id, a.id, b.id];
+    bob.job_title = "Vice-consul".to_owned();
+    bob.active = false;
+    bob.version = 2;
+    bob.updated_at = now();
+    StaffRepository::update(&db, &bob, 1, &audited("staff", bob.id.0)).await.unwrap();
+    assert_eq!(StaffRepository::get(&db, bob.id).await.unwrap(), Some(bob.clone()));
+
+    bob.service_type_ids = vec![b.id];
+    bob.version = 3;
+    StaffRepository::update(&db, &bob, 2, &WriteMeta::default()).await.unwrap();
+    assert_eq!(StaffRepository::get(&db, bob.id).await.unwrap().unwrap().service_type_ids, [b.id]);
+    // Only this member's rows were replaced.
+    assert_eq!(StaffRepository::get(&db, other.id).await.unwrap(), Some(other));
+    assert_eq!(db.count_rows("staff_assignments").await.unwrap(), 2);
+
+    // A failed update changes nothing, assignments included.
+    let stale = StaffMember { service_type_ids: vec![], version: 4, ..bob.clone() };
+    let conflict = StaffRepository::update(&db, &stale, 2, &audited("staff", bob.id.0)).await;
+    assert!(matches!(conflict, Err(RepoError::VersionConflict)), "{conflict:?}");
+    let unknown = StaffMember { service_type_ids: vec![ServiceTypeId::new()], version: 4, ..bob.clone() };
+    let refused = StaffRepository::update(&db, &unknown, 3, &WriteMeta::default()).await;
+    assert!(matches!(refused, Err(RepoError::Other(_))), "{refused:?}");
+    assert_eq!(StaffRepository::get(&db, bob.id).await.unwrap(), Some(bob));
+    let gone = StaffRepository::update(&db, &staff_member(paris.id, &[]), 1, &WriteMeta::default()).await;
+    assert!(matches!(gone, Err(RepoError::NotFound)), "{gone:?}");
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 1);
+}
+
+async fn staff_are_listed_by_mission_service_type_and_activity(db: Database) {
+    let paris = stored_mission(&db, "fr-paris").await;
+    let lyon = stored_mission(&db, "fr-lyon").await;
+    let a = stored_service_type(&db, "a").await;
+    let b = stored_service_type(&db, "b").await;
+    let x = staff_member(paris.id, &[b.id, a.id]);
+    let y = StaffMember { active: false, ..staff_member(paris.id, &[b.id]) };
+    let z = staff_member(lyon.id, &[a.id]);
+    let idle = staff_member(paris.id, &[]);
+    for m in [&x, &y, &z, &idle] {
+        StaffRepository::insert(&db, m, None, &WriteMeta::default()).await.unwrap();
+    }
+
+    let all = StaffFilter::default();
+    let page = StaffRepository::list(&db, all, PageRequest::default()).await.unwrap();
+    assert_eq!(page.items, sorted_members(vec![x.clone(), y.clone(), z.clone(), idle.clone()]));
+    let in_paris = StaffFilter { mission_id: Some(paris.id), ..all };
+    assert_eq!(listed_staff(&db, in_paris).await, sorted(&[x.id, y.id, idle.id]));
+    let handles_a = StaffFilter { service_type_id: Some(a.id), ..all };
+    assert_eq!(listed_staff(&db, handles_a).await, sorted(&[x.id, z.id]));
+    let inactive = StaffFilter { active: Some(false), ..all };
+    assert_eq!(listed_staff(&db, inactive).await, [y.id]);
+    let combined =
+        StaffFilter { mission_id: Some(paris.id), service_type_id: Some(a.id), active: Some(true) };
+    assert_eq!(listed_staff(&db, combined).await, [x.id]);
+    let active_b = StaffFilter { service_type_id: Some(b.id), active: Some(true), ..all };
+    assert_eq!(listed_staff(&db, active_b).await, [x.id]);
+    let nobody = StaffFilter { service_type_id: Some(ServiceTypeId::new()), ..all };
+    assert_eq!(listed_staff(&db, nobody).await, []);
+
+    // Pages carry each member's assignments.
+    let expected = sorted_members(vec![x, y, idle]);
+    let first = StaffRepository::list(&db, in_paris, PageRequest { limit: 2, after: None }).await.unwrap();
+    assert_eq!(first.items, expected[..2]);
+    let rest = StaffRepository::list(&db, in_paris, PageRequest { limit: 2, after: first.next_after }).await;
+    let rest = rest.unwrap();
+    assert_eq!(rest.items, expected[2..]);
+    assert_eq!(rest.next_after, None);
+}
+
+fn sorted_members(mut members: Vec<StaffMember>) -> Vec<StaffMember> {
+    members.sort_by_key(|m| m.id);
+    members
+}
+
+// ---------------------------------------------------------------- audit log
+
+async fn the_audit_log_is_listed_newest_first_with_each_filter(db: Database) {
+    let (alice, bob) = (admin(), admin());
+    let (mission_id, client_id) = (Uuid::now_v7(), Uuid::now_v7());
+    let entry = |actor: Option<&Principal>, resource_type: &str, resource_id: Uuid| {
+        AuditRecord::new(
+            actor,
+            now(),
+            AuditAction::Updated,
+            resource_type,
+            resource_id,
+            vec!["name".to_owned()],
+        )
+    };
+    let entries = vec![
+        entry(Some(&alice), "mission", mission_id),
+        entry(Some(&bob), "client", client_id),
+        entry(None, "mission", mission_id),
+        entry(Some(&alice), "client", client_id),
+        entry(Some(&alice), "mission", Uuid::now_v7()),
+    ];
+    MissionRepository::insert(
+        &db,
+        &mission("fr-paris"),
+        &WriteMeta { audit: entries.clone(), idempotency: None },
+    )
+    .await
+    .unwrap();
+    let newest_first = |picked: &[usize]| {
+        let mut ids: Vec<Uuid> = picked.iter().map(|&i| entries[i].id.0).collect();
+        ids.sort_by(|x, y| y.cmp(x));
+        ids
+    };
+    let listed = async |filter: AuditFilter| {
+        let page = AuditRepository::list(&db, filter, PageRequest::default()).await.unwrap();
+        page.items.iter().map(|r| r.id.0).collect::<Vec<_>>()
+    };
+
+    let all = AuditRepository::list(&db, AuditFilter::default(), PageRequest::default()).await.unwrap();
+    let mut expected = entries.clone();
+    expected.reverse();
+    assert_eq!(all.items, expected, "newest first, as stored");
+    let missions = AuditFilter { resource_type: Some("mission".to_owned()), ..AuditFilter::default() };
+    assert_eq!(listed(missions.clone()).await, newest_first(&[0, 2, 4]));
+    let one_resource = AuditFilter { resource_id: Some(client_id), ..AuditFilter::default() };
+    assert_eq!(listed(one_resource).await, newest_first(&[1, 3]));
+    let by_alice = AuditFilter { actor_id: Some(alice.subject.id.0), ..AuditFilter::default() };
+    assert_eq!(listed(by_alice.clone()).await, newest_first(&[0, 3, 4]));
+    let alice_on_missions = AuditFilter { actor_id: Some(alice.subject.id.0), ..missions.clone() };
+    assert_eq!(listed(alice_on_missions).await, newest_first(&[0, 4]));
+    let exact = AuditFilter { resource_id: Some(mission_id), ..missions.clone() };
+    assert_eq!(listed(exact).await, newest_first(&[0, 2]));
+    let nobody = AuditFilter { actor_id: Some(Uuid::now_v7()), ..AuditFilter::default() };
+    assert!(listed(nobody).await.is_empty());
+
+    // Pages continue with older entries.
+    let expected = newest_first(&[0, 2, 4]);
+    let first = AuditRepository::list(&db, missions.clone(), PageRequest { limit: 2, after: None }).await;
+    let first = first.unwrap();
+    assert_eq!(first.items.iter().map(|r| r.id.0).collect::<Vec<_>>(), expected[..2]);
+    assert_eq!(first.next_after, Some(expected[1]));
+    let rest = AuditRepository::list(&db, missions, PageRequest { limit: 2, after: first.next_after }).await;
+    let rest = rest.unwrap();
+    assert_eq!(rest.items.iter().map(|r| r.id.0).collect::<Vec<_>>(), expected[2..]);
+    assert_eq!(rest.next_after, None);
+}
+
 // ---------------------------------------------------------------- both databases
 
 macro_rules! on_both_databases {
@@ -665,4 +1326,21 @@ on_both_databases!(
     the_first_signing_key_wins,
     concurrent_first_signing_keys_make_one_key,
     the_health_check_answers,
+    service_types_round_trip_with_their_json_fields,
+    a_taken_service_type_code_is_a_duplicate,
+    service_type_updates_check_the_version,
+    service_types_are_listed_by_activity_in_keyset_pages,
+    citizens_round_trip_with_exact_dates,
+    a_citizen_is_stored_with_their_client,
+    a_passport_is_registered_once_per_mission,
+    a_citizen_whose_client_fails_is_not_stored,
+    a_citizen_of_an_unknown_mission_is_refused,
+    citizen_updates_check_the_version,
+    citizens_are_listed_by_every_filter,
+    citizen_search_matches_wildcards_literally,
+    staff_members_round_trip_with_their_client,
+    a_staff_member_with_an_unknown_service_type_is_not_stored,
+    a_staff_update_replaces_the_assignments_in_order,
+    staff_are_listed_by_mission_service_type_and_activity,
+    the_audit_log_is_listed_newest_first_with_each_filter,
 );

@@ -5,7 +5,8 @@ use crate::error::Failure;
 use crate::rows::AuditRow;
 use crate::schema::audit_events;
 use crate::sql_types::DbUuid;
-use consular_domain::AuditRecord;
+use consular_domain::{AuditRecord, Page, PageRequest};
+use consular_ports::AuditFilter;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use uuid::Uuid;
@@ -24,4 +25,32 @@ pub(crate) async fn trail(
         .load(conn)
         .await?;
     rows.into_iter().map(AuditRecord::try_from).collect()
+}
+
+/// Newest first (id descending): the page continues with the ids below `page.after`.
+pub(crate) async fn list(
+    conn: &mut Conn,
+    filter: AuditFilter,
+    page: PageRequest,
+) -> Result<Page<AuditRecord>, Failure> {
+    let mut query = audit_events::table
+        .select(AuditRow::as_select())
+        .order(audit_events::id.desc())
+        .limit(page.fetch_limit())
+        .into_boxed();
+    if let Some(resource_type) = filter.resource_type {
+        query = query.filter(audit_events::resource_type.eq(resource_type));
+    }
+    if let Some(resource_id) = filter.resource_id {
+        query = query.filter(audit_events::resource_id.eq(DbUuid(resource_id)));
+    }
+    if let Some(actor) = filter.actor_id {
+        query = query.filter(audit_events::actor_id.eq(DbUuid(actor)));
+    }
+    if let Some(after) = page.after {
+        query = query.filter(audit_events::id.lt(DbUuid(after)));
+    }
+    let rows: Vec<AuditRow> = query.load(conn).await?;
+    let records = rows.into_iter().map(AuditRecord::try_from).collect::<Result<Vec<_>, _>>()?;
+    Ok(Page::from_rows(records, &page, |r| r.id.0))
 }

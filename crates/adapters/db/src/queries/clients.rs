@@ -1,6 +1,6 @@
 //! API clients.
 
-use super::{Conn, markers, not_updated, tokens, write_meta};
+use super::{Conn, markers, tokens, write_meta};
 use crate::error::Failure;
 use crate::rows::{ClientRow, RevocationRow};
 use crate::schema::{api_clients, refresh_tokens};
@@ -15,10 +15,16 @@ pub(crate) async fn insert(conn: &mut Conn, client: &ApiClient, meta: &WriteMeta
     let row = ClientRow::from(client);
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         write_meta::store(conn, meta).await?;
-        diesel::insert_into(api_clients::table).values(&row).execute(conn).await?;
-        Ok(())
+        insert_row(conn, &row).await
     })
     .await
+}
+
+/// Inserts a client inside the caller's transaction: citizens and staff members are
+/// stored together with the client issued to them.
+pub(crate) async fn insert_row(conn: &mut Conn, row: &ClientRow) -> Result<(), Failure> {
+    diesel::insert_into(api_clients::table).values(row).execute(conn).await?;
+    Ok(())
 }
 
 /// The bootstrap marker makes this happen once per database, even when several nodes
@@ -40,7 +46,7 @@ pub(crate) async fn insert_first(
             return Ok(false);
         }
         write_meta::store(conn, meta).await?;
-        diesel::insert_into(api_clients::table).values(&row).execute(conn).await?;
+        insert_row(conn, &row).await?;
         Ok(true)
     })
     .await
@@ -57,18 +63,7 @@ pub(crate) async fn update(
     let disabled = client.status == ClientStatus::Disabled;
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         write_meta::store(conn, meta).await?;
-        let updated =
-            diesel::update(api_clients::table.find(row.id).filter(api_clients::version.eq(expected_version)))
-                .set(&row)
-                .execute(conn)
-                .await?;
-        if updated == 0 {
-            let exists =
-                diesel::select(diesel::dsl::exists(api_clients::table.find(row.id).select(api_clients::id)))
-                    .get_result::<bool>(conn)
-                    .await?;
-            return Err(not_updated(exists));
-        }
+        update_versioned!(conn, api_clients, &row, expected_version).await?;
         if disabled {
             diesel::update(
                 refresh_tokens::table

@@ -29,6 +29,10 @@ pub(crate) async fn count_rows(conn: &mut Conn, table: &str) -> Result<i64, Fail
         "idempotency_keys",
         "audit_events",
         "signing_keys",
+        "service_types",
+        "citizens",
+        "staff_members",
+        "staff_assignments",
     ];
     if !TABLES.contains(&table) {
         return Err(Failure::Outcome(RepoError::Other(format!("unknown table `{table}`"))));

@@ -1,6 +1,6 @@
 //! Missions.
 
-use super::{Conn, not_updated, write_meta};
+use super::{Conn, write_meta};
 use crate::error::Failure;
 use crate::rows::MissionRow;
 use crate::schema::missions;
@@ -29,19 +29,7 @@ pub(crate) async fn update(
     let row = MissionRow::from(mission);
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         write_meta::store(conn, meta).await?;
-        let updated =
-            diesel::update(missions::table.find(row.id).filter(missions::version.eq(expected_version)))
-                .set(&row)
-                .execute(conn)
-                .await?;
-        if updated == 0 {
-            let exists =
-                diesel::select(diesel::dsl::exists(missions::table.find(row.id).select(missions::id)))
-                    .get_result::<bool>(conn)
-                    .await?;
-            return Err(not_updated(exists));
-        }
-        Ok(())
+        update_versioned!(conn, missions, &row, expected_version).await
     })
     .await
 }
