@@ -1,1 +1,542 @@
+//! The harness of the end-to-end tests in `tests/tests/*.rs`: a real server on a free
+//! port of 127.0.0.1, on a fresh SQLite file or a fresh PostgreSQL database, driven over
+//! HTTP with `reqwest` (and with the `oauth2` crate, through [`OAuthHttp`]).
+//!
+//! Every test is an `async fn(Backend)`; [`both!`] turns it into `name::sqlite` and
+//! `name::postgres`, so each one runs on both databases.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use actix_web::dev::ServerHandle;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use consular_app::{Application, Settings};
+use consular_ports::SigningKeyRepository;
+use reqwest::header::HeaderMap;
+use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use serde_json::{Value, json};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+pub use consular_app;
+pub use oauth2;
+pub use reqwest;
+pub use serde_json;
+
+/// Generates `$name::sqlite` and `$name::postgres`, two multi-thread tokio tests that call
+/// `async fn $name(backend: Backend)` (defined next to the macro call) with each backend.
+/// Attributes given before the name (`#[ignore = "..."]`) apply to both.
+#[macro_export]
+macro_rules! both {
+    ($(#[$meta:meta])* $name:ident) => {
+        mod $name {
+            $(#[$meta])*
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name($crate::Backend::Sqlite).await
+            }
+
+            $(#[$meta])*
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name($crate::Backend::Postgres).await
+            }
+        }
+    };
+}
+
+/// The database a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Where the PostgreSQL migrations are, to name the template database by their content.
+fn postgres_migrations() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/postgres"))
+}
+
+/// A fresh, migrated PostgreSQL database cloned from the shared template.
+async fn fresh_postgres_url() -> String {
+    tokio::task::spawn_blocking(|| {
+        let key = consular_testkit::fingerprint(postgres_migrations())?;
+        consular_testkit::postgres::fresh_database(&key, |url| {
+            consular_db::migrate_blocking(url).map_err(|e| e.to_string())
+        })
+    })
+    .await
+    .expect("the PostgreSQL setup thread panicked")
+    .unwrap_or_else(|e| panic!("no PostgreSQL test database: {e}"))
+}
+
+/// A plain HTTP client: no proxy, no redirects, so that tests see exactly what the server says.
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("a reqwest client")
+}
+
+/// The tokens of a successful token response.
+#[derive(Debug, Clone)]
+pub struct Tokens {
+    pub access_token: String,
+    pub refresh_token: String,
+    pub scope: String,
+    pub expires_in: i64,
+    pub token_type: String,
+}
+
+impl Tokens {
+    pub fn from_json(body: &Value) -> Tokens {
+        let text =
+            |name: &str| body[name].as_str().unwrap_or_else(|| panic!("no `{name}` in {body}")).to_owned();
+        Tokens {
+            access_token: text("access_token"),
+            refresh_token: text("refresh_token"),
+            scope: text("scope"),
+            token_type: text("token_type"),
+            expires_in: body["expires_in"].as_i64().unwrap_or_else(|| panic!("no `expires_in` in {body}")),
+        }
+    }
+}
+
+/// A client created through the API, with its secret and a token holding all its scopes.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    pub client_id: String,
+    pub secret: String,
+    pub token: String,
+    /// The creation response (with `client_secret`).
+    pub body: Value,
+}
+
+/// One running server node and what a test needs to talk to it.
+pub struct TestApp {
+    pub backend: Backend,
+    /// `http://127.0.0.1:PORT`
+    pub base_url: String,
+    pub port: u16,
+    pub http: reqwest::Client,
+    /// The bootstrap global admin client (`admin` scope, no mission).
+    pub admin_id: String,
+    pub admin_secret: String,
+    /// The settings this node runs with (a second node reuses them with another port).
+    pub settings: Settings,
+    handle: ServerHandle,
+    /// The SQLite file and the blob directory; shared by the nodes of one test.
+    dir: Arc<TempDir>,
+}
+
+impl TestApp {
+    /// A server on a fresh database with the default settings.
+    pub async fn spawn(backend: Backend) -> TestApp {
+        TestApp::spawn_with(backend, |_| {}).await
+    }
+
+    /// A server on a fresh database, with `tweak` applied to the test settings first.
+    pub async fn spawn_with(backend: Backend, tweak: impl FnOnce(&mut Settings)) -> TestApp {
+        let dir = Arc::new(tempfile::tempdir().expect("a temporary directory"));
+        let database_url = match backend {
+            Backend::Sqlite => consular_testkit::sqlite_url(dir.path()),
+            Backend::Postgres => fresh_postgres_url().await,
+        };
+        let mut settings = Settings {
+            database_url,
+            storage_url: format!("file://{}", dir.path().join("blobs").display()),
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            issuer: "https://consular.test".to_owned(),
+            audience: "consular-api".to_owned(),
+            workers: 1,
+            db_max_connections: 4,
+            log_level: "warn".to_owned(),
+            ..Settings::default()
+        };
+        tweak(&mut settings);
+        settings.validate().unwrap_or_else(|e| panic!("test settings: {e}"));
+        let (application, port) = build(&settings).await;
+        let admin = application.bootstrap_admin.clone().expect("a fresh database bootstraps an admin client");
+        let handle = application.handle();
+        tokio::spawn(application.run());
+        TestApp {
+            backend,
+            base_url: format!("http://127.0.0.1:{port}"),
+            port,
+            http: http_client(),
+            admin_id: admin.client.id.to_string(),
+            admin_secret: admin.secret,
+            settings,
+            handle,
+            dir,
+        }
+    }
+
+    /// A second server node on the same database and storage, with the same settings (and
+    /// so the same signing keys, issuer and audience) but its own port and memory.
+    pub async fn spawn_node(&self) -> TestApp {
+        let settings = self.settings.clone();
+        let (application, port) = build(&settings).await;
+        assert!(application.bootstrap_admin.is_none(), "a second node must not bootstrap another admin");
+        let handle = application.handle();
+        tokio::spawn(application.run());
+        TestApp {
+            backend: self.backend,
+            base_url: format!("http://127.0.0.1:{port}"),
+            port,
+            http: http_client(),
+            admin_id: self.admin_id.clone(),
+            admin_secret: self.admin_secret.clone(),
+            settings,
+            handle,
+            dir: self.dir.clone(),
+        }
+    }
+
+    /// Stops this node gracefully.
+    pub async fn stop(&self) {
+        self.handle.stop(true).await;
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    /// A request to `path` on this node.
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.http.request(method, self.url(path))
+    }
+
+    /// A request with `Authorization: Bearer token`.
+    pub fn authed(&self, method: Method, path: &str, token: &str) -> RequestBuilder {
+        self.request(method, path).bearer_auth(token)
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> Response {
+        self.authed(Method::GET, path, token).send().await.expect("GET")
+    }
+
+    pub async fn post_json(&self, path: &str, token: &str, body: &Value) -> Response {
+        self.authed(Method::POST, path, token).json(body).send().await.expect("POST")
+    }
+
+    pub async fn post_empty(&self, path: &str, token: &str) -> Response {
+        self.authed(Method::POST, path, token).send().await.expect("POST")
+    }
+
+    pub async fn patch_json(
+        &self,
+        path: &str,
+        token: &str,
+        if_match: Option<&str>,
+        body: &Value,
+    ) -> Response {
+        let mut request = self.authed(Method::PATCH, path, token).json(body);
+        if let Some(tag) = if_match {
+            request = request.header("if-match", tag);
+        }
+        request.send().await.expect("PATCH")
+    }
+
+    /// A raw token request: `form` as the body, with `basic` credentials if given.
+    pub async fn token_request(
+        &self,
+        path: &str,
+        basic: Option<(&str, &str)>,
+        form: &[(&str, &str)],
+    ) -> Response {
+        let mut request = self.request(Method::POST, path).form(form);
+        if let Some((id, secret)) = basic {
+            request = request.basic_auth(id, Some(secret));
+        }
+        request.send().await.expect("token request")
+    }
+
+    /// Client credentials (`client_secret_post`); panics unless 200.
+    pub async fn token_for(&self, client_id: &str, secret: &str, scope: Option<&str>) -> Tokens {
+        let mut form =
+            vec![("grant_type", "client_credentials"), ("client_id", client_id), ("client_secret", secret)];
+        if let Some(scope) = scope {
+            form.push(("scope", scope));
+        }
+        let response = self.token_request("/api/v1/auth/token", None, &form).await;
+        let status = response.status();
+        let body: Value = response.json().await.expect("a JSON token response");
+        assert_eq!(status, StatusCode::OK, "token request for {client_id} failed: {body}");
+        Tokens::from_json(&body)
+    }
+
+    /// `grant_type=refresh_token` at `path`, credentials in the body. The raw response.
+    pub async fn refresh_request(
+        &self,
+        path: &str,
+        client_id: &str,
+        secret: &str,
+        refresh_token: &str,
+    ) -> Response {
+        let form = [
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+            ("client_id", client_id),
+            ("client_secret", secret),
+        ];
+        self.token_request(path, None, &form).await
+    }
+
+    /// RFC 7009 revocation of `token` by the client (credentials in the body); panics unless 200.
+    pub async fn revoke(&self, client_id: &str, secret: &str, token: &str) {
+        let form = [("token", token), ("client_id", client_id), ("client_secret", secret)];
+        let response = self.token_request("/api/v1/auth/revoke", None, &form).await;
+        assert_eq!(response.status(), StatusCode::OK, "revocation failed: {:?}", response.text().await);
+    }
+
+    /// An access token of the bootstrap global admin.
+    pub async fn admin_token(&self) -> String {
+        self.token_for(&self.admin_id, &self.admin_secret, None).await.access_token
+    }
+
+    /// `POST /api/v1/auth/clients`; panics unless 201. The body, with `client_secret`.
+    pub async fn create_client(&self, token: &str, body: &Value) -> Value {
+        let response = self.post_json("/api/v1/auth/clients", token, body).await;
+        let status = response.status();
+        let body: Value = response.json().await.expect("a JSON body");
+        assert_eq!(status, StatusCode::CREATED, "client creation failed: {body}");
+        body
+    }
+
+    /// `POST /api/v1/missions` with valid fields; panics unless 201. The mission.
+    pub async fn create_mission(&self, token: &str, code: &str) -> Value {
+        let response = self.post_json("/api/v1/missions", token, &mission_body(code)).await;
+        let status = response.status();
+        let body: Value = response.json().await.expect("a JSON body");
+        assert_eq!(status, StatusCode::CREATED, "mission creation failed: {body}");
+        body
+    }
+
+    /// Creates a client with `scopes` (and `mission_id`) as the bootstrap admin, and gets
+    /// it a token with all its scopes.
+    pub async fn principal(&self, scopes: &[&str], mission_id: Option<&str>) -> Principal {
+        let admin = self.admin_token().await;
+        self.principal_by(&admin, scopes, mission_id).await
+    }
+
+    /// As [`TestApp::principal`], created by the admin holding `token`.
+    pub async fn principal_by(&self, token: &str, scopes: &[&str], mission_id: Option<&str>) -> Principal {
+        let body = self
+            .create_client(token, &json!({ "name": format!("{} client", scopes.join("+")), "scopes": scopes, "mission_id": mission_id }))
+            .await;
+        let client_id = body["client_id"].as_str().expect("client_id").to_owned();
+        let secret = body["client_secret"].as_str().expect("client_secret").to_owned();
+        let token = self.token_for(&client_id, &secret, None).await.access_token;
+        Principal { client_id, secret, token, body }
+    }
+
+    /// The stored signing keys, newest first: `(kid, PKCS#8 private key)`.
+    pub async fn signing_keys(&self) -> Vec<(String, Vec<u8>)> {
+        let db =
+            consular_db::Database::connect(&consular_db::DbConfig::new(self.settings.database_url.clone()))
+                .expect("a database handle");
+        let keys = db.all().await.expect("the signing keys");
+        db.close();
+        keys.into_iter().map(|k| (k.kid, k.private_pkcs8)).collect()
+    }
+
+    /// A token signed with the server's own current key: `header` is merged into
+    /// `{alg: EdDSA, typ: at+jwt, kid}` and `claims` into valid claims for the bootstrap admin.
+    pub async fn forge(&self, header: Value, claims: Value) -> String {
+        let (kid, pkcs8) = self.signing_keys().await.into_iter().next().expect("a signing key");
+        let key = jsonwebtoken::EncodingKey::from_ed_der(&pkcs8);
+        sign_raw(
+            &merge(json!({ "alg": "EdDSA", "typ": "at+jwt", "kid": kid }), header),
+            &self.claims(claims),
+            &key,
+        )
+    }
+
+    /// Valid access token claims for the bootstrap admin, with `overrides` merged in
+    /// (a `null` override removes the claim).
+    pub fn claims(&self, overrides: Value) -> Value {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let base = json!({
+            "iss": self.settings.issuer,
+            "aud": self.settings.audience,
+            "sub": format!("admin:{}", uuid::Uuid::now_v7()),
+            "client_id": self.admin_id,
+            "scope": "admin",
+            "iat": now,
+            "nbf": now,
+            "exp": now + 600,
+            "jti": uuid::Uuid::now_v7().to_string(),
+        });
+        merge(base, overrides)
+    }
+}
+
+/// Asks the node to stop (without waiting) so that servers do not pile up when many tests
+/// share one process (`cargo test`); under nextest the process ends anyway.
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        drop(self.handle.stop(false));
+    }
+}
+
+async fn build(settings: &Settings) -> (Application, u16) {
+    let application =
+        Application::build(settings).await.unwrap_or_else(|e| panic!("the server did not start: {e}"));
+    let port = application.port();
+    (application, port)
+}
+
+/// `base` with the members of `overrides` set (or removed when `null`).
+pub fn merge(mut base: Value, overrides: Value) -> Value {
+    if let (Some(base), Value::Object(overrides)) = (base.as_object_mut(), overrides) {
+        for (key, value) in overrides {
+            if value.is_null() {
+                base.remove(&key);
+            } else {
+                base.insert(key, value);
+            }
+        }
+    }
+    base
+}
+
+/// A JWS with exactly this header (any `alg` string), signed with Ed25519 `key` (the
+/// signature is computed whatever `alg` claims; `alg: none` tokens are built by hand).
+pub fn sign_raw(header: &Value, claims: &Value, key: &jsonwebtoken::EncodingKey) -> String {
+    let header = URL_SAFE_NO_PAD.encode(header.to_string());
+    let claims = URL_SAFE_NO_PAD.encode(claims.to_string());
+    let message = format!("{header}.{claims}");
+    let signature = jsonwebtoken::crypto::sign(message.as_bytes(), key, jsonwebtoken::Algorithm::EdDSA)
+        .expect("an Ed25519 signature");
+    format!("{message}.{signature}")
+}
+
+/// A new Ed25519 key that the server does not know, as PKCS#8 DER.
+pub fn foreign_ed25519_key() -> Vec<u8> {
+    let rng = aws_lc_rs::rand::SystemRandom::new();
+    aws_lc_rs::signature::Ed25519KeyPair::generate_pkcs8(&rng).expect("an Ed25519 key").as_ref().to_vec()
+}
+
+/// Valid fields for a new mission with `code`.
+pub fn mission_body(code: &str) -> Value {
+    json!({
+        "code": code,
+        "name": format!("Embassy {code}"),
+        "country": "FR",
+        "city": "Paris",
+        "timezone": "Europe/Paris",
+    })
+}
+
+/// Polls `check` every 50 ms until it holds; panics with `what` after `timeout`. Returns
+/// how long it took.
+pub async fn eventually<F, Fut>(timeout: Duration, what: &str, mut check: F) -> Duration
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let started = Instant::now();
+    loop {
+        if check().await {
+            return started.elapsed();
+        }
+        if started.elapsed() > timeout {
+            panic!("{what}: still not the case after {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A header as text ("" when absent).
+pub fn header(headers: &HeaderMap, name: &str) -> String {
+    headers.get(name).map(|v| v.to_str().expect("a text header").to_owned()).unwrap_or_default()
+}
+
+/// Checks that `response` is an RFC 9457 problem with `status` and `code`, and returns it.
+pub async fn expect_problem(response: Response, status: u16, code: &str) -> (HeaderMap, Value) {
+    let actual = response.status().as_u16();
+    let headers = response.headers().clone();
+    let text = response.text().await.expect("a body");
+    assert_eq!(actual, status, "unexpected status; body: {text}");
+    assert_eq!(header(&headers, "content-type"), "application/problem+json", "body: {text}");
+    let problem: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    assert_eq!(problem["status"], status, "{problem}");
+    assert_eq!(problem["code"], code, "{problem}");
+    for member in ["type", "title", "detail", "instance", "request_id"] {
+        assert!(problem[member].is_string(), "problem without `{member}`: {problem}");
+    }
+    assert!(problem["type"].as_str().unwrap_or_default().starts_with('/'), "{problem}");
+    assert_eq!(problem["request_id"].as_str(), Some(header(&headers, "x-request-id").as_str()), "{problem}");
+    (headers, problem)
+}
+
+/// Checks an RFC 6749 section 5.2 error and returns its headers and body.
+pub async fn expect_oauth_error(response: Response, status: u16, error: &str) -> (HeaderMap, Value) {
+    let actual = response.status().as_u16();
+    let headers = response.headers().clone();
+    let text = response.text().await.expect("a body");
+    assert_eq!(actual, status, "unexpected status; body: {text}");
+    assert!(header(&headers, "content-type").starts_with("application/json"), "{headers:?}");
+    assert_eq!(header(&headers, "cache-control"), "no-store");
+    let body: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    assert_eq!(body["error"], error, "{body}");
+    (headers, body)
+}
+
+/// Checks a 401 bearer refusal with `error="{error}"` in the challenge.
+pub async fn expect_bearer_refusal(response: Response, error: &str) -> Value {
+    let (headers, problem) = expect_problem(response, 401, error).await;
+    let challenge = header(&headers, "www-authenticate");
+    assert!(challenge.starts_with("Bearer "), "{challenge}");
+    assert!(challenge.contains(&format!("error=\"{error}\"")), "{challenge}");
+    problem
+}
+
+/// The `oauth2` crate's HTTP client over the project's reqwest (oauth2 is built without
+/// its own reqwest; see DEPENDENCIES.md).
+#[derive(Debug, Clone)]
+pub struct OAuthHttp(pub reqwest::Client);
+
+#[derive(Debug)]
+pub struct OAuthHttpError(pub String);
+
+impl std::fmt::Display for OAuthHttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for OAuthHttpError {}
+
+impl<'c> oauth2::AsyncHttpClient<'c> for OAuthHttp {
+    type Error = OAuthHttpError;
+    type Future = Pin<Box<dyn Future<Output = Result<oauth2::HttpResponse, OAuthHttpError>> + Send + 'c>>;
+
+    fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
+        Box::pin(async move {
+            let failed = |e: reqwest::Error| OAuthHttpError(e.to_string());
+            let (parts, body) = request.into_parts();
+            let response = self
+                .0
+                .request(parts.method, parts.uri.to_string())
+                .headers(parts.headers)
+                .body(body)
+                .send()
+                .await
+                .map_err(failed)?;
+            let mut builder = oauth2::http::Response::builder().status(response.status());
+            if let Some(headers) = builder.headers_mut() {
+                headers.extend(response.headers().clone());
+            }
+            let body = response.bytes().await.map_err(failed)?;
+            builder.body(body.to_vec()).map_err(|e| OAuthHttpError(e.to_string()))
+        })
+    }
+}
