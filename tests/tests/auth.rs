@@ -300,10 +300,7 @@ async fn a_refresh_keeps_the_scope_that_was_granted(backend: Backend) {
     let widened = app.token_request(REFRESH, Some((&client.client_id, &client.secret)), &form).await;
     expect_oauth_error(widened, 400, "invalid_scope").await;
 }
-both!(
-    #[ignore = "BUG: refresh widens the scope (application/src/auth/tokens.rs stores client.scopes, not the granted scopes, in the refresh record)"]
-    a_refresh_keeps_the_scope_that_was_granted
-);
+both!(a_refresh_keeps_the_scope_that_was_granted);
 
 // ------------------------------------------------------------ revocation
 
@@ -328,10 +325,7 @@ async fn revocation_by_bearer_without_a_body(backend: Backend) {
     assert_eq!(response.status(), StatusCode::OK, "{:?}", response.text().await);
     expect_bearer_refusal(app.get(MISSIONS, &token).await, "invalid_token").await;
 }
-both!(
-    #[ignore = "BUG: POST /auth/revoke with a bearer token and no body is 400 invalid_request since parse_form requires a form content type even for an empty body (http/src/routes/auth.rs revocation)"]
-    revocation_by_bearer_without_a_body
-);
+both!(revocation_by_bearer_without_a_body);
 
 async fn a_client_revokes_only_its_own_tokens(backend: Backend) {
     let app = TestApp::spawn(backend).await;
@@ -647,10 +641,7 @@ async fn two_client_authentication_methods_are_invalid_request(backend: Backend)
     let response = app.token_request(TOKEN, Some((&app.admin_id, &app.admin_secret)), &form).await;
     expect_oauth_error(response, 400, "invalid_request").await;
 }
-both!(
-    #[ignore = "BUG: Basic + body credentials answer 401 invalid_client, RFC 6749 5.2 says invalid_request (http/src/routes/auth.rs client_credentials)"]
-    two_client_authentication_methods_are_invalid_request
-);
+both!(two_client_authentication_methods_are_invalid_request);
 
 async fn half_a_credential_is_a_failed_client_authentication(backend: Backend) {
     let app = TestApp::spawn(backend).await;

@@ -93,7 +93,9 @@ mod tests {
     fn the_command_line_is_well_formed() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
-        let cli = Cli::parse_from(["consular", "clients", "create", "--scope", "admin", "--scope", "staff", "--json"]);
+        let cli = Cli::parse_from([
+            "consular", "clients", "create", "--scope", "admin", "--scope", "staff", "--json",
+        ]);
         match cli.command {
             Command::Clients(ClientsCommand::Create(args)) => {
                 assert_eq!(args.scopes, [ScopeArg::Admin, ScopeArg::Staff]);

@@ -110,7 +110,9 @@ impl Settings {
                 return Err(ConfigError(format!("configuration file {} does not exist", path.display())));
             }
             Some(path) => figment = figment.merge(Toml::file(path)),
-            None if Path::new("consular.toml").exists() => figment = figment.merge(Toml::file("consular.toml")),
+            None if Path::new("consular.toml").exists() => {
+                figment = figment.merge(Toml::file("consular.toml"))
+            }
             None => {}
         }
         // Only the settings' own variables: other CONSULAR_* variables (CONSULAR_CONFIG, or

@@ -14,10 +14,10 @@ use consular_application::audit::AuditService;
 use consular_application::auth::{KeySet, RevocationCache, TokenConfig, TokenService};
 use consular_application::catalog::CatalogService;
 use consular_application::citizens::CitizenService;
-use consular_application::staff::StaffService;
 use consular_application::clients::{ClientService, ClientWithSecret};
 use consular_application::health::HealthService;
 use consular_application::missions::MissionService;
+use consular_application::staff::StaffService;
 use consular_db::{Database, DbConfig};
 use consular_http::{ApiSpec, AppState, Metrics, TokenRateLimits};
 use consular_ports::{Clock, HealthCheck, SystemClock};
@@ -73,7 +73,8 @@ impl Services {
 
         let db = Arc::new(database.clone());
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let keys = KeySet::load_or_create(&*db, &*clock).await.map_err(|e| StartError::Keys(e.to_string()))?;
+        let keys =
+            KeySet::load_or_create(&*db, &*clock).await.map_err(|e| StartError::Keys(e.to_string()))?;
         let tokens = TokenService::new(
             db.clone(),
             db.clone(),
@@ -149,8 +150,10 @@ impl Application {
     /// runs once [`Application::run`] is awaited or spawned.
     pub async fn build(settings: &Settings) -> Result<Application, StartError> {
         let services = Services::build(settings).await?;
-        let bootstrap_admin = services.clients.bootstrap_admin().await.map_err(|e| StartError::Setup(e.to_string()))?;
-        let first_sync = services.tokens.revocations().sync(services.tokens.token_repository(), SystemClock.now()).await;
+        let bootstrap_admin =
+            services.clients.bootstrap_admin().await.map_err(|e| StartError::Setup(e.to_string()))?;
+        let first_sync =
+            services.tokens.revocations().sync(services.tokens.token_repository(), SystemClock.now()).await;
         if let Err(error) = first_sync {
             return Err(StartError::Database(error.to_string()));
         }
@@ -183,7 +186,8 @@ impl Application {
             .listen(listener)
             .map_err(|error| StartError::Bind { addr: settings.bind.to_string(), error })?
             .run();
-        let tasks = vec![spawn_revocation_sync(services.tokens.clone()), spawn_housekeeping(services.tokens.clone())];
+        let tasks =
+            vec![spawn_revocation_sync(services.tokens.clone()), spawn_housekeeping(services.tokens.clone())];
         Ok(Application { server, port, tasks, bootstrap_admin })
     }
 
@@ -205,4 +209,3 @@ impl Application {
         result
     }
 }
-

@@ -91,7 +91,14 @@ async fn clients(command: ClientsCommand, settings: &Settings) -> Result<(), Str
                         );
                     } else {
                         let mission = c.mission.map_or_else(|| "global".to_owned(), |m| m.to_string());
-                        println!("{}  {:8}  {:12}  {:36}  {}", c.id, c.status, c.scopes.to_string(), mission, c.name);
+                        println!(
+                            "{}  {:8}  {:12}  {:36}  {}",
+                            c.id,
+                            c.status,
+                            c.scopes.to_string(),
+                            mission,
+                            c.name
+                        );
                     }
                 }
                 match clients.next_after {
@@ -101,7 +108,8 @@ async fn clients(command: ClientsCommand, settings: &Settings) -> Result<(), Str
             }
         }
         ClientsCommand::Disable { id } => {
-            let client = services.clients.disable(Actor::Operator, ClientId(id)).await.map_err(|e| describe(&e))?;
+            let client =
+                services.clients.disable(Actor::Operator, ClientId(id)).await.map_err(|e| describe(&e))?;
             println!("client {} is {}", client.id, client.status);
             Ok(())
         }

@@ -8,7 +8,8 @@ use tracing_subscriber::EnvFilter;
 pub fn init(settings: &Settings) {
     let filter = EnvFilter::try_new(&settings.log_level).unwrap_or_else(|_| EnvFilter::new("info"));
     let colours = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colours);
+    let builder =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colours);
     // A second initialisation (tests) is not an error worth stopping for.
     let _ = match settings.log_format {
         LogFormat::Json => builder.json().with_current_span(true).with_span_list(false).try_init(),

@@ -38,14 +38,21 @@ pub fn is_staff_of(actor: &Principal, mission: MissionId) -> bool {
     actor.scopes.contains(Scope::Staff) && actor.mission == Some(mission)
 }
 
+/// A mission-bound caller asked to list another mission's objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OtherMission;
+
 /// The mission a list is restricted to: a mission-bound caller sees only their own
-/// mission, whatever they asked for; `Err(())` when they asked for another mission, whose
-/// list is then empty rather than a leak.
-pub fn restrict_to_own_mission(actor: &Principal, asked: Option<MissionId>) -> Result<Option<MissionId>, ()> {
+/// mission, whatever they asked for; `OtherMission` when they asked for another mission,
+/// whose list is then empty rather than a leak.
+pub fn restrict_to_own_mission(
+    actor: &Principal,
+    asked: Option<MissionId>,
+) -> Result<Option<MissionId>, OtherMission> {
     match (actor.mission, asked) {
         (None, asked) => Ok(asked),
         (Some(own), None) => Ok(Some(own)),
         (Some(own), Some(asked)) if own == asked => Ok(Some(own)),
-        (Some(_), Some(_)) => Err(()),
+        (Some(_), Some(_)) => Err(OtherMission),
     }
 }

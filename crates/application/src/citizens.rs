@@ -70,7 +70,7 @@ impl CitizenService {
         require_scope(actor, &[Scope::Admin])?;
         match restrict_to_own_mission(actor, filter.mission_id) {
             Ok(mission) => filter.mission_id = mission,
-            Err(()) => return Ok(Page { items: Vec::new(), next_after: None }),
+            Err(_) => return Ok(Page { items: Vec::new(), next_after: None }),
         }
         Ok(self.citizens.list(filter, page).await?)
     }
@@ -357,7 +357,10 @@ mod tests {
         let refused = svc.update(&me, id, identity.clone(), None).await;
         assert!(matches!(refused, Err(ServiceError::Validation(e)) if e.0[0].pointer == "/family_name"));
         let staff = principal(PrincipalKind::Staff, uuid::Uuid::now_v7(), "staff", Some(mission));
-        assert!(matches!(svc.update(&staff, id, identity, None).await, Err(ServiceError::InsufficientScope { .. })));
+        assert!(matches!(
+            svc.update(&staff, id, identity, None).await,
+            Err(ServiceError::InsufficientScope { .. })
+        ));
     }
 
     #[tokio::test]

@@ -125,7 +125,7 @@ impl StaffService {
         require_scope(actor, &[Scope::Admin])?;
         match restrict_to_own_mission(actor, filter.mission_id) {
             Ok(mission) => filter.mission_id = mission,
-            Err(()) => return Ok(Page { items: Vec::new(), next_after: None }),
+            Err(_) => return Ok(Page { items: Vec::new(), next_after: None }),
         }
         Ok(self.staff.list(filter, page).await?)
     }

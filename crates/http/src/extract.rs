@@ -8,8 +8,8 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 use base64::Engine;
-use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, URL_SAFE_NO_PAD};
 use base64::engine::DecodePaddingMode;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, URL_SAFE_NO_PAD};
 use consular_application::IdempotencyRequest;
 use consular_domain::page::{DEFAULT_LIMIT, MAX_LIMIT};
 use consular_domain::{PageRequest, Principal, ValidationErrors};
@@ -40,12 +40,18 @@ fn unauthorized(detail: &'static str, error: Option<&'static str>) -> ApiError {
 
 /// The token of an `Authorization: Bearer` header, refusing tokens in the query string.
 pub fn bearer_token(req: &HttpRequest) -> Result<Option<String>, ApiError> {
-    let in_query = url::form_urlencoded::parse(req.query_string().as_bytes()).any(|(k, _)| k == "access_token");
+    let in_query =
+        url::form_urlencoded::parse(req.query_string().as_bytes()).any(|(k, _)| k == "access_token");
     if in_query {
-        return Err(unauthorized("access tokens are not accepted in the query string", Some("invalid_request")));
+        return Err(unauthorized(
+            "access tokens are not accepted in the query string",
+            Some("invalid_request"),
+        ));
     }
     let Some(value) = req.headers().get(header::AUTHORIZATION) else { return Ok(None) };
-    let value = value.to_str().map_err(|_| unauthorized("malformed Authorization header", Some("invalid_request")))?;
+    let value = value
+        .to_str()
+        .map_err(|_| unauthorized("malformed Authorization header", Some("invalid_request")))?;
     match value.split_once(' ') {
         Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() => {
             Ok(Some(token.trim().to_owned()))
@@ -61,7 +67,8 @@ impl FromRequest for Authenticated {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
         Box::pin(async move {
-            let token = bearer_token(&req)?.ok_or_else(|| unauthorized("a bearer token is required", None))?;
+            let token =
+                bearer_token(&req)?.ok_or_else(|| unauthorized("a bearer token is required", None))?;
             let state = req.app_data::<web::Data<AppState>>().ok_or_else(ApiError::internal)?;
             let principal = state.tokens.authenticate_bearer(&token).await?;
             req.extensions_mut().insert(principal.clone());
@@ -136,14 +143,21 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
                     "the body must be application/json",
                 ));
             }
-            let too_large =
-                || ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", format!("the body exceeds {JSON_LIMIT} bytes"));
+            let too_large = || {
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "payload_too_large",
+                    format!("the body exceeds {JSON_LIMIT} bytes"),
+                )
+            };
             if declared_too_large {
                 return Err(too_large());
             }
             let mut body = web::BytesMut::new();
             while let Some(chunk) = payload.next().await {
-                let chunk = chunk.map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", "the body could not be read"))?;
+                let chunk = chunk.map_err(|_| {
+                    ApiError::new(StatusCode::BAD_REQUEST, "bad_request", "the body could not be read")
+                })?;
                 if body.len() + chunk.len() > JSON_LIMIT {
                     return Err(too_large());
                 }
@@ -151,14 +165,17 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
             }
             let raw = body.freeze();
             let malformed = |e: &serde_json::Error| {
-                ApiError::new(StatusCode::BAD_REQUEST, "malformed_json", format!("the body is not valid JSON: {e}"))
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "malformed_json",
+                    format!("the body is not valid JSON: {e}"),
+                )
             };
+            // Syntax first: a body that is not JSON at all is 400 whatever else is wrong.
+            serde_json::from_slice::<serde::de::IgnoredAny>(&raw).map_err(|e| malformed(&e))?;
             let mut deserializer = serde_json::Deserializer::from_slice(&raw);
             match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
-                Ok(value) => {
-                    deserializer.end().map_err(|e| malformed(&e))?;
-                    Ok(ApiJson { value, raw })
-                }
+                Ok(value) => Ok(ApiJson { value, raw }),
                 Err(e) if e.inner().is_syntax() || e.inner().is_eof() => Err(malformed(e.inner())),
                 Err(e) => Err(ApiError::validation(
                     StatusCode::UNPROCESSABLE_ENTITY,
@@ -185,12 +202,15 @@ impl<T: DeserializeOwned> FromRequest for ApiQuery<T> {
 }
 
 fn serde_urlencoded_from<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
-    web::Query::<T>::from_query(query).map(|q| q.into_inner()).map_err(|e| {
-        let message = e.to_string();
-        let field = message
-            .split('`')
-            .nth(1)
-            .map_or_else(|| "/query".to_owned(), |name| format!("/query/{name}"));
+    let deserializer = serde_urlencoded::Deserializer::new(url::form_urlencoded::parse(query.as_bytes()));
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let message = e.inner().to_string();
+        let named = message.split('`').nth(1).filter(|_| message.starts_with("unknown field"));
+        let field = match (e.path().to_string(), named) {
+            (_, Some(name)) => format!("/query/{name}"),
+            (path, None) if path != "." => format!("/query/{path}"),
+            _ => "/query".to_owned(),
+        };
         ApiError::validation(
             StatusCode::BAD_REQUEST,
             "invalid_query",
@@ -239,6 +259,40 @@ pub fn page_request(limit: Option<i64>, cursor: Option<&str>) -> Result<PageRequ
     }
 }
 
+fn invalid_parameter(name: &str, code: &str, message: &str) -> ApiError {
+    ApiError::validation(
+        StatusCode::BAD_REQUEST,
+        "invalid_query",
+        "the query string is invalid",
+        ValidationErrors::single(&format!("/query/{name}"), code, message),
+    )
+}
+
+/// A text filter of `min..=max` characters (as its schema says).
+pub fn query_text(
+    name: &str,
+    value: Option<String>,
+    min: usize,
+    max: usize,
+) -> Result<Option<String>, ApiError> {
+    match value {
+        Some(text) if !(min..=max).contains(&text.chars().count()) => {
+            Err(invalid_parameter(name, "length", &format!("must be {min} to {max} characters")))
+        }
+        other => Ok(other),
+    }
+}
+
+/// A country filter: two upper-case letters (ISO 3166-1 alpha-2).
+pub fn query_country(name: &str, value: Option<String>) -> Result<Option<String>, ApiError> {
+    match value {
+        Some(code) if !(code.len() == 2 && code.bytes().all(|b| b.is_ascii_uppercase())) => {
+            Err(invalid_parameter(name, "invalid_country", "must be two upper-case letters"))
+        }
+        other => Ok(other),
+    }
+}
+
 pub fn encode_cursor(id: Uuid) -> String {
     URL_SAFE_NO_PAD.encode(id.as_bytes())
 }
@@ -246,22 +300,20 @@ pub fn encode_cursor(id: Uuid) -> String {
 /// Cursors are opaque: any 22-character base64url string names a position.
 const CURSOR_DECODER: GeneralPurpose = GeneralPurpose::new(
     &base64::alphabet::URL_SAFE,
-    GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true).with_decode_padding_mode(DecodePaddingMode::RequireNone),
+    GeneralPurposeConfig::new()
+        .with_decode_allow_trailing_bits(true)
+        .with_decode_padding_mode(DecodePaddingMode::RequireNone),
 );
 
 fn decode_cursor(cursor: &str) -> Result<Uuid, ApiError> {
-    CURSOR_DECODER
-        .decode(cursor)
-        .ok()
-        .and_then(|bytes| Uuid::from_slice(&bytes).ok())
-        .ok_or_else(|| {
-            ApiError::validation(
-                StatusCode::BAD_REQUEST,
-                "invalid_query",
-                "the query string is invalid",
-                ValidationErrors::single("/query/cursor", "invalid_cursor", "not a cursor returned by this list"),
-            )
-        })
+    CURSOR_DECODER.decode(cursor).ok().and_then(|bytes| Uuid::from_slice(&bytes).ok()).ok_or_else(|| {
+        ApiError::validation(
+            StatusCode::BAD_REQUEST,
+            "invalid_query",
+            "the query string is invalid",
+            ValidationErrors::single("/query/cursor", "invalid_cursor", "not a cursor returned by this list"),
+        )
+    })
 }
 
 /// The `Link: <...>; rel="next"` value for the next page: the same query with the cursor

@@ -38,8 +38,15 @@ pub fn app(
     app.app_data(state)
         .app_data(web::PathConfig::default().error_handler(|_, _| problem::ApiError::not_found().into()))
         .app_data(web::PayloadConfig::new(extract::JSON_LIMIT))
-        .route("/docs", web::get().to(|| async { HttpResponse::PermanentRedirect().insert_header(("location", "/docs/")).finish() }))
-        .service(SwaggerUi::new("/docs/{_:.*}").url("/api/v1/openapi.json", utoipa::openapi::OpenApi::default()))
+        .route(
+            "/docs",
+            web::get().to(|| async {
+                HttpResponse::PermanentRedirect().insert_header(("location", "/docs/")).finish()
+            }),
+        )
+        .service(
+            SwaggerUi::new("/docs/{_:.*}").url("/api/v1/openapi.json", utoipa::openapi::OpenApi::default()),
+        )
         .default_service(web::to(middleware::fallback))
         .wrap(actix_web::middleware::from_fn(middleware::conventions))
 }

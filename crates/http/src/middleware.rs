@@ -25,7 +25,8 @@ fn request_id(req: &ServiceRequest) -> String {
         .get(REQUEST_ID)
         .and_then(|v| v.to_str().ok())
         .filter(|v| {
-            (1..=128).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+            (1..=128).contains(&v.len())
+                && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
         })
         .map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_owned)
 }
@@ -51,8 +52,16 @@ fn set_default(res: &mut ServiceResponse<BoxBody>, name: HeaderName, value: &'st
     }
 }
 
-pub async fn conventions(req: ServiceRequest, next: Next<impl MessageBody + 'static>) -> Result<ServiceResponse<BoxBody>, Error> {
+pub async fn conventions(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
     let started = Instant::now();
+    // HEAD is answered wherever GET is (RFC 9110 9.1): routed as GET, sent without a body.
+    let is_head = req.method() == actix_web::http::Method::HEAD;
+    if is_head {
+        req.head_mut().method = actix_web::http::Method::GET;
+    }
     let id = request_id(&req);
     req.extensions_mut().insert(RequestId(id.clone()));
     let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.path());
@@ -62,8 +71,10 @@ pub async fn conventions(req: ServiceRequest, next: Next<impl MessageBody + 'sta
     let status = res.status();
 
     if (status.is_client_error() || status.is_server_error()) && !is_oauth_json(&res) {
-        let already_problem =
-            res.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
+        let already_problem = res
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
         let error = res.response().extensions().get::<ApiError>().cloned();
         let error = match error {
             Some(error) => Some(error),
@@ -105,12 +116,20 @@ pub async fn conventions(req: ServiceRequest, next: Next<impl MessageBody + 'sta
         set_default(&mut res, header::CACHE_CONTROL, "no-store");
     }
 
+    if is_head {
+        res = res.map_body(|_, _| BoxBody::new(()));
+    }
+
     let elapsed = started.elapsed();
     if let Some(state) = &state {
         state
             .metrics
             .requests
-            .get_or_create(&RequestLabels { method: method.clone(), route: route.clone(), status: status.as_u16() })
+            .get_or_create(&RequestLabels {
+                method: method.clone(),
+                route: route.clone(),
+                status: status.as_u16(),
+            })
             .inc();
         state.metrics.latency.get_or_create(&LatencyLabels { method, route }).observe(elapsed.as_secs_f64());
     }
@@ -127,7 +146,10 @@ pub async fn conventions(req: ServiceRequest, next: Next<impl MessageBody + 'sta
 
 /// Answers requests that matched no route: 405 with `Allow` when the path exists with
 /// other methods, 404 otherwise.
-pub async fn fallback(req: HttpRequest, state: web::Data<AppState>) -> Result<actix_web::HttpResponse, ApiError> {
+pub async fn fallback(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<actix_web::HttpResponse, ApiError> {
     Err(match state.spec.allowed_methods(req.path()) {
         Some(methods) => ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,

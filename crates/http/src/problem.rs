@@ -63,12 +63,21 @@ impl ApiError {
         self
     }
 
-    pub fn validation(status: StatusCode, code: &'static str, detail: &str, errors: ValidationErrors) -> Self {
+    pub fn validation(
+        status: StatusCode,
+        code: &'static str,
+        detail: &str,
+        errors: ValidationErrors,
+    ) -> Self {
         ApiError { errors: errors.0, ..ApiError::new(status, code, detail) }
     }
 
     pub fn not_found() -> Self {
-        ApiError::new(StatusCode::NOT_FOUND, "not_found", "the resource does not exist or is not visible to you")
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "the resource does not exist or is not visible to you",
+        )
     }
 
     pub fn unavailable(detail: impl Into<String>) -> Self {
@@ -93,7 +102,11 @@ impl ApiError {
             errors: self
                 .errors
                 .iter()
-                .map(|e| ProblemFieldError { pointer: e.pointer.clone(), code: e.code.clone(), message: e.message.clone() })
+                .map(|e| ProblemFieldError {
+                    pointer: e.pointer.clone(),
+                    code: e.code.clone(),
+                    message: e.message.clone(),
+                })
                 .collect(),
         }
     }
@@ -204,11 +217,17 @@ impl From<ServiceError> for ApiError {
 impl From<BearerError> for ApiError {
     fn from(error: BearerError) -> Self {
         match error {
-            BearerError::Invalid(description) => ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", description)
-                .with_header(
-                    actix_web::http::header::WWW_AUTHENTICATE,
-                    format!("Bearer realm=\"consular\", error=\"invalid_token\", error_description=\"{description}\""),
+            BearerError::Invalid(description) => ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "invalid_token",
+                description,
+            )
+            .with_header(
+                actix_web::http::header::WWW_AUTHENTICATE,
+                format!(
+                    "Bearer realm=\"consular\", error=\"invalid_token\", error_description=\"{description}\""
                 ),
+            ),
             BearerError::Unavailable(why) => {
                 tracing::warn!(error = %why, "revocation state unavailable");
                 ApiError::unavailable("the service is temporarily unavailable")

@@ -56,10 +56,14 @@ fn add(op: &mut Value, status: &str, response: Value) {
 fn complete_operation(op: &mut Value, method: &str) {
     if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
         for param in params.iter_mut().filter(|p| p["name"] == "Idempotency-Key") {
-            param["schema"] = json!({ "type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$" });
+            param["schema"] =
+                json!({ "type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$" });
         }
     }
-    let secured = op.get("security").and_then(Value::as_array).is_some_and(|s| s.iter().any(|r| r.get("bearer").is_some()));
+    let secured = op
+        .get("security")
+        .and_then(Value::as_array)
+        .is_some_and(|s| s.iter().any(|r| r.get("bearer").is_some()));
     let has_body = op.get("requestBody").is_some();
     let params = op.get("parameters").and_then(Value::as_array).cloned().unwrap_or_default();
     let has_path = params.iter().any(|p| p["in"] == "path");
@@ -82,7 +86,11 @@ fn complete_operation(op: &mut Value, method: &str) {
     if has_body && !oauth {
         add(op, "413", problem("The body is too large"));
         add(op, "415", problem("The body is not application/json"));
-        add(op, "422", problem("The body is well-formed JSON but invalid; `errors` lists every failing field"));
+        add(
+            op,
+            "422",
+            problem("The body is well-formed JSON but invalid; `errors` lists every failing field"),
+        );
     }
     if method != "get" || secured {
         add(op, "503", with_retry_after(problem("The database is unavailable or saturated; retry later")));
@@ -112,7 +120,11 @@ fn restrict(property: &mut Value, values: &[&str]) {
 impl ApiSpec {
     /// Builds the document from the same route registration the server uses.
     pub fn build() -> ApiSpec {
-        let (_, api) = App::new().into_utoipa_app().openapi(BaseDoc::openapi()).configure(crate::routes::register).split_for_parts();
+        let (_, api) = App::new()
+            .into_utoipa_app()
+            .openapi(BaseDoc::openapi())
+            .configure(crate::routes::register)
+            .split_for_parts();
         let mut document = serde_json::to_value(&api).unwrap_or(Value::Null);
         document["components"]["securitySchemes"] = json!({
             "bearer": { "type": "http", "scheme": "bearer", "bearerFormat": "JWT",
@@ -147,6 +159,9 @@ impl ApiSpec {
                             op.remove("x-optional-body");
                         }
                         allowed.push(method.to_uppercase());
+                        if method == "get" {
+                            allowed.push("HEAD".to_owned());
+                        }
                         if let Some(label) = op["x-maturity"].as_str() {
                             maturity.insert((method.to_uppercase(), path.clone()), label.to_owned());
                         }
@@ -191,7 +206,8 @@ mod tests {
         for (path, item) in paths {
             for method in METHODS {
                 let Some(op) = item.get(method) else { continue };
-                let label = op["x-maturity"].as_str().unwrap_or_else(|| panic!("{method} {path} has no x-maturity"));
+                let label =
+                    op["x-maturity"].as_str().unwrap_or_else(|| panic!("{method} {path} has no x-maturity"));
                 assert!(["Available", "Beta", "Coming Soon"].contains(&label), "{method} {path}: {label}");
                 assert!(op["operationId"].is_string(), "{method} {path}");
                 if op.get("security").is_some_and(|s| s.to_string().contains("bearer")) {

@@ -23,8 +23,8 @@ pub use reference::{
 pub use repos::{ClientFilter, ClientRepository, IdempotencyRepository, MissionRepository};
 pub use storage::{BlobError, BlobStore};
 pub use tokens::{
-    RefreshOutcome, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind,
-    SigningKeyRecord, SigningKeyRepository, TokenRepository,
+    RefreshOutcome, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind, SigningKeyRecord,
+    SigningKeyRepository, TokenRepository,
 };
 pub use write::{IdempotencyRecord, StoredResponse, WriteMeta};
 

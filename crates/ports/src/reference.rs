@@ -1,8 +1,8 @@
 use crate::{RepoError, WriteMeta};
 use async_trait::async_trait;
 use consular_domain::{
-    ApiClient, AuditRecord, Citizen, CitizenId, MissionId, Page, PageRequest, RegistrationStatus, ServiceType,
-    ServiceTypeId, StaffId, StaffMember,
+    ApiClient, AuditRecord, Citizen, CitizenId, MissionId, Page, PageRequest, RegistrationStatus,
+    ServiceType, ServiceTypeId, StaffId, StaffMember,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -21,12 +21,21 @@ pub trait ServiceTypeRepository: Send + Sync {
     /// A code already taken is `Duplicate { constraint: "service_types_code" }`.
     async fn insert(&self, service_type: &ServiceType, meta: &WriteMeta) -> Result<(), RepoError>;
     /// Replaces the stored type if its version is still `expected_version`.
-    async fn update(&self, service_type: &ServiceType, expected_version: i64, meta: &WriteMeta) -> Result<(), RepoError>;
+    async fn update(
+        &self,
+        service_type: &ServiceType,
+        expected_version: i64,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError>;
     async fn get(&self, id: ServiceTypeId) -> Result<Option<ServiceType>, RepoError>;
     /// The stored types among `ids` (missing ids are simply absent), in any order.
     async fn get_many(&self, ids: &[ServiceTypeId]) -> Result<Vec<ServiceType>, RepoError>;
     /// Types in id order (oldest first), after `page.after`.
-    async fn list(&self, filter: ServiceTypeFilter, page: PageRequest) -> Result<Page<ServiceType>, RepoError>;
+    async fn list(
+        &self,
+        filter: ServiceTypeFilter,
+        page: PageRequest,
+    ) -> Result<Page<ServiceType>, RepoError>;
 }
 
 /// Which citizens a listing shows; every filter present must match.
@@ -50,9 +59,19 @@ pub trait CitizenRepository: Send + Sync {
     /// Inserts a citizen, and the API client issued with it if any, in one transaction. A
     /// passport number already registered in the mission is
     /// `Duplicate { constraint: "citizens_passport" }`.
-    async fn insert(&self, citizen: &Citizen, client: Option<ApiClient>, meta: &WriteMeta) -> Result<(), RepoError>;
+    async fn insert(
+        &self,
+        citizen: &Citizen,
+        client: Option<ApiClient>,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError>;
     /// Replaces the stored citizen if its version is still `expected_version`.
-    async fn update(&self, citizen: &Citizen, expected_version: i64, meta: &WriteMeta) -> Result<(), RepoError>;
+    async fn update(
+        &self,
+        citizen: &Citizen,
+        expected_version: i64,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError>;
     async fn get(&self, id: CitizenId) -> Result<Option<Citizen>, RepoError>;
     /// Citizens in id order (oldest first), after `page.after`.
     async fn list(&self, filter: CitizenFilter, page: PageRequest) -> Result<Page<Citizen>, RepoError>;
@@ -73,10 +92,20 @@ pub struct StaffFilter {
 pub trait StaffRepository: Send + Sync {
     /// Inserts a member with their assignments, and the API client issued with them if
     /// any, in one transaction.
-    async fn insert(&self, member: &StaffMember, client: Option<ApiClient>, meta: &WriteMeta) -> Result<(), RepoError>;
+    async fn insert(
+        &self,
+        member: &StaffMember,
+        client: Option<ApiClient>,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError>;
     /// Replaces the stored member (assignments included) if its version is still
     /// `expected_version`.
-    async fn update(&self, member: &StaffMember, expected_version: i64, meta: &WriteMeta) -> Result<(), RepoError>;
+    async fn update(
+        &self,
+        member: &StaffMember,
+        expected_version: i64,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError>;
     async fn get(&self, id: StaffId) -> Result<Option<StaffMember>, RepoError>;
     /// Members in id order (oldest first), after `page.after`.
     async fn list(&self, filter: StaffFilter, page: PageRequest) -> Result<Page<StaffMember>, RepoError>;

@@ -12,7 +12,12 @@ pub trait MissionRepository: Send + Sync {
     async fn insert(&self, mission: &Mission, meta: &WriteMeta) -> Result<(), RepoError>;
     /// Replaces the stored mission if its version is still `expected_version`
     /// (`VersionConflict` otherwise, `NotFound` if it is gone).
-    async fn update(&self, mission: &Mission, expected_version: i64, meta: &WriteMeta) -> Result<(), RepoError>;
+    async fn update(
+        &self,
+        mission: &Mission,
+        expected_version: i64,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError>;
     async fn get(&self, id: MissionId) -> Result<Option<Mission>, RepoError>;
     /// Missions in id order (oldest first), after `page.after`.
     async fn list(&self, page: PageRequest) -> Result<Page<Mission>, RepoError>;

@@ -73,7 +73,12 @@ pub trait TokenRepository: Send + Sync {
     ) -> Result<RefreshOutcome, RepoError>;
     /// Revokes the family of refresh token `hash` if it belongs to `client_id`, with its
     /// unexpired access tokens. `Ok(false)` when there was nothing of this client's to revoke.
-    async fn revoke_refresh(&self, client_id: ClientId, hash: &[u8], now: OffsetDateTime) -> Result<bool, RepoError>;
+    async fn revoke_refresh(
+        &self,
+        client_id: ClientId,
+        hash: &[u8],
+        now: OffsetDateTime,
+    ) -> Result<bool, RepoError>;
     /// Records a revocation; recording the same access token twice is not an error.
     async fn insert_revocation(&self, revocation: &Revocation) -> Result<(), RepoError>;
     /// Revocations recorded at or after `since`, oldest first (for the per-node cache).

@@ -1,7 +1,7 @@
 //! `/api/v1/audit-events`: the audit log (global admins).
 
 use super::list;
-use crate::extract::{ApiQuery, Authenticated, page_request};
+use crate::extract::{ApiQuery, Authenticated, page_request, query_text};
 use crate::problem::ApiError;
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, get, web};
@@ -93,7 +93,11 @@ pub async fn list_audit_events(
     ApiQuery(params): ApiQuery<AuditListParams>,
 ) -> Result<HttpResponse, ApiError> {
     let page = page_request(params.limit, params.cursor.as_deref())?;
-    let filter = AuditFilter { resource_type: params.resource_type, resource_id: params.resource_id, actor_id: params.actor_id };
+    let filter = AuditFilter {
+        resource_type: query_text("resource_type", params.resource_type, 1, 64)?,
+        resource_id: params.resource_id,
+        actor_id: params.actor_id,
+    };
     let page = state.audit.list(&actor, filter, page).await?;
     Ok(list(&req, page, AuditEventBody::from))
 }

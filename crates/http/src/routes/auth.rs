@@ -66,6 +66,7 @@ pub struct TokenForm {
 pub struct RefreshForm {
     #[schema(example = "refresh_token", pattern = "^refresh_token$")]
     grant_type: String,
+    #[schema(min_length = 1)]
     refresh_token: String,
     /// Narrower scopes than the original grant, if wanted.
     scope: Option<String>,
@@ -125,10 +126,14 @@ impl Reply {
             OAuthError::InvalidScope(_) => (StatusCode::BAD_REQUEST, "invalid_scope"),
             OAuthError::InvalidGrant(_) => (StatusCode::BAD_REQUEST, "invalid_grant"),
             OAuthError::UnsupportedGrantType => (StatusCode::BAD_REQUEST, "unsupported_grant_type"),
-            OAuthError::Unavailable(_) | OAuthError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "server_error"),
+            OAuthError::Unavailable(_) | OAuthError::Internal(_) => {
+                (StatusCode::INTERNAL_SERVER_ERROR, "server_error")
+            }
         };
         let mut response = HttpResponse::build(status);
-        response.insert_header((header::CACHE_CONTROL, "no-store")).insert_header((header::PRAGMA, "no-cache"));
+        response
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .insert_header((header::PRAGMA, "no-cache"));
         if status == StatusCode::UNAUTHORIZED {
             response.insert_header((header::WWW_AUTHENTICATE, "Basic realm=\"consular\", charset=\"UTF-8\""));
         }
@@ -150,14 +155,21 @@ fn parse_form(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>,
         return Err(invalid_request("the body must be application/x-www-form-urlencoded"));
     }
     if body.len() > FORM_LIMIT {
-        return Err(ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "the form is too large").into());
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            "the form is too large",
+        )
+        .into());
     }
     if body.split(|b| *b == b'&').any(|pair| !pair.is_empty() && !pair.contains(&b'=')) {
         return Err(invalid_request("the body is not a form: every parameter needs `name=value`"));
     }
     let mut form = HashMap::new();
     for (key, value) in url::form_urlencoded::parse(body) {
-        if !KNOWN_PARAMETERS.contains(&key.as_ref()) {
+        // Unknown parameters are ignored, and so are empty ones: "parameters sent without
+        // a value MUST be treated as if they were omitted" (RFC 6749 section 3.1).
+        if !KNOWN_PARAMETERS.contains(&key.as_ref()) || value.is_empty() {
             continue;
         }
         if form.insert(key.clone().into_owned(), value.into_owned()).is_some() {
@@ -173,7 +185,10 @@ fn form_decode(part: &str) -> Option<String> {
 
 /// Client authentication: HTTP Basic (`client_secret_basic`, with id and secret
 /// form-decoded after base64) or form fields (`client_secret_post`), never both.
-fn client_credentials(headers: &HeaderMap, form: &HashMap<String, String>) -> Result<Option<ClientCredentials>, Reply> {
+fn client_credentials(
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+) -> Result<Option<ClientCredentials>, Reply> {
     let basic = match headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
         Some(value) if value.len() > 6 && value[..6].eq_ignore_ascii_case("basic ") => {
             let decoded = STANDARD
@@ -190,14 +205,16 @@ fn client_credentials(headers: &HeaderMap, form: &HashMap<String, String>) -> Re
         _ => None,
     };
     let posted = match (form.get("client_id"), form.get("client_secret")) {
-        (Some(id), Some(secret)) => Some(ClientCredentials { client_id: id.clone(), client_secret: secret.clone() }),
+        (Some(id), Some(secret)) => {
+            Some(ClientCredentials { client_id: id.clone(), client_secret: secret.clone() })
+        }
         (None, None) => None,
         // Half a credential is a failed client authentication (RFC 6749 section 5.2).
         _ => return Err(Reply::OAuth(OAuthError::InvalidClient)),
     };
     match (basic, posted) {
-        // Two methods at once is a failed client authentication (RFC 6749 section 2.3).
-        (Some(_), Some(_)) => Err(Reply::OAuth(OAuthError::InvalidClient)),
+        // "utilizes more than one mechanism for authenticating the client" (RFC 6749 5.2).
+        (Some(_), Some(_)) => Err(invalid_request("use one client authentication method, not two")),
         (basic, posted) => Ok(basic.or(posted)),
     }
 }
@@ -215,7 +232,11 @@ fn rate_limit(req: &HttpRequest, state: &AppState, client_id: &str) -> Result<()
     if let Some(addr) = req.peer_addr() {
         state.token_limits.per_address.check_key(&addr.ip()).map_err(|n| too_many(n.wait_time_from(now)))?;
     }
-    state.token_limits.per_client.check_key(&client_id.to_owned()).map_err(|n| too_many(n.wait_time_from(now)))?;
+    state
+        .token_limits
+        .per_client
+        .check_key(&client_id.to_owned())
+        .map_err(|n| too_many(n.wait_time_from(now)))?;
     Ok(())
 }
 
@@ -232,7 +253,12 @@ fn token_response(tokens: IssuedTokens) -> HttpResponse {
         })
 }
 
-async fn grant(req: &HttpRequest, state: &AppState, body: &[u8], refresh_only: bool) -> Result<HttpResponse, Reply> {
+async fn grant(
+    req: &HttpRequest,
+    state: &AppState,
+    body: &[u8],
+    refresh_only: bool,
+) -> Result<HttpResponse, Reply> {
     let form = parse_form(req, body)?;
     let credentials = client_credentials(req.headers(), &form)?;
     rate_limit(req, state, credentials.as_ref().map_or("", |c| c.client_id.as_str()))?;
@@ -240,9 +266,12 @@ async fn grant(req: &HttpRequest, state: &AppState, body: &[u8], refresh_only: b
     let scope = form.get("scope").map(String::as_str);
     let tokens = match form.get("grant_type").map(String::as_str) {
         None => return Err(invalid_request("grant_type is required")),
-        Some("client_credentials") if !refresh_only => state.tokens.client_credentials(&credentials, scope).await?,
+        Some("client_credentials") if !refresh_only => {
+            state.tokens.client_credentials(&credentials, scope).await?
+        }
         Some("refresh_token") => {
-            let presented = form.get("refresh_token").ok_or_else(|| invalid_request("refresh_token is required"))?;
+            let presented =
+                form.get("refresh_token").ok_or_else(|| invalid_request("refresh_token is required"))?;
             state.tokens.refresh(&credentials, presented, scope).await?
         }
         Some(_) => return Err(Reply::OAuth(OAuthError::UnsupportedGrantType)),
@@ -317,13 +346,18 @@ async fn revocation(req: &HttpRequest, state: &AppState, body: &[u8]) -> Result<
         None => match client_credentials(req.headers(), &form)? {
             Some(credentials) => (state.tokens.authenticate_client(&credentials).await?.id, None),
             None => {
-                return Err(ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "a bearer token or client credentials are required")
-                    .with_header(header::WWW_AUTHENTICATE, "Bearer realm=\"consular\"")
-                    .into());
+                return Err(ApiError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "a bearer token or client credentials are required",
+                )
+                .with_header(header::WWW_AUTHENTICATE, "Bearer realm=\"consular\"")
+                .into());
             }
         },
     };
-    let token = form.get("token").cloned().or(default_token).ok_or_else(|| invalid_request("token is required"))?;
+    let token =
+        form.get("token").cloned().or(default_token).ok_or_else(|| invalid_request("token is required"))?;
     state.tokens.revoke(caller, &token, form.get("token_type_hint").map(String::as_str)).await?;
     Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).finish())
 }
@@ -365,5 +399,7 @@ pub async fn revoke_token(req: HttpRequest, state: web::Data<AppState>, body: we
 )]
 #[get("/.well-known/jwks.json")]
 pub async fn jwks(state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "public, max-age=300")).json(state.tokens.keys().jwks())
+    HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "public, max-age=300"))
+        .json(state.tokens.keys().jwks())
 }

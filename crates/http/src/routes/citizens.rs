@@ -1,7 +1,9 @@
 //! `/api/v1/citizens`: citizen profiles and their registration with a mission (spec 4.2).
 
 use super::{IssuedClientBody, created_headers, iso_date, list, send, stored_json, with_etag};
-use crate::extract::{ApiJson, ApiQuery, Authenticated, idempotency, if_match, page_request};
+use crate::extract::{
+    ApiJson, ApiQuery, Authenticated, idempotency, if_match, page_request, query_country, query_text,
+};
 use crate::problem::{ApiError, Problem};
 use crate::state::AppState;
 use actix_web::http::StatusCode;
@@ -44,19 +46,38 @@ impl From<RegistrationStatus> for RegistrationStatusName {
     }
 }
 
-
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddressBody {
-    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub line1: String,
-    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub line2: Option<String>,
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub city: String,
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub region: Option<String>,
-    #[schema(min_length = 1, max_length = 20, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 20,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub postal_code: Option<String>,
     /// ISO 3166-1 alpha-2.
     #[schema(pattern = "^[A-Z]{2}$")]
@@ -66,18 +87,33 @@ pub struct AddressBody {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EmergencyContactBody {
-    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub name: String,
     /// E.164.
     #[schema(pattern = r"^\+[1-9][0-9]{7,14}$", example = "+33612345678")]
     pub phone: String,
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub relationship: String,
 }
 
 impl From<AddressBody> for Address {
     fn from(a: AddressBody) -> Self {
-        Address { line1: a.line1, line2: a.line2, city: a.city, region: a.region, postal_code: a.postal_code, country: a.country }
+        Address {
+            line1: a.line1,
+            line2: a.line2,
+            city: a.city,
+            region: a.region,
+            postal_code: a.postal_code,
+            country: a.country,
+        }
     }
 }
 
@@ -102,7 +138,11 @@ impl From<EmergencyContactBody> for EmergencyContact {
 
 impl From<&EmergencyContact> for EmergencyContactBody {
     fn from(c: &EmergencyContact) -> Self {
-        EmergencyContactBody { name: c.name.clone(), phone: c.phone.clone(), relationship: c.relationship.clone() }
+        EmergencyContactBody {
+            name: c.name.clone(),
+            phone: c.phone.clone(),
+            relationship: c.relationship.clone(),
+        }
     }
 }
 
@@ -194,14 +234,26 @@ pub struct CitizenList {
 #[serde(deny_unknown_fields)]
 pub struct RegisterCitizen {
     pub mission_id: Uuid,
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub given_name: String,
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub family_name: String,
     #[serde(with = "iso_date")]
     #[schema(value_type = String, format = Date)]
     pub date_of_birth: Date,
-    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub place_of_birth: String,
     /// ISO 3166-1 alpha-2.
     #[schema(pattern = "^[A-Z]{2}$")]
@@ -230,7 +282,9 @@ pub struct RegisterCitizen {
     pub issue_client: bool,
 }
 
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<Option<T>>, D::Error> {
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(deserializer).map(Some)
 }
 
@@ -239,14 +293,26 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> R
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateCitizen {
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub given_name: Option<String>,
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub family_name: Option<String>,
     #[serde(default, with = "iso_date::option")]
     #[schema(value_type = Option<String>, format = Date)]
     pub date_of_birth: Option<Date>,
-    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub place_of_birth: Option<String>,
     #[schema(pattern = "^[A-Z]{2}$")]
     pub nationality: Option<String>,
@@ -297,7 +363,6 @@ pub struct CitizenListParams {
     pub registered_to: Option<OffsetDateTime>,
 }
 
-
 /// List registered citizens (admin; a mission admin sees their mission only).
 #[utoipa::path(
     tag = "citizens",
@@ -319,8 +384,8 @@ pub async fn list_citizens(
     let filter = CitizenFilter {
         mission_id: params.mission_id.map(MissionId),
         registration_status: params.registration_status.map(Into::into),
-        nationality: params.nationality,
-        q: params.q,
+        nationality: query_country("nationality", params.nationality)?,
+        q: query_text("q", params.q, 1, 100)?,
         registered_from: params.registered_from,
         registered_to: params.registered_to,
     };
@@ -450,6 +515,7 @@ pub async fn update_citizen(
         preferred_language: input.preferred_language,
         registration_status: input.registration_status.map(Into::into),
     };
-    let citizen = state.citizens.update(&actor, CitizenId(id.into_inner()), changes, expected.as_deref()).await?;
+    let citizen =
+        state.citizens.update(&actor, CitizenId(id.into_inner()), changes, expected.as_deref()).await?;
     Ok(with_etag(&CitizenBody::new(&citizen, None), citizen.version))
 }

@@ -7,7 +7,9 @@ use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use consular_application::clients::Actor;
-use consular_domain::{ApiClient, ClientId, MissionId, NewClient, PrincipalId, PrincipalKind, Scope, ScopeSet};
+use consular_domain::{
+    ApiClient, ClientId, MissionId, NewClient, PrincipalId, PrincipalKind, Scope, ScopeSet,
+};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -108,7 +110,12 @@ pub struct ClientList {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateClient {
-    #[schema(example = "citizen portal", min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        example = "citizen portal",
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub name: String,
     /// `admin`, `staff`, `admin` + `staff`, or `citizen` alone.
     #[schema(min_items = 1, max_items = 2)]

@@ -59,11 +59,21 @@ pub struct MissionList {
 pub struct CreateMission {
     #[schema(example = "fr-paris", max_length = 64, pattern = "^[a-z]{2}(-[a-z0-9]+)+$")]
     pub code: String,
-    #[schema(example = "Embassy in Paris", min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        example = "Embassy in Paris",
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub name: String,
     #[schema(example = "FR", pattern = "^[A-Z]{2}$")]
     pub country: String,
-    #[schema(example = "Paris", min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        example = "Paris",
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub city: String,
     #[schema(example = "Europe/Paris")]
     pub timezone: String,
@@ -73,11 +83,19 @@ pub struct CreateMission {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateMission {
-    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub name: Option<String>,
     #[schema(pattern = "^[A-Z]{2}$")]
     pub country: Option<String>,
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub city: Option<String>,
     pub timezone: Option<String>,
 }
@@ -194,8 +212,14 @@ pub async fn update_mission(
 ) -> Result<HttpResponse, ApiError> {
     let expected = if_match(req.headers())?;
     let input = body.value;
-    let changes = MissionChanges { name: input.name, country: input.country, city: input.city, timezone: input.timezone };
-    let mission = state.missions.update(&actor, MissionId(id.into_inner()), changes, expected.as_deref()).await?;
+    let changes = MissionChanges {
+        name: input.name,
+        country: input.country,
+        city: input.city,
+        timezone: input.timezone,
+    };
+    let mission =
+        state.missions.update(&actor, MissionId(id.into_inner()), changes, expected.as_deref()).await?;
     let version = mission.version;
     Ok(with_etag(&MissionBody::from(mission), version))
 }

@@ -76,7 +76,11 @@ impl From<consular_application::citizens::IssuedClient<'_>> for IssuedClientBody
 }
 
 /// A JSON response as it is sent and, for idempotent creations, stored.
-pub fn stored_json<T: Serialize>(status: StatusCode, body: &T, headers: Vec<(String, String)>) -> StoredResponse {
+pub fn stored_json<T: Serialize>(
+    status: StatusCode,
+    body: &T,
+    headers: Vec<(String, String)>,
+) -> StoredResponse {
     StoredResponse { status: status.as_u16(), headers, body: serde_json::to_string(body).unwrap_or_default() }
 }
 

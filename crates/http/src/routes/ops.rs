@@ -48,7 +48,10 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
         if let Some(error) = &result.error {
             tracing::warn!(check = result.name, error = %error, "readiness check failed");
         }
-        checks.insert(result.name.to_owned(), if result.error.is_none() { "ok" } else { "unavailable" }.to_owned());
+        checks.insert(
+            result.name.to_owned(),
+            if result.error.is_none() { "ok" } else { "unavailable" }.to_owned(),
+        );
     }
     if ready {
         HttpResponse::Ok().json(HealthBody { status: "ready".into(), checks })
@@ -56,7 +59,10 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
         HttpResponse::ServiceUnavailable()
             .insert_header((header::RETRY_AFTER, "5"))
             .content_type("application/json")
-            .body(serde_json::to_string(&HealthBody { status: "unavailable".into(), checks }).unwrap_or_default())
+            .body(
+                serde_json::to_string(&HealthBody { status: "unavailable".into(), checks })
+                    .unwrap_or_default(),
+            )
     }
 }
 

@@ -26,7 +26,11 @@ pub struct MoneyBody {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StageBody {
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub name: String,
     #[serde(default)]
     #[schema(max_length = 1000)]
@@ -78,7 +82,11 @@ impl From<&ServiceType> for ServiceTypeBody {
             fee: MoneyBody { amount_minor: s.fee.amount_minor, currency: s.fee.currency.clone() },
             sla_days: s.sla_days,
             required_documents: s.required_documents.clone(),
-            stages: s.stages.iter().map(|st| StageBody { name: st.name.clone(), description: st.description.clone() }).collect(),
+            stages: s
+                .stages
+                .iter()
+                .map(|st| StageBody { name: st.name.clone(), description: st.description.clone() })
+                .collect(),
             active: s.active,
             created_at: s.created_at,
             updated_at: s.updated_at,
@@ -98,7 +106,11 @@ pub struct CreateServiceType {
     /// Stable public code.
     #[schema(pattern = "^[a-z][a-z0-9_]{0,63}$", example = "passport_renewal")]
     pub code: String,
-    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub name: String,
     #[serde(default)]
     #[schema(max_length = 4000)]
@@ -129,7 +141,11 @@ fn active_default() -> bool {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateServiceType {
-    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub name: Option<String>,
     #[schema(max_length = 4000)]
     pub description: Option<String>,
@@ -281,6 +297,7 @@ pub async fn update_service(
         stages: input.stages.map(|stages| stages.into_iter().map(Stage::from).collect()),
         active: input.active,
     };
-    let service = state.catalog.update(&actor, ServiceTypeId(id.into_inner()), changes, expected.as_deref()).await?;
+    let service =
+        state.catalog.update(&actor, ServiceTypeId(id.into_inner()), changes, expected.as_deref()).await?;
     Ok(with_etag(&ServiceTypeBody::from(&service), service.version))
 }

@@ -63,11 +63,19 @@ pub struct StaffList {
 #[serde(deny_unknown_fields)]
 pub struct CreateStaff {
     pub mission_id: Uuid,
-    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub name: String,
     #[schema(format = Email, max_length = 254)]
     pub email: String,
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub job_title: String,
     /// Active service types of the catalog.
     #[serde(default)]
@@ -219,8 +227,10 @@ pub async fn update_staff_assignments(
     body: ApiJson<UpdateAssignments>,
 ) -> Result<HttpResponse, ApiError> {
     let expected = if_match(req.headers())?;
-    let assignments =
-        Assignments { service_type_ids: body.value.service_type_ids.into_iter().map(ServiceTypeId).collect() };
-    let member = state.staff.assign(&actor, StaffId(id.into_inner()), assignments, expected.as_deref()).await?;
+    let assignments = Assignments {
+        service_type_ids: body.value.service_type_ids.into_iter().map(ServiceTypeId).collect(),
+    };
+    let member =
+        state.staff.assign(&actor, StaffId(id.into_inner()), assignments, expected.as_deref()).await?;
     Ok(with_etag(&StaffBody::new(&member, None), member.version))
 }
