@@ -74,6 +74,7 @@ impl CatalogService {
         let fields =
             ["code", "name", "description", "fee", "sla_days", "required_documents", "stages", "active"];
         let meta = WriteMeta {
+            events: Vec::new(),
             audit: vec![AuditRecord::new(
                 Some(actor),
                 now,
@@ -117,6 +118,7 @@ impl CatalogService {
         }
         let action = if changed == ["active"] { AuditAction::StatusChanged } else { AuditAction::Updated };
         let meta = WriteMeta {
+            events: Vec::new(),
             audit: vec![AuditRecord::new(Some(actor), now, action, RESOURCE, id.as_uuid(), changed)],
             idempotency: None,
         };

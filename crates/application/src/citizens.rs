@@ -125,8 +125,11 @@ impl CitizenService {
             vec!["profile".into(), "registration_status".into()],
         )];
         audit.extend(issued.as_ref().map(|c| clients::creation_audit(Some(actor), &c.client)));
-        let meta =
-            WriteMeta { audit, idempotency: idempotency::record(actor, idempotency_key, &stored, now) };
+        let meta = WriteMeta {
+            events: Vec::new(),
+            audit,
+            idempotency: idempotency::record(actor, idempotency_key, &stored, now),
+        };
         self.citizens.insert(&citizen, issued.map(|c| c.client), &meta).await.map_err(|e| match e {
             RepoError::Duplicate { .. } => ServiceError::conflict(
                 "passport_already_registered",
@@ -174,6 +177,7 @@ impl CitizenService {
             AuditAction::Updated
         };
         let meta = WriteMeta {
+            events: Vec::new(),
             audit: vec![AuditRecord::new(Some(actor), now, action, RESOURCE, id.as_uuid(), changed)],
             idempotency: None,
         };

@@ -149,7 +149,11 @@ impl ClientService {
 
     /// What a creation by the operator writes besides the client: its audit entry.
     fn operator_created(created: &ClientWithSecret) -> WriteMeta {
-        WriteMeta { audit: vec![creation_audit(None, &created.client)], idempotency: None }
+        WriteMeta {
+            audit: vec![creation_audit(None, &created.client)],
+            events: Vec::new(),
+            idempotency: None,
+        }
     }
 
     /// Creates a client for an admin. `render(client, secret)` is called twice: with the
@@ -172,6 +176,7 @@ impl ClientService {
         let response = render(&created.client, Some(&created.secret));
         let stored = render(&created.client, None);
         let meta = WriteMeta {
+            events: Vec::new(),
             audit: vec![creation_audit(Some(actor), &created.client)],
             idempotency: idempotency::record(actor, idempotency_key, &stored, now),
         };
@@ -230,6 +235,7 @@ impl ClientService {
         client.version += 1;
         client.updated_at = now;
         let meta = WriteMeta {
+            events: Vec::new(),
             audit: vec![Self::audit(actor, &client, AuditAction::Disabled, &["status"])],
             idempotency: None,
         };
@@ -263,6 +269,7 @@ impl ClientService {
         client.version += 1;
         client.updated_at = now;
         let meta = WriteMeta {
+            events: Vec::new(),
             audit: vec![Self::audit(actor_ref, &client, AuditAction::SecretRotated, &["secret"])],
             idempotency: None,
         };

@@ -57,6 +57,7 @@ impl MissionService {
         let mission = input.into_mission(MissionId::new(), now);
         let response = render(&mission);
         let meta = WriteMeta {
+            events: Vec::new(),
             audit: vec![AuditRecord::new(
                 Some(actor),
                 now,
@@ -99,6 +100,7 @@ impl MissionService {
             return Ok(mission);
         }
         let meta = WriteMeta {
+            events: Vec::new(),
             audit: vec![AuditRecord::new(
                 Some(actor),
                 now,

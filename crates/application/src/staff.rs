@@ -109,8 +109,11 @@ impl StaffService {
             fields.map(str::to_owned).to_vec(),
         )];
         audit.extend(issued.as_ref().map(|c| clients::creation_audit(Some(actor), &c.client)));
-        let meta =
-            WriteMeta { audit, idempotency: idempotency::record(actor, idempotency_key, &stored, now) };
+        let meta = WriteMeta {
+            events: Vec::new(),
+            audit,
+            idempotency: idempotency::record(actor, idempotency_key, &stored, now),
+        };
         self.staff.insert(&member, issued.map(|c| c.client), &meta).await?;
         Ok(Written::fresh(response))
     }
@@ -160,6 +163,7 @@ impl StaffService {
             return Ok(member);
         }
         let meta = WriteMeta {
+            events: Vec::new(),
             audit: vec![AuditRecord::new(
                 Some(actor),
                 now,

@@ -9,6 +9,7 @@ mod error;
 mod health;
 mod reference;
 mod repos;
+mod requests;
 mod storage;
 mod tokens;
 mod write;
@@ -21,12 +22,13 @@ pub use reference::{
     StaffFilter, StaffRepository,
 };
 pub use repos::{ClientFilter, ClientRepository, IdempotencyRepository, MissionRepository};
+pub use requests::{Message, Note, QueueGroup, RequestFilter, RequestRepository};
 pub use storage::{BlobError, BlobStore};
 pub use tokens::{
     RefreshOutcome, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind, SigningKeyRecord,
     SigningKeyRepository, TokenRepository,
 };
-pub use write::{IdempotencyRecord, StoredResponse, WriteMeta};
+pub use write::{IdempotencyRecord, OutboxEvent, StoredResponse, WriteMeta};
 
 #[cfg(feature = "mock")]
 pub use clock::MockClock;
@@ -38,6 +40,8 @@ pub use reference::{
 };
 #[cfg(feature = "mock")]
 pub use repos::{MockClientRepository, MockIdempotencyRepository, MockMissionRepository};
+#[cfg(feature = "mock")]
+pub use requests::MockRequestRepository;
 #[cfg(feature = "mock")]
 pub use storage::MockBlobStore;
 #[cfg(feature = "mock")]

@@ -96,6 +96,7 @@ fn admin() -> Principal {
 
 fn audited(resource_type: &str, resource_id: Uuid) -> WriteMeta {
     WriteMeta {
+        events: Vec::new(),
         audit: vec![AuditRecord::new(
             Some(&admin()),
             now(),
@@ -405,14 +406,18 @@ async fn audit_and_idempotency_are_stored_with_the_change(db: Database) {
 async fn a_system_audit_entry_has_no_actor(db: Database) {
     let paris = mission("fr-paris");
     let entry = AuditRecord::new(None, now(), AuditAction::Created, "mission", paris.id.0, vec![]);
-    let meta = WriteMeta { audit: vec![entry.clone()], idempotency: None };
+    let meta = WriteMeta { events: Vec::new(), audit: vec![entry.clone()], idempotency: None };
     MissionRepository::insert(&db, &paris, &meta).await.unwrap();
     assert_eq!(db.audit_trail("mission", paris.id.0).await.unwrap(), vec![entry]);
 }
 
 async fn a_used_idempotency_key_is_refused(db: Database) {
     let owner = ClientId::new();
-    let first = WriteMeta { idempotency: Some(idempotency(owner, "k", Duration::hours(24))), audit: vec![] };
+    let first = WriteMeta {
+        events: Vec::new(),
+        idempotency: Some(idempotency(owner, "k", Duration::hours(24))),
+        audit: vec![],
+    };
     MissionRepository::insert(&db, &mission("fr-paris"), &first).await.unwrap();
 
     let lyon = mission("fr-lyon");
@@ -426,11 +431,11 @@ async fn an_expired_idempotency_key_may_be_used_again(db: Database) {
     let mut old = idempotency(owner, "k", Duration::hours(24));
     old.created_at -= Duration::days(2);
     old.expires_at -= Duration::days(2);
-    let meta = WriteMeta { idempotency: Some(old), audit: vec![] };
+    let meta = WriteMeta { events: Vec::new(), idempotency: Some(old), audit: vec![] };
     MissionRepository::insert(&db, &mission("fr-paris"), &meta).await.unwrap();
 
     let fresh = idempotency(owner, "k", Duration::hours(24));
-    let meta = WriteMeta { idempotency: Some(fresh.clone()), audit: vec![] };
+    let meta = WriteMeta { events: Vec::new(), idempotency: Some(fresh.clone()), audit: vec![] };
     MissionRepository::insert(&db, &mission("fr-lyon"), &meta).await.unwrap();
     assert_eq!(IdempotencyRepository::find(&db, owner, "k", now()).await.unwrap(), Some(fresh));
 }
@@ -689,7 +694,7 @@ async fn purging_removes_only_what_expired(db: Database) {
     let mut stale = idempotency(owner, "old", Duration::hours(24));
     stale.expires_at = at - Duration::minutes(1);
     for record in [stale, idempotency(owner, "new", Duration::hours(24))] {
-        let meta = WriteMeta { idempotency: Some(record.clone()), audit: vec![] };
+        let meta = WriteMeta { events: Vec::new(), idempotency: Some(record.clone()), audit: vec![] };
         MissionRepository::insert(&db, &mission(&format!("fr-{}", record.key)), &meta).await.unwrap();
     }
 
@@ -849,6 +854,7 @@ async fn a_citizen_is_stored_with_their_client(db: Database) {
     let alice = citizen(paris.id, "19AB12345");
     let portal = client_of("citizen", paris.id, alice.id.0);
     let meta = WriteMeta {
+        events: Vec::new(),
         audit: [audited("citizen", alice.id.0).audit, audited("client", portal.id.0).audit].concat(),
         idempotency: None,
     };
@@ -1231,7 +1237,7 @@ async fn the_audit_log_is_listed_newest_first_with_each_filter(db: Database) {
     MissionRepository::insert(
         &db,
         &mission("fr-paris"),
-        &WriteMeta { audit: entries.clone(), idempotency: None },
+        &WriteMeta { events: Vec::new(), audit: entries.clone(), idempotency: None },
     )
     .await
     .unwrap();
