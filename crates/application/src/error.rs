@@ -20,6 +20,9 @@ pub enum ServiceError {
     /// The change conflicts with the current state (`code` names the rule).
     #[error("conflict: {detail}")]
     Conflict { code: &'static str, detail: String },
+    /// The state machine refuses this change; `allowed` names what is possible instead.
+    #[error("illegal transition: {detail}")]
+    IllegalTransition { detail: String, allowed: Vec<String> },
     /// `If-Match` named a version that is no longer current.
     #[error("precondition failed")]
     PreconditionFailed,

@@ -15,6 +15,7 @@ pub mod error;
 pub mod health;
 pub mod idempotency;
 pub mod missions;
+pub mod requests;
 pub mod staff;
 
 pub use error::ServiceError;

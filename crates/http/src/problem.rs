@@ -41,6 +41,9 @@ pub struct Problem {
     /// For validation failures: every failing field.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ProblemFieldError>,
+    /// For an illegal transition: the statuses (or `advance_stage`) allowed instead.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_actions: Vec<String>,
 }
 
 /// An error on its way to becoming a problem response.
@@ -50,12 +53,13 @@ pub struct ApiError {
     pub code: &'static str,
     pub detail: String,
     pub errors: Vec<FieldError>,
+    pub allowed_actions: Vec<String>,
     pub headers: Vec<(HeaderName, String)>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
-        ApiError { status, code, detail: detail.into(), errors: Vec::new(), headers: Vec::new() }
+        ApiError { status, code, detail: detail.into(), errors: Vec::new(), allowed_actions: Vec::new(), headers: Vec::new() }
     }
 
     pub fn with_header(mut self, name: HeaderName, value: impl Into<String>) -> Self {
@@ -108,6 +112,7 @@ impl ApiError {
                     message: e.message.clone(),
                 })
                 .collect(),
+            allowed_actions: self.allowed_actions.clone(),
         }
     }
 
@@ -187,6 +192,10 @@ impl From<ServiceError> for ApiError {
                 errors,
             ),
             ServiceError::Conflict { code, detail } => ApiError::new(StatusCode::CONFLICT, code, detail),
+            ServiceError::IllegalTransition { detail, allowed } => ApiError {
+                allowed_actions: allowed,
+                ..ApiError::new(StatusCode::CONFLICT, "illegal_transition", detail)
+            },
             ServiceError::PreconditionFailed => ApiError::new(
                 StatusCode::PRECONDITION_FAILED,
                 "precondition_failed",
