@@ -2,9 +2,9 @@
 //! staff queues. A citizen sees their own requests; staff and admins those of their
 //! mission (global admins all). Internal notes never reach a citizen.
 
+use crate::ServiceError;
 use crate::access::{is_self, is_staff_of, require_scope};
 use crate::idempotency::{self, IdempotencyRequest, Written};
-use crate::ServiceError;
 use consular_domain::{
     Action, AuditAction, AuditRecord, CitizenId, HistoryEntry, MissionId, Page, PageRequest, Principal,
     PrincipalKind, RegistrationStatus, RequestId, RequestStatus, Role, Scope, ServiceRequest, ServiceTypeId,
@@ -98,8 +98,19 @@ fn sees(actor: &Principal, request: &ServiceRequest) -> bool {
     is_owner(actor, request) || works_on(actor, request.mission_id)
 }
 
-fn event(kind: &str, request: &ServiceRequest, payload: serde_json::Value, now: OffsetDateTime) -> OutboxEvent {
-    OutboxEvent { id: Uuid::now_v7(), kind: kind.to_owned(), aggregate_id: request.id.as_uuid(), payload, created_at: now }
+fn event(
+    kind: &str,
+    request: &ServiceRequest,
+    payload: serde_json::Value,
+    now: OffsetDateTime,
+) -> OutboxEvent {
+    OutboxEvent {
+        id: Uuid::now_v7(),
+        kind: kind.to_owned(),
+        aggregate_id: request.id.as_uuid(),
+        payload,
+        created_at: now,
+    }
 }
 
 fn check_text(field: &str, text: &str) -> Result<(), ServiceError> {
@@ -140,10 +151,20 @@ impl RequestService {
             (PrincipalKind::Citizen, None) => CitizenId(actor.subject.id.as_uuid()),
             (PrincipalKind::Citizen, Some(id)) if id.as_uuid() == actor.subject.id.as_uuid() => id,
             (PrincipalKind::Citizen, Some(_)) => {
-                return Err(ValidationErrors::single("citizen_id", "not_yourself", "a citizen submits for themself only").into());
+                return Err(ValidationErrors::single(
+                    "citizen_id",
+                    "not_yourself",
+                    "a citizen submits for themself only",
+                )
+                .into());
             }
             (_, None) => {
-                return Err(ValidationErrors::single("citizen_id", "required", "staff and admins name the citizen").into());
+                return Err(ValidationErrors::single(
+                    "citizen_id",
+                    "required",
+                    "staff and admins name the citizen",
+                )
+                .into());
             }
             (_, Some(id)) => id,
         };
@@ -152,11 +173,26 @@ impl RequestService {
             return Ok(replayed);
         }
         let citizen = match self.citizens.get(citizen_id).await? {
-            Some(c) if crate::citizens::sees(actor, &c) && (actor.subject.kind == PrincipalKind::Citizen || works_on(actor, c.mission_id)) => c,
-            _ => return Err(ValidationErrors::single("citizen_id", "unknown", "no such citizen in your mission").into()),
+            Some(c)
+                if crate::citizens::sees(actor, &c)
+                    && (actor.subject.kind == PrincipalKind::Citizen || works_on(actor, c.mission_id)) =>
+            {
+                c
+            }
+            _ => {
+                return Err(ValidationErrors::single(
+                    "citizen_id",
+                    "unknown",
+                    "no such citizen in your mission",
+                )
+                .into());
+            }
         };
         if citizen.registration_status == RegistrationStatus::Deregistered {
-            return Err(ServiceError::conflict("citizen_deregistered", "the citizen is deregistered from the mission"));
+            return Err(ServiceError::conflict(
+                "citizen_deregistered",
+                "the citizen is deregistered from the mission",
+            ));
         }
         let service_type = self.service_types.get(input.service_type_id).await?.ok_or_else(|| {
             ServiceError::from(ValidationErrors::single("service_type_id", "unknown", "no such service type"))
@@ -197,7 +233,12 @@ impl RequestService {
             now,
         )];
         if let Some(staff) = assignee {
-            events.push(event("request.assigned", &request, json!({ "assignee_id": staff, "previous_assignee_id": null }), now));
+            events.push(event(
+                "request.assigned",
+                &request,
+                json!({ "assignee_id": staff, "previous_assignee_id": null }),
+                now,
+            ));
         }
         let meta = WriteMeta {
             audit: vec![AuditRecord::new(
@@ -304,18 +345,33 @@ impl RequestService {
             return Err(ServiceError::NotFound);
         }
         if change.action.is_none() && change.assignee.is_none() {
-            return Err(ValidationErrors::single("/", "empty", "send a status, advance_stage or an assignee").into());
+            return Err(ValidationErrors::single(
+                "/",
+                "empty",
+                "send a status, advance_stage or an assignee",
+            )
+            .into());
         }
         if let Some(reason) = &change.reason
             && reason.chars().count() > MAX_TEXT
         {
-            return Err(ValidationErrors::single("reason", "too_long", format!("must be at most {MAX_TEXT} characters")).into());
+            return Err(ValidationErrors::single(
+                "reason",
+                "too_long",
+                format!("must be at most {MAX_TEXT} characters"),
+            )
+            .into());
         }
         if let Some(Some(staff_id)) = change.assignee {
             match self.staff.get(staff_id).await? {
                 Some(member) if member.active && member.mission_id == request.mission_id => {}
                 _ => {
-                    return Err(ValidationErrors::single("assignee_id", "unknown", "no active staff member of the mission").into());
+                    return Err(ValidationErrors::single(
+                        "assignee_id",
+                        "unknown",
+                        "no active staff member of the mission",
+                    )
+                    .into());
                 }
             }
         }
@@ -343,7 +399,8 @@ impl RequestService {
         if expected_versions.is_some_and(|versions| !versions.contains(&stored_version)) {
             return Err(ServiceError::PreconditionFailed);
         }
-        let change = StatusChange { action: Some(Action::To(RequestStatus::Cancelled)), reason, assignee: None };
+        let change =
+            StatusChange { action: Some(Action::To(RequestStatus::Cancelled)), reason, assignee: None };
         self.apply(actor, &mut request, role, change, self.clock.now(), stored_version).await?;
         Ok(request)
     }
@@ -362,12 +419,12 @@ impl RequestService {
         let mut entry = None;
         if let Some(action) = change.action {
             let before = request.status;
-            let applied = request.apply(role, action, Some(actor.subject), change.reason.clone(), now).map_err(|e| {
-                ServiceError::IllegalTransition {
+            let applied = request
+                .apply(role, action, Some(actor.subject), change.reason.clone(), now)
+                .map_err(|e| ServiceError::IllegalTransition {
                     detail: e.to_string(),
                     allowed: e.allowed.iter().map(ToString::to_string).collect(),
-                }
-            })?;
+                })?;
             match action {
                 Action::To(status) => {
                     fields.push("status".to_owned());
@@ -401,7 +458,12 @@ impl RequestService {
                 request.updated_at = now;
             }
             fields.push("assignee_id".to_owned());
-            events.push(event("request.assigned", request, json!({ "assignee_id": assignee, "previous_assignee_id": previous }), now));
+            events.push(event(
+                "request.assigned",
+                request,
+                json!({ "assignee_id": assignee, "previous_assignee_id": previous }),
+                now,
+            ));
         }
         if fields.is_empty() {
             return Ok(());
@@ -438,7 +500,14 @@ impl RequestService {
         let note = Note { id: Uuid::now_v7(), request_id: id, author: actor.subject, body, created_at: now };
         let response = render(&note);
         let meta = WriteMeta {
-            audit: vec![AuditRecord::new(Some(actor), now, AuditAction::Created, "request_note", note.id, vec!["body".into()])],
+            audit: vec![AuditRecord::new(
+                Some(actor),
+                now,
+                AuditAction::Created,
+                "request_note",
+                note.id,
+                vec!["body".into()],
+            )],
             events: Vec::new(),
             idempotency: idempotency::record(actor, idempotency_key, &response, now),
         };
@@ -447,7 +516,12 @@ impl RequestService {
     }
 
     /// The internal notes (staff and admins of the mission), oldest first.
-    pub async fn notes(&self, actor: &Principal, id: RequestId, page: PageRequest) -> Result<Page<Note>, ServiceError> {
+    pub async fn notes(
+        &self,
+        actor: &Principal,
+        id: RequestId,
+        page: PageRequest,
+    ) -> Result<Page<Note>, ServiceError> {
         require_scope(actor, &[Scope::Staff, Scope::Admin])?;
         let request = self.visible(actor, id).await?;
         if !works_on(actor, request.mission_id) {
@@ -457,7 +531,12 @@ impl RequestService {
     }
 
     /// The message thread (the owner, staff and admins of the mission), oldest first.
-    pub async fn messages(&self, actor: &Principal, id: RequestId, page: PageRequest) -> Result<Page<Message>, ServiceError> {
+    pub async fn messages(
+        &self,
+        actor: &Principal,
+        id: RequestId,
+        page: PageRequest,
+    ) -> Result<Page<Message>, ServiceError> {
         self.visible(actor, id).await?;
         Ok(self.requests.messages(id, page).await?)
     }
@@ -477,10 +556,18 @@ impl RequestService {
             return Ok(replayed);
         }
         check_text("body", &body)?;
-        let message = Message { id: Uuid::now_v7(), request_id: id, author: actor.subject, body, created_at: now };
+        let message =
+            Message { id: Uuid::now_v7(), request_id: id, author: actor.subject, body, created_at: now };
         let response = render(&message);
         let meta = WriteMeta {
-            audit: vec![AuditRecord::new(Some(actor), now, AuditAction::Created, "request_message", message.id, vec!["body".into()])],
+            audit: vec![AuditRecord::new(
+                Some(actor),
+                now,
+                AuditAction::Created,
+                "request_message",
+                message.id,
+                vec!["body".into()],
+            )],
             events: vec![event(
                 "message.posted",
                 &request,
@@ -498,10 +585,348 @@ impl RequestService {
     pub async fn queue(&self, actor: &Principal, staff_id: StaffId) -> Result<Queue, ServiceError> {
         require_scope(actor, &[Scope::Staff, Scope::Admin])?;
         let member = match self.staff.get(staff_id).await? {
-            Some(m) if is_self(actor, PrincipalKind::Staff, staff_id.as_uuid()) || (actor.is_admin() && actor.administers(m.mission_id)) => m,
+            Some(m)
+                if is_self(actor, PrincipalKind::Staff, staff_id.as_uuid())
+                    || (actor.is_admin() && actor.administers(m.mission_id)) =>
+            {
+                m
+            }
             _ => return Err(ServiceError::NotFound),
         };
         let groups = self.requests.queue(member.id, self.clock.now()).await?;
         Ok(Queue { staff_id: member.id, groups })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use consular_domain::{
+        Address, Citizen, ClientId, Money, NewCitizen, PrincipalId, ScopeSet, ServiceType, StaffMember,
+        Stage, Subject,
+    };
+    use consular_ports::{
+        MockCitizenRepository, MockIdempotencyRepository, MockRequestRepository, MockServiceTypeRepository,
+        MockStaffRepository, SystemClock,
+    };
+    use time::macros::date;
+
+    fn principal(kind: PrincipalKind, id: Uuid, scopes: &str, mission: Option<MissionId>) -> Principal {
+        Principal {
+            subject: Subject { kind, id: PrincipalId(id) },
+            client_id: ClientId::new(),
+            mission,
+            scopes: ScopeSet::parse(scopes).unwrap(),
+        }
+    }
+
+    fn citizen(mission: MissionId) -> Citizen {
+        NewCitizen {
+            mission_id: mission,
+            given_name: "Alice".into(),
+            family_name: "Martin".into(),
+            date_of_birth: date!(1990 - 04 - 12),
+            place_of_birth: "Lyon".into(),
+            nationality: "FR".into(),
+            passport_number: "19AB12345".into(),
+            passport_expiry: date!(2031 - 04 - 11),
+            email: "alice@example.org".into(),
+            phone: "+33612345678".into(),
+            address: Address {
+                line1: "1 Main St".into(),
+                line2: None,
+                city: "Ottawa".into(),
+                region: None,
+                postal_code: None,
+                country: "CA".into(),
+            },
+            emergency_contact: None,
+            preferred_language: "fr".into(),
+            registration_status: RegistrationStatus::Active,
+        }
+        .into_citizen(CitizenId::new(), OffsetDateTime::UNIX_EPOCH)
+    }
+
+    fn service_type(active: bool) -> ServiceType {
+        ServiceType {
+            id: ServiceTypeId::new(),
+            code: "visa".into(),
+            name: "Visa".into(),
+            description: String::new(),
+            fee: Money { amount_minor: 0, currency: "EUR".into() },
+            sla_days: 10,
+            required_documents: vec![],
+            stages: vec![
+                Stage { name: "Check".into(), description: String::new() },
+                Stage { name: "Print".into(), description: String::new() },
+            ],
+            active,
+            version: 1,
+            created_at: OffsetDateTime::UNIX_EPOCH,
+            updated_at: OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    struct Fixture {
+        requests: MockRequestRepository,
+        citizens: MockCitizenRepository,
+        service_types: MockServiceTypeRepository,
+        staff: MockStaffRepository,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            Fixture {
+                requests: MockRequestRepository::new(),
+                citizens: MockCitizenRepository::new(),
+                service_types: MockServiceTypeRepository::new(),
+                staff: MockStaffRepository::new(),
+            }
+        }
+
+        fn with_citizen(mut self, c: Citizen) -> Self {
+            self.citizens.expect_get().returning(move |id| Ok((id == c.id).then(|| c.clone())));
+            self
+        }
+
+        fn with_type(mut self, t: ServiceType) -> Self {
+            self.service_types.expect_get().returning(move |id| Ok((id == t.id).then(|| t.clone())));
+            self
+        }
+
+        fn service(self) -> RequestService {
+            RequestService::new(
+                Arc::new(self.requests),
+                Arc::new(self.citizens),
+                Arc::new(self.service_types),
+                Arc::new(self.staff),
+                Arc::new(MockIdempotencyRepository::new()),
+                Arc::new(SystemClock),
+            )
+        }
+    }
+
+    fn render(r: &ServiceRequest) -> StoredResponse {
+        StoredResponse { status: 201, headers: vec![], body: r.id.to_string() }
+    }
+
+    fn stored_request(mission: MissionId, citizen: CitizenId, status: RequestStatus) -> ServiceRequest {
+        let t = service_type(true);
+        ServiceRequest {
+            id: RequestId::new(),
+            mission_id: mission,
+            citizen_id: citizen,
+            service_type_id: t.id,
+            status,
+            stages: t.stages,
+            current_stage: 0,
+            assignee_id: None,
+            submitted_at: OffsetDateTime::UNIX_EPOCH,
+            sla_due_at: OffsetDateTime::UNIX_EPOCH,
+            closed_at: None,
+            version: 3,
+            updated_at: OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_citizen_submits_for_themself_and_the_least_loaded_member_is_assigned() {
+        let mission = MissionId::new();
+        let alice = citizen(mission);
+        let visa = service_type(true);
+        let staff_id = StaffId::new();
+        let mut fixture = Fixture::new().with_citizen(alice.clone()).with_type(visa.clone());
+        fixture.requests.expect_least_loaded_staff().returning(move |_, _| Ok(Some(staff_id)));
+        let (alice_id, visa_stages) = (alice.id, visa.stages.clone());
+        fixture
+            .requests
+            .expect_insert()
+            .withf(move |r, first, meta| {
+                let kinds: Vec<&str> = meta.events.iter().map(|e| e.kind.as_str()).collect();
+                r.citizen_id == alice_id
+                    && r.status == RequestStatus::Submitted
+                    && r.stages == visa_stages
+                    && r.assignee_id == Some(staff_id)
+                    && r.sla_due_at - r.submitted_at == Duration::days(10)
+                    && first.to_status == RequestStatus::Submitted
+                    && kinds == ["request.submitted", "request.assigned"]
+            })
+            .times(1)
+            .returning(|_, _, _| Ok(()));
+        let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
+        let input = NewRequest { citizen_id: None, service_type_id: visa.id };
+        fixture.service().submit(&me, input, None, render).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_inactive_type_takes_no_request_and_other_missions_citizens_are_unknown() {
+        let mission = MissionId::new();
+        let alice = citizen(mission);
+        let closed = service_type(false);
+        let svc = Fixture::new().with_citizen(alice.clone()).with_type(closed.clone()).service();
+        let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
+        let result =
+            svc.submit(&me, NewRequest { citizen_id: None, service_type_id: closed.id }, None, render).await;
+        assert!(matches!(result, Err(ServiceError::Conflict { code: "service_inactive", .. })));
+        let foreign_staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(MissionId::new()));
+        let input = NewRequest { citizen_id: Some(alice.id), service_type_id: closed.id };
+        let result = svc.submit(&foreign_staff, input, None, render).await;
+        assert!(matches!(result, Err(ServiceError::Validation(e)) if e.0[0].pointer == "/citizen_id"));
+    }
+
+    #[tokio::test]
+    async fn an_illegal_change_names_the_allowed_ones_and_a_stale_etag_is_refused() {
+        let mission = MissionId::new();
+        let request = stored_request(mission, CitizenId::new(), RequestStatus::Submitted);
+        let id = request.id;
+        let mut fixture = Fixture::new();
+        fixture.requests.expect_get().returning(move |_| Ok(Some(request.clone())));
+        fixture.requests.expect_update().never();
+        let svc = fixture.service();
+        let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
+        let approve =
+            StatusChange { action: Some(Action::To(RequestStatus::Approved)), reason: None, assignee: None };
+        let Err(ServiceError::IllegalTransition { allowed, .. }) =
+            svc.change(&staff, id, approve.clone(), None).await
+        else {
+            panic!("expected an illegal transition")
+        };
+        assert_eq!(allowed, ["in_review", "cancelled"]);
+        let review =
+            StatusChange { action: Some(Action::To(RequestStatus::InReview)), reason: None, assignee: None };
+        assert!(matches!(
+            svc.change(&staff, id, review, Some(&[2])).await,
+            Err(ServiceError::PreconditionFailed)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_legal_change_writes_history_and_its_event() {
+        let mission = MissionId::new();
+        let request = stored_request(mission, CitizenId::new(), RequestStatus::Submitted);
+        let id = request.id;
+        let mut fixture = Fixture::new();
+        fixture.requests.expect_get().returning(move |_| Ok(Some(request.clone())));
+        fixture
+            .requests
+            .expect_update()
+            .withf(|r, expected, entry, meta| {
+                r.status == RequestStatus::InReview
+                    && *expected == 3
+                    && entry.as_ref().is_some_and(|e| e.reason.as_deref() == Some("looks complete"))
+                    && meta.events.len() == 1
+                    && meta.events[0].kind == "request.status_changed"
+            })
+            .times(1)
+            .returning(|_, _, _, _| Ok(()));
+        let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
+        let review = StatusChange {
+            action: Some(Action::To(RequestStatus::InReview)),
+            reason: Some("looks complete".into()),
+            assignee: None,
+        };
+        let changed = fixture.service().change(&staff, id, review, Some(&[3])).await.unwrap();
+        assert_eq!(changed.version, 4);
+    }
+
+    #[tokio::test]
+    async fn citizens_never_see_notes_and_cannot_change_status() {
+        let mission = MissionId::new();
+        let alice = citizen(mission);
+        let request = stored_request(mission, alice.id, RequestStatus::InReview);
+        let id = request.id;
+        let mut fixture = Fixture::new();
+        fixture.requests.expect_get().returning(move |_| Ok(Some(request.clone())));
+        fixture.requests.expect_history().returning(|_| Ok(vec![]));
+        fixture.requests.expect_messages().returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+        let author = Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() };
+        fixture.requests.expect_notes().returning(move |request_id, _| {
+            Ok(Page {
+                items: vec![Note {
+                    id: Uuid::now_v7(),
+                    request_id,
+                    author,
+                    body: "secret".into(),
+                    created_at: OffsetDateTime::UNIX_EPOCH,
+                }],
+                next_after: None,
+            })
+        });
+        let svc = fixture.service();
+        let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
+        let mine = svc.get(&me, id).await.unwrap();
+        assert!(mine.timeline.iter().all(|item| !matches!(item, TimelineItem::Note(_))));
+        let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
+        let theirs = svc.get(&staff, id).await.unwrap();
+        assert!(theirs.timeline.iter().any(|item| matches!(item, TimelineItem::Note(_))));
+        assert!(matches!(
+            svc.notes(&me, id, PageRequest::default()).await,
+            Err(ServiceError::InsufficientScope { .. })
+        ));
+        let cancel =
+            StatusChange { action: Some(Action::To(RequestStatus::Cancelled)), reason: None, assignee: None };
+        assert!(matches!(
+            svc.change(&me, id, cancel, None).await,
+            Err(ServiceError::InsufficientScope { .. })
+        ));
+        let other = principal(PrincipalKind::Citizen, Uuid::now_v7(), "citizen", Some(mission));
+        assert!(matches!(svc.get(&other, id).await, Err(ServiceError::NotFound)));
+    }
+
+    #[tokio::test]
+    async fn lists_are_scoped_to_the_caller() {
+        let mission = MissionId::new();
+        let citizen_id = Uuid::now_v7();
+        let mut fixture = Fixture::new();
+        fixture
+            .requests
+            .expect_list()
+            .withf(move |f, _| f.citizen_id == Some(CitizenId(citizen_id)) && f.mission_id.is_none())
+            .times(1)
+            .returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+        fixture
+            .requests
+            .expect_list()
+            .withf(move |f, _| f.mission_id == Some(mission) && f.overdue_at.is_some())
+            .times(1)
+            .returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+        let svc = fixture.service();
+        let me = principal(PrincipalKind::Citizen, citizen_id, "citizen", Some(mission));
+        svc.list(&me, RequestFilter::default(), PageRequest::default()).await.unwrap();
+        let someone_else = RequestFilter { citizen_id: Some(CitizenId::new()), ..Default::default() };
+        assert!(svc.list(&me, someone_else, PageRequest::default()).await.unwrap().items.is_empty());
+        let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
+        let overdue = RequestFilter { overdue: Some(true), ..Default::default() };
+        svc.list(&staff, overdue, PageRequest::default()).await.unwrap();
+        let elsewhere = RequestFilter { mission_id: Some(MissionId::new()), ..Default::default() };
+        assert!(svc.list(&staff, elsewhere, PageRequest::default()).await.unwrap().items.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_queue_is_for_the_member_themself_or_an_admin_of_the_mission() {
+        let mission = MissionId::new();
+        let member = StaffMember {
+            id: StaffId::new(),
+            mission_id: mission,
+            name: "Bob".into(),
+            email: "bob@example.org".into(),
+            job_title: "Officer".into(),
+            active: true,
+            service_type_ids: vec![],
+            version: 1,
+            created_at: OffsetDateTime::UNIX_EPOCH,
+            updated_at: OffsetDateTime::UNIX_EPOCH,
+        };
+        let id = member.id;
+        let mut fixture = Fixture::new();
+        fixture.staff.expect_get().returning(move |_| Ok(Some(member.clone())));
+        fixture.requests.expect_queue().returning(|_, _| Ok(vec![]));
+        let svc = fixture.service();
+        let me = principal(PrincipalKind::Staff, id.as_uuid(), "staff", Some(mission));
+        let colleague = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
+        let admin = principal(PrincipalKind::Admin, Uuid::now_v7(), "admin", Some(mission));
+        assert!(svc.queue(&me, id).await.is_ok());
+        assert!(svc.queue(&admin, id).await.is_ok());
+        assert!(matches!(svc.queue(&colleague, id).await, Err(ServiceError::NotFound)));
     }
 }
