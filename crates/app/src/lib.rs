@@ -17,6 +17,7 @@ use consular_application::citizens::CitizenService;
 use consular_application::clients::{ClientService, ClientWithSecret};
 use consular_application::health::HealthService;
 use consular_application::missions::MissionService;
+use consular_application::requests::RequestService;
 use consular_application::staff::StaffService;
 use consular_db::{Database, DbConfig};
 use consular_http::{ApiSpec, AppState, Metrics, TokenRateLimits};
@@ -54,6 +55,7 @@ pub struct Services {
     pub citizens: CitizenService,
     pub staff: StaffService,
     pub audit: AuditService,
+    pub requests: RequestService,
     pub tokens: TokenService,
     pub health: HealthService,
 }
@@ -98,6 +100,14 @@ impl Services {
             citizens: CitizenService::new(db.clone(), db.clone(), db.clone(), clock.clone()),
             staff: StaffService::new(db.clone(), db.clone(), db.clone(), db.clone(), clock.clone()),
             audit: AuditService::new(db.clone()),
+            requests: RequestService::new(
+                db.clone(),
+                db.clone(),
+                db.clone(),
+                db.clone(),
+                db.clone(),
+                clock.clone(),
+            ),
             tokens,
             health: HealthService::new(checks),
             database,
@@ -166,6 +176,7 @@ impl Application {
             citizens: services.citizens.clone(),
             staff: services.staff.clone(),
             audit: services.audit.clone(),
+            requests: services.requests.clone(),
             tokens: services.tokens.clone(),
             health: services.health.clone(),
             metrics: Arc::new(Metrics::default()),

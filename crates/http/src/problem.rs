@@ -59,7 +59,14 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
-        ApiError { status, code, detail: detail.into(), errors: Vec::new(), allowed_actions: Vec::new(), headers: Vec::new() }
+        ApiError {
+            status,
+            code,
+            detail: detail.into(),
+            errors: Vec::new(),
+            allowed_actions: Vec::new(),
+            headers: Vec::new(),
+        }
     }
 
     pub fn with_header(mut self, name: HeaderName, value: impl Into<String>) -> Self {

@@ -10,6 +10,7 @@ use consular_application::citizens::CitizenService;
 use consular_application::clients::ClientService;
 use consular_application::health::HealthService;
 use consular_application::missions::MissionService;
+use consular_application::requests::RequestService;
 use consular_application::staff::StaffService;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use std::net::IpAddr;
@@ -23,6 +24,7 @@ pub struct AppState {
     pub citizens: CitizenService,
     pub staff: StaffService,
     pub audit: AuditService,
+    pub requests: RequestService,
     pub tokens: TokenService,
     pub health: HealthService,
     pub metrics: Arc<Metrics>,

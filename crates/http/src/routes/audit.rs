@@ -12,11 +12,18 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
+/// Who acted: the principal's kind and id.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ActorBody {
     /// `admin`, `staff` or `citizen`.
     pub kind: String,
     pub id: Uuid,
+}
+
+impl From<consular_domain::Subject> for ActorBody {
+    fn from(s: consular_domain::Subject) -> Self {
+        ActorBody { kind: s.kind.as_str().to_owned(), id: s.id.as_uuid() }
+    }
 }
 
 /// One create, update or state change.
@@ -41,7 +48,7 @@ impl From<AuditRecord> for AuditEventBody {
         AuditEventBody {
             id: r.id.as_uuid(),
             at: r.at,
-            actor: r.actor.map(|a| ActorBody { kind: a.kind.as_str().to_owned(), id: a.id.as_uuid() }),
+            actor: r.actor.map(ActorBody::from),
             client_id: r.client_id.map(|c| c.as_uuid()),
             action: r.action,
             resource_type: r.resource_type,

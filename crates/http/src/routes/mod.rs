@@ -6,6 +6,7 @@ pub mod citizens;
 pub mod clients;
 pub mod missions;
 pub mod ops;
+pub mod requests;
 pub mod services;
 pub mod staff;
 
@@ -46,6 +47,16 @@ pub fn register(cfg: &mut ServiceConfig) {
         .service(staff::create_staff)
         .service(staff::get_staff)
         .service(staff::update_staff_assignments)
+        .service(requests::list_requests)
+        .service(requests::submit_request)
+        .service(requests::get_request)
+        .service(requests::change_request_status)
+        .service(requests::cancel_request)
+        .service(requests::add_request_note)
+        .service(requests::list_request_notes)
+        .service(requests::list_request_messages)
+        .service(requests::post_request_message)
+        .service(requests::get_staff_queue)
         .service(audit::list_audit_events)
         .service(ops::live)
         .service(ops::ready)

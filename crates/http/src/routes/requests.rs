@@ -1,0 +1,747 @@
+//! `/api/v1/requests`: service requests, their workflow, internal notes and messages
+//! (spec 4.3 and 4.9), and `/api/v1/staff/{id}/queue` (4.6).
+
+use super::audit::ActorBody;
+use super::services::StageBody;
+use super::{created_headers, list, send, stored_json, with_etag};
+use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match, page_request};
+use crate::problem::{ApiError, Problem};
+use crate::state::AppState;
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
+use consular_application::requests::{NewRequest, RequestDetails, StatusChange, TimelineItem};
+use consular_domain::{
+    Action, CitizenId, HistoryEntry, RequestId, RequestStatus, ServiceRequest, ServiceTypeId, StaffId,
+};
+use consular_ports::{Message, Note, RequestFilter};
+use serde::{Deserialize, Deserializer, Serialize};
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestStatusName {
+    Submitted,
+    InReview,
+    ActionRequired,
+    Approved,
+    Rejected,
+    Completed,
+    Cancelled,
+}
+
+impl From<RequestStatusName> for RequestStatus {
+    fn from(s: RequestStatusName) -> Self {
+        match s {
+            RequestStatusName::Submitted => RequestStatus::Submitted,
+            RequestStatusName::InReview => RequestStatus::InReview,
+            RequestStatusName::ActionRequired => RequestStatus::ActionRequired,
+            RequestStatusName::Approved => RequestStatus::Approved,
+            RequestStatusName::Rejected => RequestStatus::Rejected,
+            RequestStatusName::Completed => RequestStatus::Completed,
+            RequestStatusName::Cancelled => RequestStatus::Cancelled,
+        }
+    }
+}
+
+impl From<RequestStatus> for RequestStatusName {
+    fn from(s: RequestStatus) -> Self {
+        match s {
+            RequestStatus::Submitted => RequestStatusName::Submitted,
+            RequestStatus::InReview => RequestStatusName::InReview,
+            RequestStatus::ActionRequired => RequestStatusName::ActionRequired,
+            RequestStatus::Approved => RequestStatusName::Approved,
+            RequestStatus::Rejected => RequestStatusName::Rejected,
+            RequestStatus::Completed => RequestStatusName::Completed,
+            RequestStatus::Cancelled => RequestStatusName::Cancelled,
+        }
+    }
+}
+
+/// The stage a request is at.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CurrentStageBody {
+    /// 0-based position in `stages`.
+    pub index: usize,
+    pub name: String,
+}
+
+/// A service request.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RequestBody {
+    pub id: Uuid,
+    pub mission_id: Uuid,
+    pub citizen_id: Uuid,
+    pub service_type_id: Uuid,
+    pub status: RequestStatusName,
+    pub current_stage: CurrentStageBody,
+    /// The service type's stages as they were when the request was submitted.
+    pub stages: Vec<StageBody>,
+    pub assignee_id: Option<Uuid>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub submitted_at: OffsetDateTime,
+    /// Submission plus the type's SLA days.
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub sla_due_at: OffsetDateTime,
+    /// Open and past `sla_due_at`.
+    pub overdue: bool,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub closed_at: Option<OffsetDateTime>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: OffsetDateTime,
+}
+
+impl RequestBody {
+    fn new(r: &ServiceRequest, now: OffsetDateTime) -> Self {
+        RequestBody {
+            id: r.id.as_uuid(),
+            mission_id: r.mission_id.as_uuid(),
+            citizen_id: r.citizen_id.as_uuid(),
+            service_type_id: r.service_type_id.as_uuid(),
+            status: r.status.into(),
+            current_stage: CurrentStageBody {
+                index: r.current_stage,
+                name: r.stages.get(r.current_stage).map(|s| s.name.clone()).unwrap_or_default(),
+            },
+            stages: r
+                .stages
+                .iter()
+                .map(|s| StageBody { name: s.name.clone(), description: s.description.clone() })
+                .collect(),
+            assignee_id: r.assignee_id.map(|s| s.as_uuid()),
+            submitted_at: r.submitted_at,
+            sla_due_at: r.sla_due_at,
+            overdue: r.is_overdue(now),
+            closed_at: r.closed_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+/// One status or stage change.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HistoryEntryBody {
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub at: OffsetDateTime,
+    pub actor: Option<ActorBody>,
+    /// Absent for the submission.
+    pub from_status: Option<RequestStatusName>,
+    pub to_status: RequestStatusName,
+    pub from_stage: Option<usize>,
+    pub to_stage: usize,
+    pub reason: Option<String>,
+}
+
+impl From<&HistoryEntry> for HistoryEntryBody {
+    fn from(h: &HistoryEntry) -> Self {
+        HistoryEntryBody {
+            at: h.at,
+            actor: h.actor.map(ActorBody::from),
+            from_status: h.from_status.map(Into::into),
+            to_status: h.to_status.into(),
+            from_stage: h.from_stage,
+            to_stage: h.to_stage,
+            reason: h.reason.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TimelineKind {
+    Submitted,
+    StatusChanged,
+    StageAdvanced,
+    Message,
+    /// Internal notes appear only for staff and admins.
+    Note,
+}
+
+/// One event of a request's life, oldest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TimelineItemBody {
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub at: OffsetDateTime,
+    pub kind: TimelineKind,
+    pub actor: Option<ActorBody>,
+    /// For status changes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_status: Option<RequestStatusName>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_status: Option<RequestStatusName>,
+    /// For stage changes: the stage reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_stage: Option<usize>,
+    /// The reason of a change, or the text of a message or note.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The message or note id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item_id: Option<Uuid>,
+}
+
+impl From<&TimelineItem> for TimelineItemBody {
+    fn from(item: &TimelineItem) -> Self {
+        match item {
+            TimelineItem::History(h) => TimelineItemBody {
+                at: h.at,
+                kind: match h.from_status {
+                    None => TimelineKind::Submitted,
+                    Some(from) if from != h.to_status => TimelineKind::StatusChanged,
+                    Some(_) => TimelineKind::StageAdvanced,
+                },
+                actor: h.actor.map(ActorBody::from),
+                from_status: h.from_status.map(Into::into),
+                to_status: Some(h.to_status.into()),
+                to_stage: Some(h.to_stage),
+                text: h.reason.clone(),
+                item_id: None,
+            },
+            TimelineItem::Message(m) => TimelineItemBody {
+                at: m.created_at,
+                kind: TimelineKind::Message,
+                actor: Some(m.author.into()),
+                from_status: None,
+                to_status: None,
+                to_stage: None,
+                text: Some(m.body.clone()),
+                item_id: Some(m.id),
+            },
+            TimelineItem::Note(n) => TimelineItemBody {
+                at: n.created_at,
+                kind: TimelineKind::Note,
+                actor: Some(n.author.into()),
+                from_status: None,
+                to_status: None,
+                to_stage: None,
+                text: Some(n.body.clone()),
+                item_id: Some(n.id),
+            },
+        }
+    }
+}
+
+/// A request with its stage history and timeline.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RequestDetailsBody {
+    #[serde(flatten)]
+    pub request: RequestBody,
+    pub stage_history: Vec<HistoryEntryBody>,
+    pub timeline: Vec<TimelineItemBody>,
+}
+
+impl RequestDetailsBody {
+    fn new(d: &RequestDetails, now: OffsetDateTime) -> Self {
+        RequestDetailsBody {
+            request: RequestBody::new(&d.request, now),
+            stage_history: d.history.iter().map(HistoryEntryBody::from).collect(),
+            timeline: d.timeline.iter().map(TimelineItemBody::from).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RequestList {
+    pub items: Vec<RequestBody>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitRequest {
+    /// The citizen the request is for: omitted by citizens (it is themself), required
+    /// from staff and admins.
+    pub citizen_id: Option<Uuid>,
+    pub service_type_id: Uuid,
+}
+
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// Either a new `status` (with a `reason`) or `advance_stage: true`; either may come with
+/// an `assignee_id` (null unassigns), which may also come alone.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeStatus {
+    pub status: Option<RequestStatusName>,
+    /// Move to the next stage (within `in_review` or `approved`).
+    pub advance_stage: Option<bool>,
+    #[schema(min_length = 1, max_length = 4000)]
+    pub reason: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<Uuid>)]
+    pub assignee_id: Option<Option<Uuid>>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelRequest {
+    #[schema(min_length = 1, max_length = 4000)]
+    pub reason: Option<String>,
+}
+
+/// An internal note (staff and admins only) or a message of the thread.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PostBody {
+    pub id: Uuid,
+    pub request_id: Uuid,
+    pub author: ActorBody,
+    pub body: String,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+}
+
+impl From<&Note> for PostBody {
+    fn from(n: &Note) -> Self {
+        PostBody {
+            id: n.id,
+            request_id: n.request_id.as_uuid(),
+            author: n.author.into(),
+            body: n.body.clone(),
+            created_at: n.created_at,
+        }
+    }
+}
+
+impl From<&Message> for PostBody {
+    fn from(m: &Message) -> Self {
+        PostBody {
+            id: m.id,
+            request_id: m.request_id.as_uuid(),
+            author: m.author.into(),
+            body: m.body.clone(),
+            created_at: m.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PostList {
+    pub items: Vec<PostBody>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewPost {
+    /// 1 to 4000 characters.
+    #[schema(min_length = 1, max_length = 4000, pattern = r"\S")]
+    pub body: String,
+}
+
+/// One service type of a queue.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QueueGroupBody {
+    pub service_type_id: Uuid,
+    pub count: i64,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub oldest_submitted_at: OffsetDateTime,
+    pub overdue: i64,
+}
+
+/// A staff member's open requests by service type.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QueueBody {
+    pub staff_id: Uuid,
+    pub total: i64,
+    pub groups: Vec<QueueGroupBody>,
+}
+
+fn statuses<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<RequestStatusName>>, D::Error> {
+    let Some(list) = Option::<String>::deserialize(deserializer)? else { return Ok(None) };
+    list.split(',')
+        .map(|s| {
+            let quoted = serde_json::Value::String(s.trim().to_owned());
+            serde_json::from_value::<RequestStatusName>(quoted)
+                .map_err(|_| serde::de::Error::custom(format!("unknown status `{s}`")))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct RequestListParams {
+    /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// The `next_cursor` of the previous page.
+    #[param(min_length = 22, max_length = 22, pattern = "^[A-Za-z0-9_-]{22}$")]
+    pub cursor: Option<String>,
+    /// One or more statuses, comma separated: `status=submitted,in_review`.
+    #[serde(default, deserialize_with = "statuses")]
+    #[param(value_type = Option<Vec<RequestStatusName>>, style = Form, explode = false, inline)]
+    pub status: Option<Vec<RequestStatusName>>,
+    pub service_type_id: Option<Uuid>,
+    /// Submitted at or after this instant (RFC 3339).
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub submitted_from: Option<OffsetDateTime>,
+    /// Submitted before this instant (RFC 3339).
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub submitted_to: Option<OffsetDateTime>,
+    pub assignee_id: Option<Uuid>,
+    pub citizen_id: Option<Uuid>,
+    /// `true`: open and past the SLA; `false`: the others.
+    pub overdue: Option<bool>,
+}
+
+fn now() -> OffsetDateTime {
+    OffsetDateTime::now_utc()
+}
+
+/// List service requests, newest first.
+///
+/// A citizen sees their own requests; staff and mission admins their mission's.
+#[utoipa::path(
+    tag = "requests",
+    operation_id = "list_requests",
+    params(RequestListParams),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Beta"))),
+    responses((status = 200, description = "A page of requests", body = RequestList,
+        headers(("Link" = String, description = "The next page, when there is one"))))
+)]
+#[get("/api/v1/requests")]
+pub async fn list_requests(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    ApiQuery(params): ApiQuery<RequestListParams>,
+) -> Result<HttpResponse, ApiError> {
+    let page = page_request(params.limit, params.cursor.as_deref())?;
+    let filter = RequestFilter {
+        mission_id: None,
+        citizen_id: params.citizen_id.map(CitizenId),
+        statuses: params.status.unwrap_or_default().into_iter().map(Into::into).collect(),
+        service_type_id: params.service_type_id.map(ServiceTypeId),
+        submitted_from: params.submitted_from,
+        submitted_to: params.submitted_to,
+        assignee_id: params.assignee_id.map(StaffId),
+        overdue: params.overdue,
+        overdue_at: None,
+    };
+    let page = state.requests.list(&actor, filter, page).await?;
+    let at = now();
+    Ok(list(&req, page, |r| RequestBody::new(&r, at)))
+}
+
+/// Submit a service request.
+///
+/// A citizen submits for themself; staff and admins of the mission for one of its
+/// citizens. The service type must be active.
+#[utoipa::path(
+    tag = "requests",
+    operation_id = "submit_request",
+    request_body = SubmitRequest,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a retried request")),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Beta"))),
+    responses(
+        (status = 201, description = "Submitted", body = RequestBody, headers(
+            ("Location" = String, description = "The new request"),
+            ("ETag" = String, description = "Its version"))),
+        (status = 409, description = "The service type is inactive, the citizen is deregistered, or the Idempotency-Key is in use",
+            body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/api/v1/requests")]
+pub async fn submit_request(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    body: ApiJson<SubmitRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let key = idempotency(&req, &body.raw)?;
+    let input = NewRequest {
+        citizen_id: body.value.citizen_id.map(CitizenId),
+        service_type_id: ServiceTypeId(body.value.service_type_id),
+    };
+    let written = state
+        .requests
+        .submit(&actor, input, key.as_ref(), |r| {
+            let headers = created_headers(format!("/api/v1/requests/{}", r.id), r.version);
+            stored_json(StatusCode::CREATED, &RequestBody::new(r, r.submitted_at), headers)
+        })
+        .await?;
+    Ok(send(written))
+}
+
+/// Get a request with its stage history and timeline.
+///
+/// Staff and admins also see internal notes in the timeline; citizens never do.
+#[utoipa::path(
+    tag = "requests",
+    operation_id = "get_request",
+    params(("id" = Uuid, Path, description = "Request id")),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Beta"))),
+    responses((status = 200, description = "The request", body = RequestDetailsBody,
+        headers(("ETag" = String, description = "Send as If-Match to change its status"))))
+)]
+#[get("/api/v1/requests/{id}")]
+pub async fn get_request(
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let details = state.requests.get(&actor, RequestId(id.into_inner())).await?;
+    Ok(with_etag(&RequestDetailsBody::new(&details, now()), details.request.version))
+}
+
+fn to_change(body: ChangeStatus) -> Result<StatusChange, ApiError> {
+    use consular_domain::ValidationErrors;
+    let invalid = |pointer: &str, code: &str, message: &str| {
+        ApiError::from(consular_application::ServiceError::from(ValidationErrors::single(
+            pointer, code, message,
+        )))
+    };
+    let action = match (body.status, body.advance_stage) {
+        (Some(_), Some(true)) => {
+            return Err(invalid("/advance_stage", "conflicting", "send a status or advance_stage, not both"));
+        }
+        (Some(status), _) => {
+            if body.reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
+                return Err(invalid("/reason", "required", "a status change needs a reason"));
+            }
+            Some(Action::To(status.into()))
+        }
+        (None, Some(true)) => Some(Action::AdvanceStage),
+        (None, _) => None,
+    };
+    Ok(StatusChange { action, reason: body.reason, assignee: body.assignee_id.map(|a| a.map(StaffId)) })
+}
+
+/// Update the request status or move it to the next stage (staff/admin).
+///
+/// An illegal transition is 409 and lists the allowed ones in `allowed_actions`.
+#[utoipa::path(
+    tag = "requests",
+    operation_id = "change_request_status",
+    request_body = ChangeStatus,
+    params(
+        ("id" = Uuid, Path, description = "Request id"),
+        ("If-Match" = String, Header, description = "The ETag you read"),
+    ),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses(
+        (status = 200, description = "Changed", body = RequestBody, headers(("ETag" = String, description = "The new version"))),
+        (status = 409, description = "Not allowed from the current status; `allowed_actions` lists what is", body = Problem, content_type = "application/problem+json"),
+        (status = 412, description = "The request changed since you read it", body = Problem, content_type = "application/problem+json"),
+        (status = 428, description = "If-Match is missing", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[patch("/api/v1/requests/{id}/status")]
+pub async fn change_request_status(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+    body: ApiJson<ChangeStatus>,
+) -> Result<HttpResponse, ApiError> {
+    let expected = if_match(req.headers())?;
+    let change = to_change(body.value)?;
+    let request =
+        state.requests.change(&actor, RequestId(id.into_inner()), change, expected.as_deref()).await?;
+    Ok(with_etag(&RequestBody::new(&request, now()), request.version))
+}
+
+/// Cancel a request (an extension of the spec).
+///
+/// The citizen who owns it may cancel before a decision; staff and admins until it is
+/// final. `If-Match` is optional here.
+#[utoipa::path(
+    tag = "requests",
+    operation_id = "cancel_request",
+    request_body = CancelRequest,
+    params(
+        ("id" = Uuid, Path, description = "Request id"),
+        ("If-Match" = Option<String>, Header, description = "The ETag you read, to cancel only that version"),
+    ),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Beta"))),
+    responses(
+        (status = 200, description = "Cancelled", body = RequestBody, headers(("ETag" = String, description = "The new version"))),
+        (status = 409, description = "No longer cancellable by you", body = Problem, content_type = "application/problem+json"),
+        (status = 412, description = "The request changed since you read it", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/api/v1/requests/{id}/cancel")]
+pub async fn cancel_request(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+    body: ApiJson<CancelRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let expected = match req.headers().contains_key(actix_web::http::header::IF_MATCH) {
+        true => if_match(req.headers())?,
+        false => None,
+    };
+    let request = state
+        .requests
+        .cancel(&actor, RequestId(id.into_inner()), body.value.reason, expected.as_deref())
+        .await?;
+    Ok(with_etag(&RequestBody::new(&request, now()), request.version))
+}
+
+/// Add an internal note (staff/admin). Notes are never shown to citizens.
+#[utoipa::path(
+    tag = "requests",
+    operation_id = "add_request_note",
+    request_body = NewPost,
+    params(
+        ("id" = Uuid, Path, description = "Request id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a retried request"),
+    ),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses(
+        (status = 201, description = "Added", body = PostBody),
+        (status = 409, description = "The Idempotency-Key is in use", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/api/v1/requests/{id}/notes")]
+pub async fn add_request_note(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+    body: ApiJson<NewPost>,
+) -> Result<HttpResponse, ApiError> {
+    let key = idempotency(&req, &body.raw)?;
+    let written = state
+        .requests
+        .add_note(&actor, RequestId(id.into_inner()), body.value.body, key.as_ref(), |n| {
+            stored_json(StatusCode::CREATED, &PostBody::from(n), Vec::new())
+        })
+        .await?;
+    Ok(send(written))
+}
+
+/// List internal notes (staff/admin; an extension of the spec).
+#[utoipa::path(
+    tag = "requests",
+    operation_id = "list_request_notes",
+    params(("id" = Uuid, Path, description = "Request id"), PageParams),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Beta"))),
+    responses((status = 200, description = "Notes, oldest first", body = PostList,
+        headers(("Link" = String, description = "The next page, when there is one"))))
+)]
+#[get("/api/v1/requests/{id}/notes")]
+pub async fn list_request_notes(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+    ApiQuery(page): ApiQuery<PageParams>,
+) -> Result<HttpResponse, ApiError> {
+    let notes = state.requests.notes(&actor, RequestId(id.into_inner()), page.to_request()?).await?;
+    Ok(list(&req, notes, |n| PostBody::from(&n)))
+}
+
+/// List messages on the request thread (the citizen who owns it, staff and admins).
+#[utoipa::path(
+    tag = "messages",
+    operation_id = "list_request_messages",
+    params(("id" = Uuid, Path, description = "Request id"), PageParams),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses((status = 200, description = "Messages, oldest first", body = PostList,
+        headers(("Link" = String, description = "The next page, when there is one"))))
+)]
+#[get("/api/v1/requests/{id}/messages")]
+pub async fn list_request_messages(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+    ApiQuery(page): ApiQuery<PageParams>,
+) -> Result<HttpResponse, ApiError> {
+    let messages = state.requests.messages(&actor, RequestId(id.into_inner()), page.to_request()?).await?;
+    Ok(list(&req, messages, |m| PostBody::from(&m)))
+}
+
+/// Send a message on the request thread.
+#[utoipa::path(
+    tag = "messages",
+    operation_id = "post_request_message",
+    request_body = NewPost,
+    params(
+        ("id" = Uuid, Path, description = "Request id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a retried request"),
+    ),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses(
+        (status = 201, description = "Sent", body = PostBody),
+        (status = 409, description = "The Idempotency-Key is in use", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/api/v1/requests/{id}/messages")]
+pub async fn post_request_message(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+    body: ApiJson<NewPost>,
+) -> Result<HttpResponse, ApiError> {
+    let key = idempotency(&req, &body.raw)?;
+    let written = state
+        .requests
+        .post_message(&actor, RequestId(id.into_inner()), body.value.body, key.as_ref(), |m| {
+            stored_json(StatusCode::CREATED, &PostBody::from(m), Vec::new())
+        })
+        .await?;
+    Ok(send(written))
+}
+
+/// Get a staff member's queue: open requests assigned to them, by service type (the
+/// member themself, or an admin of their mission).
+#[utoipa::path(
+    tag = "staff",
+    operation_id = "get_staff_queue",
+    params(("id" = Uuid, Path, description = "Staff member id")),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses((status = 200, description = "The queue", body = QueueBody))
+)]
+#[get("/api/v1/staff/{id}/queue")]
+pub async fn get_staff_queue(
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let queue = state.requests.queue(&actor, StaffId(id.into_inner())).await?;
+    let groups: Vec<QueueGroupBody> = queue
+        .groups
+        .iter()
+        .map(|g| QueueGroupBody {
+            service_type_id: g.service_type_id.as_uuid(),
+            count: g.count,
+            oldest_submitted_at: g.oldest_submitted_at,
+            overdue: g.overdue,
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(QueueBody {
+        staff_id: queue.staff_id.as_uuid(),
+        total: groups.iter().map(|g| g.count).sum(),
+        groups,
+    }))
+}
