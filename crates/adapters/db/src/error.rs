@@ -122,6 +122,11 @@ const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[
     ("citizens_passport", "citizens.mission_id, citizens.passport_number"),
     ("staff_members_pkey", "staff_members.id"),
     ("staff_assignments_pkey", "staff_assignments.staff_id, staff_assignments.service_type_id"),
+    ("outbox_events_pkey", "outbox_events.id"),
+    ("service_requests_pkey", "service_requests.id"),
+    ("request_history_pkey", "request_history.id"),
+    ("request_notes_pkey", "request_notes.id"),
+    ("request_messages_pkey", "request_messages.id"),
 ];
 
 const IDEMPOTENCY_KEY: &str = "idempotency_keys_pkey";

@@ -24,3 +24,67 @@ macro_rules! read_tx {
 #[allow(clippy::duplicate_mod)]
 #[path = "queries/mod.rs"]
 pub(crate) mod queries;
+
+use crate::error::Failure;
+use consular_domain::PageRequest;
+use consular_ports::RequestFilter;
+use diesel::QueryResult;
+use diesel::pg::Pg;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel_async::RunQueryDsl;
+
+/// `EXPLAIN` of a query: its plan, one text row per line.
+struct Explain<Q>(Q);
+
+impl<Q> QueryId for Explain<Q> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Q> Query for Explain<Q> {
+    type SqlType = diesel::sql_types::Text;
+}
+
+impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for Explain<Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("EXPLAIN ");
+        self.0.walk_ast(out.reborrow())
+    }
+}
+
+/// The plan of the request listing, with sequential scans and sorts disabled for this
+/// transaction only, whatever the table's size and statistics: a `Seq Scan` left in the
+/// plan means that no index can serve the query, a `Sort` that no index yields its order.
+pub(crate) async fn explain_request_list(
+    conn: &mut Conn,
+    filter: &RequestFilter,
+    page: &PageRequest,
+) -> Result<Vec<String>, Failure> {
+    let query = Explain(queries::requests::list_query(filter, page)?);
+    conn.build_transaction()
+        .read_only()
+        .run(async |conn: &mut Conn| -> Result<Vec<String>, Failure> {
+            diesel::sql_query("SET LOCAL enable_seqscan = off").execute(conn).await?;
+            diesel::sql_query("SET LOCAL enable_sort = off").execute(conn).await?;
+            Ok(query.load::<String>(conn).await?)
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use consular_domain::RequestStatus;
+    use std::collections::BTreeSet;
+
+    /// The literal "open" predicate (also the partial indexes' predicate) names exactly
+    /// the domain's final statuses.
+    #[test]
+    fn the_open_predicate_excludes_the_final_statuses() {
+        let open = super::queries::requests::OPEN;
+        let list = open.strip_prefix("service_requests.status NOT IN (").and_then(|l| l.strip_suffix(')'));
+        let named: BTreeSet<String> = list.unwrap().split(", ").map(str::to_owned).collect();
+        let finals: BTreeSet<String> =
+            RequestStatus::ALL.into_iter().filter(|s| s.is_final()).map(|s| format!("'{s}'")).collect();
+        assert_eq!(named, finals);
+    }
+}

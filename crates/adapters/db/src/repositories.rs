@@ -5,14 +5,15 @@ use crate::database::{Database, Pools};
 use crate::error::Failure;
 use async_trait::async_trait;
 use consular_domain::{
-    ApiClient, AuditRecord, Citizen, CitizenId, ClientId, Mission, MissionId, Page, PageRequest, ServiceType,
-    ServiceTypeId, StaffId, StaffMember,
+    ApiClient, AuditRecord, Citizen, CitizenId, ClientId, HistoryEntry, Mission, MissionId, Page,
+    PageRequest, RequestId, ServiceRequest, ServiceType, ServiceTypeId, StaffId, StaffMember,
 };
 use consular_ports::{
     AuditFilter, AuditRepository, CitizenFilter, CitizenRepository, ClientFilter, ClientRepository,
-    HealthCheck, IdempotencyRecord, IdempotencyRepository, MissionRepository, RefreshOutcome,
-    RefreshReplacement, RefreshTokenRecord, RepoError, Revocation, ServiceTypeFilter, ServiceTypeRepository,
-    SigningKeyRecord, SigningKeyRepository, StaffFilter, StaffRepository, TokenRepository, WriteMeta,
+    HealthCheck, IdempotencyRecord, IdempotencyRepository, Message, MissionRepository, Note, OutboxEvent,
+    QueueGroup, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, RequestFilter,
+    RequestRepository, Revocation, ServiceTypeFilter, ServiceTypeRepository, SigningKeyRecord,
+    SigningKeyRepository, StaffFilter, StaffRepository, TokenRepository, WriteMeta,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -262,6 +263,72 @@ impl AuditRepository for Database {
 }
 
 #[async_trait]
+impl RequestRepository for Database {
+    async fn least_loaded_staff(
+        &self,
+        mission: MissionId,
+        service_type: ServiceTypeId,
+    ) -> Result<Option<StaffId>, RepoError> {
+        run!(self, requests::least_loaded_staff(mission, service_type))
+    }
+
+    async fn insert(
+        &self,
+        request: &ServiceRequest,
+        first: &HistoryEntry,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError> {
+        run!(self, requests::insert(request, first, meta))
+    }
+
+    async fn update(
+        &self,
+        request: &ServiceRequest,
+        expected_version: i64,
+        entry: Option<HistoryEntry>,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError> {
+        run!(self, requests::update(request, expected_version, entry.as_ref(), meta))
+    }
+
+    async fn get(&self, id: RequestId) -> Result<Option<ServiceRequest>, RepoError> {
+        run!(self, requests::get(id))
+    }
+
+    async fn history(&self, id: RequestId) -> Result<Vec<HistoryEntry>, RepoError> {
+        run!(self, requests::history(id))
+    }
+
+    async fn list(
+        &self,
+        filter: RequestFilter,
+        page: PageRequest,
+    ) -> Result<Page<ServiceRequest>, RepoError> {
+        run!(self, requests::list(filter, page))
+    }
+
+    async fn queue(&self, staff: StaffId, now: OffsetDateTime) -> Result<Vec<QueueGroup>, RepoError> {
+        run!(self, requests::queue(staff, now))
+    }
+
+    async fn add_note(&self, note: &Note, meta: &WriteMeta) -> Result<(), RepoError> {
+        run!(self, requests::add_note(note, meta))
+    }
+
+    async fn notes(&self, request: RequestId, page: PageRequest) -> Result<Page<Note>, RepoError> {
+        run!(self, requests::notes(request, page))
+    }
+
+    async fn add_message(&self, message: &Message, meta: &WriteMeta) -> Result<(), RepoError> {
+        run!(self, requests::add_message(message, meta))
+    }
+
+    async fn messages(&self, request: RequestId, page: PageRequest) -> Result<Page<Message>, RepoError> {
+        run!(self, requests::messages(request, page))
+    }
+}
+
+#[async_trait]
 impl HealthCheck for Database {
     fn name(&self) -> &'static str {
         "database"
@@ -286,5 +353,46 @@ impl Database {
     #[doc(hidden)]
     pub async fn count_rows(&self, table: &str) -> Result<i64, RepoError> {
         run!(self, health::count_rows(table))
+    }
+
+    /// Up to `limit` events of the transactional outbox, delivered or not, oldest first
+    /// (id ascending), after the event `after`; for tests and the notification worker.
+    #[doc(hidden)]
+    pub async fn outbox_events(
+        &self,
+        after: Option<Uuid>,
+        limit: i64,
+    ) -> Result<Vec<OutboxEvent>, RepoError> {
+        run!(self, outbox::list(after, limit))
+    }
+
+    /// The query plan of [`RequestRepository::list`] for `filter` and `page`, one line per
+    /// row; for tests. PostgreSQL: `EXPLAIN` with sequential scans and sorts disabled
+    /// (`SET LOCAL enable_seqscan = off`, `enable_sort = off`), so a `Seq Scan` in the plan
+    /// means that no index can serve the query and a `Sort` that no index yields its order,
+    /// whatever the table's statistics. SQLite: the `detail` column of `EXPLAIN QUERY PLAN`.
+    #[doc(hidden)]
+    pub async fn explain_request_list(
+        &self,
+        filter: RequestFilter,
+        page: PageRequest,
+    ) -> Result<Vec<String>, RepoError> {
+        let result: Result<_, Failure> = match self.pools() {
+            Pools::Postgres { pool, .. } => {
+                async {
+                    let mut conn = pool.get().await?;
+                    crate::pg::explain_request_list(&mut conn, &filter, &page).await
+                }
+                .await
+            }
+            Pools::Sqlite { pool, .. } => {
+                async {
+                    let mut conn = pool.get().await?;
+                    crate::sqlite::explain_request_list(&mut conn, &filter, &page).await
+                }
+                .await
+            }
+        };
+        result.map_err(RepoError::from)
     }
 }

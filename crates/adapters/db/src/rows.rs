@@ -4,17 +4,19 @@
 
 use crate::error::Failure;
 use crate::schema::{
-    api_clients, audit_events, citizens, idempotency_keys, missions, refresh_tokens, revocations,
-    service_types, signing_keys, staff_assignments, staff_members,
+    api_clients, audit_events, citizens, idempotency_keys, missions, outbox_events, refresh_tokens,
+    request_history, request_messages, request_notes, revocations, service_requests, service_types,
+    signing_keys, staff_assignments, staff_members,
 };
 use crate::sql_types::{DbDate, DbJson, DbTime, DbUuid};
 use consular_domain::{
-    Address, ApiClient, AuditEventId, AuditRecord, Citizen, EmergencyContact, Mission, Money, PrincipalKind,
-    ScopeSet, ServiceType, ServiceTypeId, StaffMember, Stage, Subject,
+    Address, ApiClient, AuditEventId, AuditRecord, Citizen, EmergencyContact, HistoryEntry, Mission, Money,
+    PrincipalKind, RequestId, RequestStatus, ScopeSet, ServiceRequest, ServiceType, ServiceTypeId,
+    StaffMember, Stage, Subject,
 };
 use consular_ports::{
-    IdempotencyRecord, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind, SigningKeyRecord,
-    StoredResponse,
+    IdempotencyRecord, Message, Note, OutboxEvent, RefreshReplacement, RefreshTokenRecord, Revocation,
+    RevocationKind, SigningKeyRecord, StoredResponse,
 };
 use diesel::prelude::*;
 use serde::de::DeserializeOwned;
@@ -704,3 +706,226 @@ impl AssignmentRow {
             .collect()
     }
 }
+
+// ---------------------------------------------------------------- outbox
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = outbox_events)]
+pub(crate) struct OutboxRow {
+    pub id: DbUuid,
+    pub kind: String,
+    pub aggregate_id: DbUuid,
+    pub payload: DbJson,
+    pub created_at: DbTime,
+}
+
+impl From<&OutboxEvent> for OutboxRow {
+    fn from(e: &OutboxEvent) -> Self {
+        OutboxRow {
+            id: DbUuid(e.id),
+            kind: e.kind.clone(),
+            aggregate_id: DbUuid(e.aggregate_id),
+            payload: DbJson(e.payload.clone()),
+            created_at: DbTime(e.created_at),
+        }
+    }
+}
+
+impl From<OutboxRow> for OutboxEvent {
+    fn from(row: OutboxRow) -> Self {
+        OutboxEvent {
+            id: row.id.0,
+            kind: row.kind,
+            aggregate_id: row.aggregate_id.0,
+            payload: row.payload.0,
+            created_at: row.created_at.0,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- service requests
+
+/// A stage index (`usize` in the domain) as an `integer` column.
+fn stage_to_db(what: &str, stage: usize) -> Result<i32, Failure> {
+    i32::try_from(stage).map_err(|e| corrupt(what, e))
+}
+
+fn stage_from_db(what: &str, stage: i32) -> Result<usize, Failure> {
+    usize::try_from(stage).map_err(|e| corrupt(what, e))
+}
+
+fn status_from_db(what: &str, status: &str) -> Result<RequestStatus, Failure> {
+    status.parse().map_err(|e| corrupt(what, e))
+}
+
+/// An actor or author stored as two columns, both NULL or neither (a CHECK says so).
+fn subject_from_db(what: &str, kind: &str, id: DbUuid) -> Result<Subject, Failure> {
+    Ok(Subject { kind: kind.parse::<PrincipalKind>().map_err(|e| corrupt(what, e))?, id: id.0.into() })
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = service_requests)]
+// Without this, an unassigned request (`None`) would keep its old assignee.
+#[diesel(treat_none_as_null = true)]
+pub(crate) struct RequestRow {
+    pub id: DbUuid,
+    pub mission_id: DbUuid,
+    pub citizen_id: DbUuid,
+    pub service_type_id: DbUuid,
+    pub status: String,
+    pub stages: DbJson,
+    pub current_stage: i32,
+    pub assignee_id: Option<DbUuid>,
+    pub submitted_at: DbTime,
+    pub sla_due_at: DbTime,
+    pub closed_at: Option<DbTime>,
+    pub version: i64,
+    pub updated_at: DbTime,
+}
+
+impl TryFrom<&ServiceRequest> for RequestRow {
+    type Error = Failure;
+    fn try_from(r: &ServiceRequest) -> Result<Self, Failure> {
+        let stages: Vec<StageDoc> = r.stages.iter().map(StageDoc::from).collect();
+        Ok(RequestRow {
+            id: DbUuid(r.id.0),
+            mission_id: DbUuid(r.mission_id.0),
+            citizen_id: DbUuid(r.citizen_id.0),
+            service_type_id: DbUuid(r.service_type_id.0),
+            status: r.status.as_str().to_owned(),
+            stages: to_json("stages", &stages)?,
+            current_stage: stage_to_db("current stage", r.current_stage)?,
+            assignee_id: r.assignee_id.map(|s| DbUuid(s.0)),
+            submitted_at: DbTime(r.submitted_at),
+            sla_due_at: DbTime(r.sla_due_at),
+            closed_at: r.closed_at.map(DbTime),
+            version: r.version,
+            updated_at: DbTime(r.updated_at),
+        })
+    }
+}
+
+impl TryFrom<RequestRow> for ServiceRequest {
+    type Error = Failure;
+    fn try_from(row: RequestRow) -> Result<Self, Failure> {
+        let stages: Vec<StageDoc> = from_json("service_requests.stages", row.stages)?;
+        Ok(ServiceRequest {
+            id: row.id.0.into(),
+            mission_id: row.mission_id.0.into(),
+            citizen_id: row.citizen_id.0.into(),
+            service_type_id: row.service_type_id.0.into(),
+            status: status_from_db("service_requests.status", &row.status)?,
+            stages: stages.into_iter().map(Stage::from).collect(),
+            current_stage: stage_from_db("service_requests.current_stage", row.current_stage)?,
+            assignee_id: row.assignee_id.map(|s| s.0.into()),
+            submitted_at: row.submitted_at.0,
+            sla_due_at: row.sla_due_at.0,
+            closed_at: row.closed_at.map(|t| t.0),
+            version: row.version,
+            updated_at: row.updated_at.0,
+        })
+    }
+}
+
+/// A history entry without its id, which the database draws on insert (in insertion
+/// order, the order entries are read back in).
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = request_history)]
+pub(crate) struct HistoryRow {
+    pub request_id: DbUuid,
+    pub at: DbTime,
+    pub actor_kind: Option<String>,
+    pub actor_id: Option<DbUuid>,
+    pub from_status: Option<String>,
+    pub to_status: String,
+    pub from_stage: Option<i32>,
+    pub to_stage: i32,
+    pub reason: Option<String>,
+}
+
+impl HistoryRow {
+    pub(crate) fn new(request: RequestId, e: &HistoryEntry) -> Result<Self, Failure> {
+        Ok(HistoryRow {
+            request_id: DbUuid(request.0),
+            at: DbTime(e.at),
+            actor_kind: e.actor.map(|s| s.kind.as_str().to_owned()),
+            actor_id: e.actor.map(|s| DbUuid(s.id.0)),
+            from_status: e.from_status.map(|s| s.as_str().to_owned()),
+            to_status: e.to_status.as_str().to_owned(),
+            from_stage: e.from_stage.map(|s| stage_to_db("history stage", s)).transpose()?,
+            to_stage: stage_to_db("history stage", e.to_stage)?,
+            reason: e.reason.clone(),
+        })
+    }
+}
+
+impl TryFrom<HistoryRow> for HistoryEntry {
+    type Error = Failure;
+    fn try_from(row: HistoryRow) -> Result<Self, Failure> {
+        let actor = match (row.actor_kind, row.actor_id) {
+            (Some(kind), Some(id)) => Some(subject_from_db("request_history.actor_kind", &kind, id)?),
+            _ => None,
+        };
+        Ok(HistoryEntry {
+            at: row.at.0,
+            actor,
+            from_status: row
+                .from_status
+                .map(|s| status_from_db("request_history.from_status", &s))
+                .transpose()?,
+            to_status: status_from_db("request_history.to_status", &row.to_status)?,
+            from_stage: row.from_stage.map(|s| stage_from_db("request_history.from_stage", s)).transpose()?,
+            to_stage: stage_from_db("request_history.to_stage", row.to_stage)?,
+            reason: row.reason,
+        })
+    }
+}
+
+/// `request_notes` and `request_messages` have the same shape; so do `Note` and `Message`.
+macro_rules! thread_row {
+    ($row:ident, $table:ident, $item:ident) => {
+        #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+        #[diesel(table_name = $table)]
+        pub(crate) struct $row {
+            pub id: DbUuid,
+            pub request_id: DbUuid,
+            pub author_kind: String,
+            pub author_id: DbUuid,
+            pub body: String,
+            pub created_at: DbTime,
+        }
+
+        impl From<&$item> for $row {
+            fn from(x: &$item) -> Self {
+                $row {
+                    id: DbUuid(x.id),
+                    request_id: DbUuid(x.request_id.0),
+                    author_kind: x.author.kind.as_str().to_owned(),
+                    author_id: DbUuid(x.author.id.0),
+                    body: x.body.clone(),
+                    created_at: DbTime(x.created_at),
+                }
+            }
+        }
+
+        impl TryFrom<$row> for $item {
+            type Error = Failure;
+            fn try_from(row: $row) -> Result<Self, Failure> {
+                Ok($item {
+                    id: row.id.0,
+                    request_id: row.request_id.0.into(),
+                    author: subject_from_db(
+                        concat!(stringify!($table), ".author_kind"),
+                        &row.author_kind,
+                        row.author_id,
+                    )?,
+                    body: row.body,
+                    created_at: row.created_at.0,
+                })
+            }
+        }
+    };
+}
+
+thread_row!(NoteRow, request_notes, Note);
+thread_row!(MessageRow, request_messages, Message);

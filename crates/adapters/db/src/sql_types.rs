@@ -32,6 +32,10 @@ pub struct PortableUuid;
 #[diesel(sqlite_type(name = "Text"))]
 pub struct PortableTimestamp;
 
+// Text order is time order on SQLite (fixed-width UTC text), so `MIN`/`MAX` and comparisons
+// mean the same on both databases.
+impl diesel::sql_types::SqlOrd for PortableTimestamp {}
+
 /// A calendar date: `date` on PostgreSQL, `TEXT` (`YYYY-MM-DD`) on SQLite.
 #[derive(Debug, Clone, Copy, Default, diesel::sql_types::SqlType, diesel::query_builder::QueryId)]
 #[diesel(postgres_type(oid = 1082, array_oid = 1182))]

@@ -26,3 +26,42 @@ macro_rules! read_tx {
 #[allow(clippy::duplicate_mod)]
 #[path = "queries/mod.rs"]
 pub(crate) mod queries;
+
+use crate::error::Failure;
+use consular_domain::PageRequest;
+use consular_ports::RequestFilter;
+use diesel::QueryResult;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::sql_types::{Integer, Text};
+use diesel::sqlite::Sqlite;
+use diesel_async::RunQueryDsl;
+
+/// `EXPLAIN QUERY PLAN` of a query: rows of (id, parent, notused, detail).
+struct ExplainQueryPlan<Q>(Q);
+
+impl<Q> QueryId for ExplainQueryPlan<Q> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Q> Query for ExplainQueryPlan<Q> {
+    type SqlType = (Integer, Integer, Integer, Text);
+}
+
+impl<Q: QueryFragment<Sqlite>> QueryFragment<Sqlite> for ExplainQueryPlan<Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        out.push_sql("EXPLAIN QUERY PLAN ");
+        self.0.walk_ast(out.reborrow())
+    }
+}
+
+/// The plan of the request listing: the `detail` of each step.
+pub(crate) async fn explain_request_list(
+    conn: &mut Conn,
+    filter: &RequestFilter,
+    page: &PageRequest,
+) -> Result<Vec<String>, Failure> {
+    let query = ExplainQueryPlan(queries::requests::list_query(filter, page)?);
+    let steps: Vec<(i32, i32, i32, String)> = query.load(conn).await?;
+    Ok(steps.into_iter().map(|(_, _, _, detail)| detail).collect())
+}

@@ -33,6 +33,11 @@ pub(crate) async fn count_rows(conn: &mut Conn, table: &str) -> Result<i64, Fail
         "citizens",
         "staff_members",
         "staff_assignments",
+        "outbox_events",
+        "service_requests",
+        "request_history",
+        "request_notes",
+        "request_messages",
     ];
     if !TABLES.contains(&table) {
         return Err(Failure::Outcome(RepoError::Other(format!("unknown table `{table}`"))));

@@ -35,6 +35,8 @@ pub(crate) mod health;
 pub(crate) mod idempotency;
 pub(crate) mod markers;
 pub(crate) mod missions;
+pub(crate) mod outbox;
+pub(crate) mod requests;
 pub(crate) mod service_types;
 pub(crate) mod signing_keys;
 pub(crate) mod staff;

@@ -2,13 +2,15 @@
 
 use super::Conn;
 use crate::error::Failure;
-use crate::rows::{AuditRow, IdempotencyRow};
-use crate::schema::{audit_events, idempotency_keys};
+use crate::rows::{AuditRow, IdempotencyRow, OutboxRow};
+use crate::schema::{audit_events, idempotency_keys, outbox_events};
 use consular_ports::WriteMeta;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
-/// Stores the idempotency record, then the audit rows. Call it first in the transaction:
+/// Stores the idempotency record, then the audit rows, then the outbox events. Every
+/// write of every repository calls it, so a change and its events are committed (or
+/// rolled back) together. Call it first in the transaction:
 /// a concurrent request with the same key then waits on the key and fails with
 /// `IdempotencyKeyInUse` (so the caller can replay the stored response) instead of
 /// running into the change's own constraints.
@@ -29,6 +31,9 @@ pub(crate) async fn store(conn: &mut Conn, meta: &WriteMeta) -> Result<(), Failu
     // compile for SQLite through diesel-async.
     for record in &meta.audit {
         diesel::insert_into(audit_events::table).values(AuditRow::try_from(record)?).execute(conn).await?;
+    }
+    for event in &meta.events {
+        diesel::insert_into(outbox_events::table).values(OutboxRow::from(event)).execute(conn).await?;
     }
     Ok(())
 }

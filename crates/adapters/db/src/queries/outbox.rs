@@ -1,0 +1,31 @@
+//! Reading the transactional outbox (written by `write_meta::store`).
+
+use super::Conn;
+use crate::error::Failure;
+use crate::rows::OutboxRow;
+use crate::schema::outbox_events;
+use crate::sql_types::DbUuid;
+use consular_ports::OutboxEvent;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use uuid::Uuid;
+
+/// Up to `limit` stored events, delivered or not, oldest first (id ascending), after
+/// `after`.
+pub(crate) async fn list(
+    conn: &mut Conn,
+    after: Option<Uuid>,
+    limit: i64,
+) -> Result<Vec<OutboxEvent>, Failure> {
+    let mut query = outbox_events::table
+        .select(OutboxRow::as_select())
+        .order(outbox_events::id.asc())
+        // A negative LIMIT is an error on PostgreSQL and "no limit" on SQLite.
+        .limit(limit.max(0))
+        .into_boxed();
+    if let Some(after) = after {
+        query = query.filter(outbox_events::id.gt(DbUuid(after)));
+    }
+    let rows: Vec<OutboxRow> = query.load(conn).await?;
+    Ok(rows.into_iter().map(OutboxEvent::from).collect())
+}

@@ -1,0 +1,288 @@
+//! Service requests, their stage history, staff notes and messages.
+
+use super::{Conn, write_meta};
+use crate::error::Failure;
+use crate::rows::{HistoryRow, MessageRow, NoteRow, RequestRow};
+use crate::schema::{
+    request_history, request_messages, request_notes, service_requests, staff_assignments, staff_members,
+};
+use crate::sql_types::{DbTime, DbUuid};
+use consular_domain::{
+    HistoryEntry, MissionId, Page, PageRequest, RequestId, ServiceRequest, ServiceTypeId, StaffId,
+};
+use consular_ports::{Message, Note, QueueGroup, RepoError, RequestFilter, WriteMeta};
+use diesel::dsl::{AsSelect, IntoBoxed, Select, case_when, count, count_star, min, not, sum};
+use diesel::expression::SqlLiteral;
+use diesel::prelude::*;
+use diesel::sql_types::{Bool, Integer};
+use diesel_async::RunQueryDsl;
+use time::OffsetDateTime;
+
+type Backend = <Conn as diesel_async::AsyncConnectionCore>::Backend;
+
+/// "The request is open", as literal SQL text rather than a bound list: it is the
+/// predicate of the partial indexes `service_requests_open_*` word for word, which is what
+/// lets the planners (PostgreSQL's with generic plans, SQLite's always) use them. The
+/// statuses are the domain's final ones (`RequestStatus::is_final`; a test checks it).
+pub(crate) const OPEN: &str = "service_requests.status NOT IN ('completed', 'rejected', 'cancelled')";
+
+fn is_open() -> SqlLiteral<Bool> {
+    diesel::dsl::sql::<Bool>(OPEN)
+}
+
+/// The request and its first history entry, in one transaction with `meta`. An unknown
+/// mission, citizen, service type or assignee is a foreign-key violation: `Other` (the use
+/// cases check them first).
+pub(crate) async fn insert(
+    conn: &mut Conn,
+    request: &ServiceRequest,
+    first: &HistoryEntry,
+    meta: &WriteMeta,
+) -> Result<(), Failure> {
+    let row = RequestRow::try_from(request)?;
+    let entry = HistoryRow::new(request.id, first)?;
+    write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
+        write_meta::store(conn, meta).await?;
+        diesel::insert_into(service_requests::table).values(&row).execute(conn).await?;
+        diesel::insert_into(request_history::table).values(&entry).execute(conn).await?;
+        Ok(())
+    })
+    .await
+}
+
+/// Replaces the request if its version is still `expected_version`, then appends `entry`.
+/// The entry is inserted after the update, which holds the request's row lock: the
+/// history ids of one request are drawn in the order its changes commit.
+pub(crate) async fn update(
+    conn: &mut Conn,
+    request: &ServiceRequest,
+    expected_version: i64,
+    entry: Option<&HistoryEntry>,
+    meta: &WriteMeta,
+) -> Result<(), Failure> {
+    let row = RequestRow::try_from(request)?;
+    let entry = entry.map(|e| HistoryRow::new(request.id, e)).transpose()?;
+    write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
+        write_meta::store(conn, meta).await?;
+        update_versioned!(conn, service_requests, &row, expected_version).await?;
+        if let Some(entry) = &entry {
+            diesel::insert_into(request_history::table).values(entry).execute(conn).await?;
+        }
+        Ok(())
+    })
+    .await
+}
+
+pub(crate) async fn get(conn: &mut Conn, id: RequestId) -> Result<Option<ServiceRequest>, Failure> {
+    let row: Option<RequestRow> = service_requests::table
+        .find(DbUuid(id.0))
+        .select(RequestRow::as_select())
+        .first(conn)
+        .await
+        .optional()?;
+    row.map(ServiceRequest::try_from).transpose()
+}
+
+/// Oldest first: in insertion order (the generated id).
+pub(crate) async fn history(conn: &mut Conn, id: RequestId) -> Result<Vec<HistoryEntry>, Failure> {
+    let rows: Vec<HistoryRow> = request_history::table
+        .filter(request_history::request_id.eq(DbUuid(id.0)))
+        .order(request_history::id.asc())
+        .select(HistoryRow::as_select())
+        .load(conn)
+        .await?;
+    rows.into_iter().map(HistoryEntry::try_from).collect()
+}
+
+/// The listing query, boxed so that `EXPLAIN` can wrap it (`crate::pg`, `crate::sqlite`).
+pub(crate) type ListQuery =
+    IntoBoxed<'static, Select<service_requests::table, AsSelect<RequestRow, Backend>>, Backend>;
+
+/// Newest first (`ORDER BY id DESC`), the ids below `page.after`, `page.fetch_limit()` rows:
+/// no OFFSET, no count. Every equality filter has an index `(column, id)` that serves it
+/// with the order and the keyset bound; the others are read from the id index, or
+/// `submitted_at` / the open-SLA partial index, whichever the planner prefers.
+pub(crate) fn list_query(filter: &RequestFilter, page: &PageRequest) -> Result<ListQuery, Failure> {
+    let mut query = service_requests::table
+        .select(RequestRow::as_select())
+        .into_boxed()
+        .order(service_requests::id.desc())
+        .limit(page.fetch_limit());
+    if let Some(mission) = filter.mission_id {
+        query = query.filter(service_requests::mission_id.eq(DbUuid(mission.0)));
+    }
+    if let Some(citizen) = filter.citizen_id {
+        query = query.filter(service_requests::citizen_id.eq(DbUuid(citizen.0)));
+    }
+    match filter.statuses.as_slice() {
+        [] => {}
+        // `status = $1` (not `= ANY($1)`): one status is read from (status, id) in order.
+        [status] => query = query.filter(service_requests::status.eq(status.as_str())),
+        statuses => {
+            let statuses: Vec<&'static str> = statuses.iter().map(|s| s.as_str()).collect();
+            query = query.filter(service_requests::status.eq_any(statuses));
+        }
+    }
+    if let Some(service_type) = filter.service_type_id {
+        query = query.filter(service_requests::service_type_id.eq(DbUuid(service_type.0)));
+    }
+    if let Some(from) = filter.submitted_from {
+        query = query.filter(service_requests::submitted_at.ge(DbTime(from)));
+    }
+    if let Some(to) = filter.submitted_to {
+        query = query.filter(service_requests::submitted_at.lt(DbTime(to)));
+    }
+    if let Some(assignee) = filter.assignee_id {
+        query = query.filter(service_requests::assignee_id.eq(DbUuid(assignee.0)));
+    }
+    if let Some(overdue) = filter.overdue {
+        let Some(at) = filter.overdue_at else {
+            return Err(Failure::Outcome(RepoError::Other(
+                "the overdue filter needs the instant it is judged at (overdue_at)".to_owned(),
+            )));
+        };
+        let past_due = service_requests::sla_due_at.lt(DbTime(at));
+        query = if overdue {
+            query.filter(is_open()).filter(past_due)
+        } else {
+            query.filter(not(is_open().and(past_due)))
+        };
+    }
+    if let Some(after) = page.after {
+        query = query.filter(service_requests::id.lt(DbUuid(after)));
+    }
+    Ok(query)
+}
+
+pub(crate) async fn list(
+    conn: &mut Conn,
+    filter: RequestFilter,
+    page: PageRequest,
+) -> Result<Page<ServiceRequest>, Failure> {
+    let rows: Vec<RequestRow> = list_query(&filter, &page)?.load(conn).await?;
+    let found = rows.into_iter().map(ServiceRequest::try_from).collect::<Result<Vec<_>, _>>()?;
+    Ok(Page::from_rows(found, &page, |r| r.id.0))
+}
+
+/// The active member of `mission` assigned to `service_type` with the fewest open
+/// requests assigned to them (of any type), the smallest id among equals. One statement:
+/// the members and their assignment (at most one row each: the key is (staff, type)),
+/// left-joined to their open requests and counted.
+pub(crate) async fn least_loaded_staff(
+    conn: &mut Conn,
+    mission: MissionId,
+    service_type: ServiceTypeId,
+) -> Result<Option<StaffId>, Failure> {
+    let open_requests = service_requests::table
+        .on(service_requests::assignee_id.eq(staff_members::id.nullable()).and(is_open()));
+    let member: Option<DbUuid> = staff_members::table
+        .inner_join(staff_assignments::table)
+        .left_join(open_requests)
+        .filter(staff_members::mission_id.eq(DbUuid(mission.0)))
+        .filter(staff_members::active.eq(true))
+        .filter(staff_assignments::service_type_id.eq(DbUuid(service_type.0)))
+        .group_by(staff_members::id)
+        .select(staff_members::id)
+        .order_by((count(service_requests::id.nullable()).asc(), staff_members::id.asc()))
+        .first(conn)
+        .await
+        .optional()?;
+    Ok(member.map(|id| StaffId(id.0)))
+}
+
+/// The open requests assigned to `staff`, one group per service type (by type id), with
+/// the count, the oldest submission and how many are past their SLA at `now`.
+pub(crate) async fn queue(
+    conn: &mut Conn,
+    staff: StaffId,
+    now: OffsetDateTime,
+) -> Result<Vec<QueueGroup>, Failure> {
+    let overdue = case_when(service_requests::sla_due_at.lt(DbTime(now)), 1.into_sql::<Integer>())
+        .otherwise(0.into_sql::<Integer>());
+    let rows: Vec<(DbUuid, i64, Option<DbTime>, Option<i64>)> = service_requests::table
+        .filter(service_requests::assignee_id.eq(DbUuid(staff.0)))
+        .filter(is_open())
+        .group_by(service_requests::service_type_id)
+        .select((
+            service_requests::service_type_id,
+            count_star(),
+            min(service_requests::submitted_at),
+            sum(overdue),
+        ))
+        .order_by(service_requests::service_type_id.asc())
+        .load(conn)
+        .await?;
+    rows.into_iter()
+        .map(|(service_type, count, oldest, overdue)| {
+            // A group has at least one row, so MIN is never NULL.
+            let oldest =
+                oldest.ok_or_else(|| Failure::Corrupt("queue group without a request".to_owned()))?;
+            Ok(QueueGroup {
+                service_type_id: ServiceTypeId(service_type.0),
+                count,
+                oldest_submitted_at: oldest.0,
+                overdue: overdue.unwrap_or(0),
+            })
+        })
+        .collect()
+}
+
+pub(crate) async fn add_note(conn: &mut Conn, note: &Note, meta: &WriteMeta) -> Result<(), Failure> {
+    let row = NoteRow::from(note);
+    write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
+        write_meta::store(conn, meta).await?;
+        diesel::insert_into(request_notes::table).values(&row).execute(conn).await?;
+        Ok(())
+    })
+    .await
+}
+
+/// Oldest first (id ascending), the ids above `page.after`.
+pub(crate) async fn notes(
+    conn: &mut Conn,
+    request: RequestId,
+    page: PageRequest,
+) -> Result<Page<Note>, Failure> {
+    let mut query = request_notes::table
+        .filter(request_notes::request_id.eq(DbUuid(request.0)))
+        .select(NoteRow::as_select())
+        .order(request_notes::id.asc())
+        .limit(page.fetch_limit())
+        .into_boxed();
+    if let Some(after) = page.after {
+        query = query.filter(request_notes::id.gt(DbUuid(after)));
+    }
+    let rows: Vec<NoteRow> = query.load(conn).await?;
+    let found = rows.into_iter().map(Note::try_from).collect::<Result<Vec<_>, _>>()?;
+    Ok(Page::from_rows(found, &page, |n| n.id))
+}
+
+pub(crate) async fn add_message(conn: &mut Conn, message: &Message, meta: &WriteMeta) -> Result<(), Failure> {
+    let row = MessageRow::from(message);
+    write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
+        write_meta::store(conn, meta).await?;
+        diesel::insert_into(request_messages::table).values(&row).execute(conn).await?;
+        Ok(())
+    })
+    .await
+}
+
+/// Oldest first (id ascending), the ids above `page.after`.
+pub(crate) async fn messages(
+    conn: &mut Conn,
+    request: RequestId,
+    page: PageRequest,
+) -> Result<Page<Message>, Failure> {
+    let mut query = request_messages::table
+        .filter(request_messages::request_id.eq(DbUuid(request.0)))
+        .select(MessageRow::as_select())
+        .order(request_messages::id.asc())
+        .limit(page.fetch_limit())
+        .into_boxed();
+    if let Some(after) = page.after {
+        query = query.filter(request_messages::id.gt(DbUuid(after)));
+    }
+    let rows: Vec<MessageRow> = query.load(conn).await?;
+    let found = rows.into_iter().map(Message::try_from).collect::<Result<Vec<_>, _>>()?;
+    Ok(Page::from_rows(found, &page, |m| m.id))
+}
