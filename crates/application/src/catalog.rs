@@ -43,7 +43,7 @@ impl CatalogService {
     ) -> Result<Page<ServiceType>, ServiceError> {
         let wanted = active.unwrap_or(true);
         if !wanted && !actor.is_admin() {
-            return Ok(Page { items: Vec::new(), next_after: None });
+            return Ok(Page::empty());
         }
         Ok(self.service_types.list(ServiceTypeFilter { active: Some(wanted) }, page).await?)
     }
@@ -108,9 +108,7 @@ impl CatalogService {
         changes.check()?;
         let mut service = self.service_types.get(id).await?.ok_or(ServiceError::NotFound)?;
         let stored_version = service.version;
-        if expected_versions.is_some_and(|versions| !versions.contains(&stored_version)) {
-            return Err(ServiceError::PreconditionFailed);
-        }
+        crate::error::require_version(expected_versions, stored_version)?;
         let now = self.clock.now();
         let changed = service.apply(changes, now);
         if changed.is_empty() {

@@ -70,7 +70,7 @@ impl CitizenService {
         require_scope(actor, &[Scope::Admin])?;
         match restrict_to_own_mission(actor, filter.mission_id) {
             Ok(mission) => filter.mission_id = mission,
-            Err(_) => return Ok(Page { items: Vec::new(), next_after: None }),
+            Err(_) => return Ok(Page::empty()),
         }
         Ok(self.citizens.list(filter, page).await?)
     }
@@ -163,9 +163,7 @@ impl CitizenService {
         let now = self.clock.now();
         changes.check(&citizen, now.date())?;
         let stored_version = citizen.version;
-        if expected_versions.is_some_and(|versions| !versions.contains(&stored_version)) {
-            return Err(ServiceError::PreconditionFailed);
-        }
+        crate::error::require_version(expected_versions, stored_version)?;
         let status_change = changes.registration_status.is_some_and(|s| s != citizen.registration_status);
         let changed = citizen.apply(changes, now);
         if changed.is_empty() {

@@ -69,3 +69,13 @@ pub fn require_scope(principal: &consular_domain::Principal, scopes: &[Scope]) -
         Err(ServiceError::InsufficientScope { required: scopes.to_vec() })
     }
 }
+
+/// Checks an `If-Match`: `None` (`*`) matches any version, otherwise the stored version
+/// must be one of those named.
+pub fn require_version(expected_versions: Option<&[i64]>, stored_version: i64) -> Result<(), ServiceError> {
+    if expected_versions.is_some_and(|versions| !versions.contains(&stored_version)) {
+        Err(ServiceError::PreconditionFailed)
+    } else {
+        Ok(())
+    }
+}

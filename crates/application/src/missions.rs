@@ -91,9 +91,7 @@ impl MissionService {
         changes.validate()?;
         let mut mission = self.missions.get(id).await?.ok_or(ServiceError::NotFound)?;
         let stored_version = mission.version;
-        if expected_versions.is_some_and(|versions| !versions.contains(&stored_version)) {
-            return Err(ServiceError::PreconditionFailed);
-        }
+        crate::error::require_version(expected_versions, stored_version)?;
         let now = self.clock.now();
         let changed = mission.apply(changes, now);
         if changed.is_empty() {

@@ -264,7 +264,7 @@ impl RequestService {
         mut filter: RequestFilter,
         page: PageRequest,
     ) -> Result<Page<ServiceRequest>, ServiceError> {
-        let empty = Page { items: Vec::new(), next_after: None };
+        let empty = Page::empty();
         if actor.subject.kind == PrincipalKind::Citizen || !actor.has_any(&[Scope::Staff, Scope::Admin]) {
             let own = CitizenId(actor.subject.id.as_uuid());
             if actor.subject.kind != PrincipalKind::Citizen || filter.citizen_id.is_some_and(|c| c != own) {
@@ -376,9 +376,7 @@ impl RequestService {
             }
         }
         let stored_version = request.version;
-        if expected_versions.is_some_and(|versions| !versions.contains(&stored_version)) {
-            return Err(ServiceError::PreconditionFailed);
-        }
+        crate::error::require_version(expected_versions, stored_version)?;
         let now = self.clock.now();
         self.apply(actor, &mut request, Role::Staff, change, now, stored_version).await?;
         Ok(request)
@@ -396,9 +394,7 @@ impl RequestService {
         let mut request = self.visible(actor, id).await?;
         let role = if works_on(actor, request.mission_id) { Role::Staff } else { Role::Citizen };
         let stored_version = request.version;
-        if expected_versions.is_some_and(|versions| !versions.contains(&stored_version)) {
-            return Err(ServiceError::PreconditionFailed);
-        }
+        crate::error::require_version(expected_versions, stored_version)?;
         let change =
             StatusChange { action: Some(Action::To(RequestStatus::Cancelled)), reason, assignee: None };
         self.apply(actor, &mut request, role, change, self.clock.now(), stored_version).await?;

@@ -128,7 +128,7 @@ impl StaffService {
         require_scope(actor, &[Scope::Admin])?;
         match restrict_to_own_mission(actor, filter.mission_id) {
             Ok(mission) => filter.mission_id = mission,
-            Err(_) => return Ok(Page { items: Vec::new(), next_after: None }),
+            Err(_) => return Ok(Page::empty()),
         }
         Ok(self.staff.list(filter, page).await?)
     }
@@ -155,9 +155,7 @@ impl StaffService {
         assignments.check()?;
         self.check_service_types("service_type_ids", &assignments.service_type_ids).await?;
         let stored_version = member.version;
-        if expected_versions.is_some_and(|versions| !versions.contains(&stored_version)) {
-            return Err(ServiceError::PreconditionFailed);
-        }
+        crate::error::require_version(expected_versions, stored_version)?;
         let now = self.clock.now();
         if !member.assign(assignments, now) {
             return Ok(member);

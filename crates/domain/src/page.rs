@@ -36,6 +36,11 @@ pub struct Page<T> {
 }
 
 impl<T> Page<T> {
+    /// A page with nothing on it (e.g. a list the caller may not see).
+    pub fn empty() -> Self {
+        Page { items: Vec::new(), next_after: None }
+    }
+
     /// Builds a page from up to `limit + 1` fetched rows.
     pub fn from_rows(mut rows: Vec<T>, request: &PageRequest, id_of: impl Fn(&T) -> Uuid) -> Self {
         let limit = usize::from(request.limit);
