@@ -1,0 +1,105 @@
+//! When PostgreSQL is down or the pool is exhausted, every request gets a 503 problem
+//! with `Retry-After` within a bounded time: never a hang, never a crash, and the service
+//! recovers by itself when the database comes back. PostgreSQL only: these tests stop and
+//! lock a real server.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use consular_tests::{Backend, TestApp, expect_problem, header};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn psql(url: &str, sql: &str) -> std::process::Output {
+    Command::new("psql").args([url, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql]).output().expect("psql runs")
+}
+
+/// The database name and the server's admin URL for a test database URL.
+fn split(url: &str) -> (String, String) {
+    let name = url.rsplit('/').next().unwrap().split('?').next().unwrap().to_owned();
+    (name, consular_testkit::postgres::server_url().unwrap())
+}
+
+async fn expect_unavailable(app: &TestApp, token: &str, bound: Duration) {
+    let started = Instant::now();
+    let response = app.get("/api/v1/missions", token).await;
+    assert!(started.elapsed() < bound, "answered in {:?}", started.elapsed());
+    let (headers, _) = expect_problem(response, 503, "service_unavailable").await;
+    assert!(header(&headers, "retry-after").parse::<u64>().is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_that_refuses_connections_is_a_503_and_the_service_recovers() {
+    let app = TestApp::spawn_with(Backend::Postgres, |s| {
+        s.db_acquire_timeout_ms = 500;
+    })
+    .await;
+    let token = app.admin_token().await;
+    assert_eq!(app.get("/api/v1/missions", &token).await.status(), 200);
+
+    let (name, admin) = split(&app.settings.database_url);
+    let cut = psql(
+        &admin,
+        &format!(
+            "ALTER DATABASE {name} ALLOW_CONNECTIONS false; \
+             SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}';"
+        ),
+    );
+    assert!(cut.status.success(), "{}", String::from_utf8_lossy(&cut.stderr));
+    expect_unavailable(&app, &token, Duration::from_secs(5)).await;
+    let ready = app.request(reqwest::Method::GET, "/health/ready").send().await.unwrap();
+    assert_eq!(ready.status(), 503);
+
+    let back = psql(&admin, &format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true;"));
+    assert!(back.status.success(), "{}", String::from_utf8_lossy(&back.stderr));
+    consular_tests::eventually(Duration::from_secs(10), "the service recovers", || async {
+        app.get("/api/v1/missions", &token).await.status() == 200
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exhausted_pool_is_a_503_not_a_hang() {
+    let app = TestApp::spawn_with(Backend::Postgres, |s| {
+        s.db_max_connections = 1;
+        s.db_acquire_timeout_ms = 300;
+        s.db_statement_timeout_ms = 1500;
+    })
+    .await;
+    let token = app.admin_token().await;
+    assert_eq!(app.get("/api/v1/missions", &token).await.status(), 200);
+
+    // Another session holds a lock on missions: the one pooled connection blocks on it.
+    let mut holder = Command::new("psql")
+        .args([
+            app.settings.database_url.as_str(),
+            "-q",
+            "-c",
+            "BEGIN; LOCK TABLE missions IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+
+    let blocked = {
+        let (app_url, token) = (app.url("/api/v1/missions"), token.clone());
+        let http = app.http.clone();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let status = http.get(app_url).bearer_auth(token).send().await.unwrap().status();
+            (status, started.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    expect_unavailable(&app, &token, Duration::from_secs(3)).await;
+    let (status, elapsed) = blocked.await.unwrap();
+    assert_eq!(status, 503, "the blocked request ends at the statement timeout");
+    assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
+
+    holder.wait().unwrap();
+    consular_tests::eventually(Duration::from_secs(10), "the pool recovers", || async {
+        app.get("/api/v1/missions", &token).await.status() == 200
+    })
+    .await;
+}
