@@ -338,10 +338,7 @@ async fn registration_lists_an_unknown_mission_with_the_other_failures(backend: 
         expect_problem(app.post_json(CITIZENS, &admin, &bad).await, 422, "validation_failed").await;
     assert_eq!(error_pointers(&problem), ["/email", "/mission_id"], "{problem}");
 }
-both!(
-    #[ignore = "BUG: an unknown mission_id is reported only once every other field is valid (citizens.rs register checks the body, then the mission)"]
-    registration_lists_an_unknown_mission_with_the_other_failures
-);
+both!(registration_lists_an_unknown_mission_with_the_other_failures);
 
 async fn updates_need_a_current_if_match(backend: Backend) {
     let app = TestApp::spawn(backend).await;
@@ -476,10 +473,7 @@ async fn a_citizens_refused_update_lists_every_failing_field(backend: Backend) {
         "{problem}"
     );
 }
-both!(
-    #[ignore = "BUG: a citizen's PATCH with a non-contact field reports only the not_editable fields, not the invalid contact fields (CitizenService::update returns check_contact_only's errors before CitizenChanges::check)"]
-    a_citizens_refused_update_lists_every_failing_field
-);
+both!(a_citizens_refused_update_lists_every_failing_field);
 
 async fn admins_change_every_field(backend: Backend) {
     let app = TestApp::spawn(backend).await;
@@ -882,10 +876,7 @@ async fn a_minted_client_does_not_reach_another_missions_citizen(backend: Backen
         "a client minted by the admin of Y for citizen A of X: (GET, PATCH, A's email afterwards)"
     );
 }
-both!(
-    #[ignore = "BUG: a mission admin of Y can POST /auth/clients {scopes:[citizen], mission_id:Y, principal_id:<citizen of X>} and that token reads and changes the citizen of X (access::is_self ignores the mission; clients::build accepts any principal_id)"]
-    a_minted_client_does_not_reach_another_missions_citizen
-);
+both!(a_minted_client_does_not_reach_another_missions_citizen);
 
 /// Concurrent registrations of one passport in one mission register it once; the others
 /// are 409, never a 500 nor a second citizen.

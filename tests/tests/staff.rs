@@ -230,10 +230,7 @@ async fn creation_lists_unknown_service_types_with_the_other_failures(backend: B
         expect_problem(app.post_json(STAFF, &s.admin, &bad).await, 422, "validation_failed").await;
     assert_eq!(error_pointers(&problem), ["/name", "/service_type_ids/0"], "{problem}");
 }
-both!(
-    #[ignore = "BUG: unknown/inactive service types (and an unknown mission_id) are reported only once every other field is valid (StaffService::create checks the body, then the mission, then the service types)"]
-    creation_lists_unknown_service_types_with_the_other_failures
-);
+both!(creation_lists_unknown_service_types_with_the_other_failures);
 
 async fn assignments_need_if_match_and_active_types(backend: Backend) {
     let app = TestApp::spawn(backend).await;
@@ -540,7 +537,4 @@ async fn a_minted_client_does_not_reach_another_missions_member(backend: Backend
         app.token_for(&text(&minted, "client_id"), &text(&minted, "client_secret"), None).await.access_token;
     Expect::NotFound.check(app.get(&path, &token).await, "GET staff of X with a client minted in Y").await;
 }
-both!(
-    #[ignore = "BUG: a mission admin of Y can POST /auth/clients {scopes:[staff], mission_id:Y, principal_id:<staff member of X>} and that token reads the member of X (access::is_self ignores the mission; clients::build accepts any principal_id)"]
-    a_minted_client_does_not_reach_another_missions_member
-);
+both!(a_minted_client_does_not_reach_another_missions_member);

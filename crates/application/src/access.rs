@@ -23,14 +23,19 @@ pub fn require_admin_of(
     if actor.administers(mission) { Ok(()) } else { Err(ServiceError::Forbidden(what)) }
 }
 
-/// Whether the caller is the principal `id` of `kind`, acting with that kind's scope.
-pub fn is_self(actor: &Principal, kind: PrincipalKind, id: Uuid) -> bool {
+/// Whether the caller is the principal `id` of `kind` in `mission`, acting with that
+/// kind's scope. The mission is part of the identity: a client minted elsewhere for the
+/// same principal id does not reach this mission's objects.
+pub fn is_self(actor: &Principal, kind: PrincipalKind, id: Uuid, mission: MissionId) -> bool {
     let scope = match kind {
         PrincipalKind::Admin => Scope::Admin,
         PrincipalKind::Staff => Scope::Staff,
         PrincipalKind::Citizen => Scope::Citizen,
     };
-    actor.subject.kind == kind && actor.subject.id.as_uuid() == id && actor.scopes.contains(scope)
+    actor.subject.kind == kind
+        && actor.subject.id.as_uuid() == id
+        && actor.mission == Some(mission)
+        && actor.scopes.contains(scope)
 }
 
 /// Staff of `mission` acting with the staff scope.

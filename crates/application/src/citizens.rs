@@ -7,7 +7,7 @@ use crate::access::{is_self, is_staff_of, require_admin_of, require_scope, restr
 use crate::clients::{self, ClientWithSecret};
 use crate::idempotency::{self, IdempotencyRequest, Written};
 use consular_domain::{
-    ApiClient, AuditAction, AuditRecord, Citizen, CitizenChanges, CitizenId, MissionId, NewCitizen, Page,
+    ApiClient, AuditAction, AuditRecord, Citizen, CitizenChanges, CitizenId, NewCitizen, Page,
     PageRequest, Principal, PrincipalKind, Scope, ScopeSet, Subject, ValidationErrors,
 };
 use consular_ports::{
@@ -42,10 +42,33 @@ pub struct CitizenService {
     clock: Arc<dyn Clock>,
 }
 
+/// The fields a registration sets, for its audit entry.
+fn citizen_fields(input: &NewCitizen) -> Vec<String> {
+    let mut fields = vec![
+        "mission_id",
+        "given_name",
+        "family_name",
+        "date_of_birth",
+        "place_of_birth",
+        "nationality",
+        "passport_number",
+        "passport_expiry",
+        "email",
+        "phone",
+        "address",
+        "preferred_language",
+        "registration_status",
+    ];
+    if input.emergency_contact.is_some() {
+        fields.push("emergency_contact");
+    }
+    fields.into_iter().map(str::to_owned).collect()
+}
+
 /// Whether `actor` may see `citizen`: the citizen themself, staff of the citizen's
 /// mission, admins of that mission and global admins.
 pub fn sees(actor: &Principal, citizen: &Citizen) -> bool {
-    is_self(actor, PrincipalKind::Citizen, citizen.id.as_uuid())
+    is_self(actor, PrincipalKind::Citizen, citizen.id.as_uuid(), citizen.mission_id)
         || is_staff_of(actor, citizen.mission_id)
         || (actor.is_admin() && actor.administers(citizen.mission_id))
 }
@@ -97,8 +120,13 @@ impl CitizenService {
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
             return Ok(replayed);
         }
-        input.check(now.date())?;
-        self.require_mission(input.mission_id).await?;
+        let mut errors = ValidationErrors::new();
+        errors.extend(input.check(now.date()));
+        if self.missions.get(input.mission_id).await?.is_none() {
+            errors.add("mission_id", "unknown", "no such mission");
+        }
+        errors.into_result()?;
+        let fields = citizen_fields(&input);
         let citizen = input.into_citizen(CitizenId::new(), now);
         let issued = if issue_client {
             let name = format!("{} {}", citizen.given_name, citizen.family_name);
@@ -122,7 +150,7 @@ impl CitizenService {
             AuditAction::Created,
             RESOURCE,
             citizen.id.as_uuid(),
-            vec!["profile".into(), "registration_status".into()],
+            fields,
         )];
         audit.extend(issued.as_ref().map(|c| clients::creation_audit(Some(actor), &c.client)));
         let meta = WriteMeta {
@@ -150,10 +178,8 @@ impl CitizenService {
         expected_versions: Option<&[i64]>,
     ) -> Result<Citizen, ServiceError> {
         let mut citizen = self.get(actor, id).await?;
-        let own = is_self(actor, PrincipalKind::Citizen, id.as_uuid());
-        if own {
-            changes.check_contact_only()?;
-        } else {
+        let own = is_self(actor, PrincipalKind::Citizen, id.as_uuid(), citizen.mission_id);
+        if !own {
             require_admin_of(
                 actor,
                 citizen.mission_id,
@@ -161,7 +187,13 @@ impl CitizenService {
             )?;
         }
         let now = self.clock.now();
-        changes.check(&citizen, now.date())?;
+        // Every failing field at once: fields a citizen may not edit, and invalid values.
+        let mut errors = ValidationErrors::new();
+        if own {
+            errors.extend(changes.check_contact_only());
+        }
+        errors.extend(changes.check(&citizen, now.date()));
+        errors.into_result()?;
         let stored_version = citizen.version;
         crate::error::require_version(expected_versions, stored_version)?;
         let status_change = changes.registration_status.is_some_and(|s| s != citizen.registration_status);
@@ -188,19 +220,12 @@ impl CitizenService {
         })?;
         Ok(citizen)
     }
-
-    async fn require_mission(&self, mission: MissionId) -> Result<(), ServiceError> {
-        match self.missions.get(mission).await? {
-            Some(_) => Ok(()),
-            None => Err(ValidationErrors::single("mission_id", "unknown", "no such mission").into()),
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use consular_domain::{Address, ClientId, Mission, PrincipalId, RegistrationStatus};
+    use consular_domain::{Address, ClientId, Mission, MissionId, PrincipalId, RegistrationStatus};
     use consular_ports::{
         MockCitizenRepository, MockIdempotencyRepository, MockMissionRepository, SystemClock,
     };

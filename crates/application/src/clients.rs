@@ -7,12 +7,12 @@ use crate::auth::secrets;
 use crate::error::require_scope;
 use crate::idempotency::{self, IdempotencyRequest, Written};
 use consular_domain::{
-    ApiClient, AuditAction, AuditRecord, ClientId, ClientStatus, NewClient, Page, PageRequest, Principal,
-    PrincipalId, Scope, Subject, ValidationErrors,
+    ApiClient, AuditAction, AuditRecord, CitizenId, ClientId, ClientStatus, NewClient, Page, PageRequest,
+    Principal, PrincipalId, PrincipalKind, Scope, StaffId, Subject, ValidationErrors,
 };
 use consular_ports::{
-    ClientFilter, ClientRepository, Clock, IdempotencyRepository, MissionRepository, StoredResponse,
-    WriteMeta,
+    CitizenRepository, ClientFilter, ClientRepository, Clock, IdempotencyRepository, MissionRepository,
+    StaffRepository, StoredResponse, WriteMeta,
 };
 use std::sync::Arc;
 
@@ -92,6 +92,8 @@ pub struct ClientWithSecret {
 pub struct ClientService {
     clients: Arc<dyn ClientRepository>,
     missions: Arc<dyn MissionRepository>,
+    citizens: Arc<dyn CitizenRepository>,
+    staff: Arc<dyn StaffRepository>,
     idempotency: Arc<dyn IdempotencyRepository>,
     clock: Arc<dyn Clock>,
     revocations: Option<Arc<crate::auth::RevocationCache>>,
@@ -101,10 +103,12 @@ impl ClientService {
     pub fn new(
         clients: Arc<dyn ClientRepository>,
         missions: Arc<dyn MissionRepository>,
+        citizens: Arc<dyn CitizenRepository>,
+        staff: Arc<dyn StaffRepository>,
         idempotency: Arc<dyn IdempotencyRepository>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        ClientService { clients, missions, idempotency, clock, revocations: None }
+        ClientService { clients, missions, citizens, staff, idempotency, clock, revocations: None }
     }
 
     /// Tells this node's revocation view at once when a client is disabled (other nodes
@@ -127,6 +131,7 @@ impl ClientService {
         {
             return Err(ValidationErrors::single("mission_id", "unknown", "no such mission").into());
         }
+        self.check_principal(kind, input.principal, input.mission).await?;
         issue(
             input.name,
             input.scopes,
@@ -134,6 +139,37 @@ impl ClientService {
             input.mission,
             self.clock.now(),
         )
+    }
+
+    /// A citizen or staff client names an existing citizen or staff member of its
+    /// mission (or a fresh id): a client must never act as someone of another mission.
+    async fn check_principal(
+        &self,
+        kind: PrincipalKind,
+        principal: Option<PrincipalId>,
+        mission: Option<consular_domain::MissionId>,
+    ) -> Result<(), ServiceError> {
+        let (Some(principal), Some(mission)) = (principal, mission) else { return Ok(()) };
+        let known_elsewhere = match kind {
+            PrincipalKind::Citizen => match self.citizens.get(CitizenId(principal.as_uuid())).await? {
+                Some(citizen) => citizen.mission_id != mission,
+                None => false,
+            },
+            PrincipalKind::Staff => match self.staff.get(StaffId(principal.as_uuid())).await? {
+                Some(member) => member.mission_id != mission,
+                None => false,
+            },
+            PrincipalKind::Admin => false,
+        };
+        if known_elsewhere {
+            return Err(ValidationErrors::single(
+                "principal_id",
+                "other_mission",
+                "the principal belongs to another mission",
+            )
+            .into());
+        }
+        Ok(())
     }
 
     fn audit(actor: Actor<'_>, client: &ApiClient, action: AuditAction, fields: &[&str]) -> AuditRecord {
@@ -318,6 +354,8 @@ mod tests {
         ClientService::new(
             Arc::new(clients),
             Arc::new(missions),
+            Arc::new(consular_ports::MockCitizenRepository::new()),
+            Arc::new(consular_ports::MockStaffRepository::new()),
             Arc::new(MockIdempotencyRepository::new()),
             Arc::new(SystemClock),
         )
@@ -369,6 +407,8 @@ mod tests {
         let svc = ClientService::new(
             Arc::new(clients),
             Arc::new(missions_with(mission)),
+            Arc::new(consular_ports::MockCitizenRepository::new()),
+            Arc::new(consular_ports::MockStaffRepository::new()),
             Arc::new(idem),
             Arc::new(SystemClock),
         );

@@ -86,7 +86,7 @@ pub struct RequestService {
 
 /// Whether `actor` is the citizen who owns `request`.
 fn is_owner(actor: &Principal, request: &ServiceRequest) -> bool {
-    is_self(actor, PrincipalKind::Citizen, request.citizen_id.as_uuid())
+    is_self(actor, PrincipalKind::Citizen, request.citizen_id.as_uuid(), request.mission_id)
 }
 
 /// Staff of the request's mission, or an admin of it.
@@ -582,7 +582,7 @@ impl RequestService {
         require_scope(actor, &[Scope::Staff, Scope::Admin])?;
         let member = match self.staff.get(staff_id).await? {
             Some(m)
-                if is_self(actor, PrincipalKind::Staff, staff_id.as_uuid())
+                if is_self(actor, PrincipalKind::Staff, staff_id.as_uuid(), m.mission_id)
                     || (actor.is_admin() && actor.administers(m.mission_id)) =>
             {
                 m

@@ -30,7 +30,7 @@ pub struct StaffService {
 
 /// Whether `actor` may see `member`: the member themself and admins of the mission.
 pub fn sees(actor: &Principal, member: &StaffMember) -> bool {
-    is_self(actor, PrincipalKind::Staff, member.id.as_uuid())
+    is_self(actor, PrincipalKind::Staff, member.id.as_uuid(), member.mission_id)
         || (actor.is_admin() && actor.administers(member.mission_id))
 }
 
@@ -47,11 +47,21 @@ impl StaffService {
 
     /// Every id must name an active service type; the failing ones are listed.
     async fn check_service_types(&self, field: &str, ids: &[ServiceTypeId]) -> Result<(), ServiceError> {
+        let mut errors = ValidationErrors::new();
+        self.collect_service_type_errors(field, ids, &mut errors).await?;
+        Ok(errors.into_result()?)
+    }
+
+    async fn collect_service_type_errors(
+        &self,
+        field: &str,
+        ids: &[ServiceTypeId],
+        errors: &mut ValidationErrors,
+    ) -> Result<(), ServiceError> {
         if ids.is_empty() {
             return Ok(());
         }
         let found = self.service_types.get_many(ids).await?;
-        let mut errors = ValidationErrors::new();
         for (index, id) in ids.iter().enumerate() {
             match found.iter().find(|s| s.id == *id) {
                 None => errors.add(&format!("/{field}/{index}"), "unknown", "no such service type"),
@@ -61,7 +71,8 @@ impl StaffService {
                 Some(_) => {}
             }
         }
-        Ok(errors.into_result()?)
+        errors.0.sort_by(|a, b| a.pointer.cmp(&b.pointer));
+        Ok(())
     }
 
     pub async fn create(
@@ -77,11 +88,13 @@ impl StaffService {
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
             return Ok(replayed);
         }
-        input.check()?;
+        let mut errors = ValidationErrors::new();
+        errors.extend(input.check());
         if self.missions.get(input.mission_id).await?.is_none() {
-            return Err(ValidationErrors::single("mission_id", "unknown", "no such mission").into());
+            errors.add("mission_id", "unknown", "no such mission");
         }
-        self.check_service_types("service_type_ids", &input.service_type_ids).await?;
+        self.collect_service_type_errors("service_type_ids", &input.service_type_ids, &mut errors).await?;
+        errors.into_result()?;
         let member = input.into_staff_member(StaffId::new(), now);
         let issued = if issue_client {
             let subject = Subject { kind: PrincipalKind::Staff, id: member.id.as_uuid().into() };

@@ -32,6 +32,15 @@ impl ValidationErrors {
         self.0.push(FieldError { pointer, code: code.to_owned(), message: message.into() });
     }
 
+    /// Adds the failures of another check (if it failed), keeping the list sorted by
+    /// pointer so that responses are stable.
+    pub fn extend(&mut self, other: Result<(), ValidationErrors>) {
+        if let Err(mut other) = other {
+            self.0.append(&mut other.0);
+            self.0.sort_by(|a, b| a.pointer.cmp(&b.pointer));
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
