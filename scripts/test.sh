@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it: formatting, clippy, the nextest suite
-# (profile `ci` from .config/nextest.toml) and schemathesis against a live server.
+# (profile `ci` from .config/nextest.toml), the README walk-through and schemathesis
+# against a live server.
 # Phases stop at the first failure; whatever happens, the shared PostgreSQL test cluster
 # the tests may have started is stopped at the end and the first failure's status is kept.
 set -euo pipefail
@@ -34,4 +35,5 @@ trap 'exit 143' TERM
 "${timed[@]}" fmt "$CARGO" fmt --all -- --check
 "${timed[@]}" clippy "$CARGO" clippy --workspace --all-targets -- -D warnings
 "${timed[@]}" nextest "$CARGO" nextest run --workspace --profile "$NEXTEST_PROFILE"
+"${timed[@]}" readme bash "$repo/scripts/readme-walkthrough.sh"
 "${timed[@]}" schemathesis bash "$repo/scripts/schemathesis.sh"

@@ -126,11 +126,18 @@ pub fn may_move(role: Role, from: RequestStatus, to: RequestStatus) -> bool {
 
 /// Why a change was refused: the actions that are allowed instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot {action} a request that is {from}")]
+#[error("{}", describe(*.from, *.action))]
 pub struct IllegalTransition {
     pub from: RequestStatus,
     pub action: Action,
     pub allowed: Vec<Action>,
+}
+
+fn describe(from: RequestStatus, action: Action) -> String {
+    match action {
+        Action::To(to) => format!("a {from} request cannot become {to}"),
+        Action::AdvanceStage => format!("the stage of a {from} request cannot advance (or it is at its last stage)"),
+    }
 }
 
 /// One entry of a request's stage history.
