@@ -15,6 +15,9 @@ use serde_json::{Value, json};
 
 // ------------------------------------------------------------------------------ helpers
 
+/// Query parameters of a list.
+type Query<'a> = Vec<(&'a str, &'a str)>;
+
 /// A stage history entry as the API shows it, without its `at`.
 fn entry(
     actor: &Value,
@@ -35,7 +38,14 @@ fn entry(
 }
 
 /// A timeline item of a status or stage change, without its `at`.
-fn change_item(kind: &str, actor: &Value, from: Option<&str>, to: &str, stage: i64, reason: Option<&str>) -> Value {
+fn change_item(
+    kind: &str,
+    actor: &Value,
+    from: Option<&str>,
+    to: &str,
+    stage: i64,
+    reason: Option<&str>,
+) -> Value {
     let mut item = json!({ "kind": kind, "actor": actor, "to_status": to, "to_stage": stage });
     if let Some(from) = from {
         item["from_status"] = json!(from);
@@ -179,8 +189,22 @@ async fn a_request_lives_from_submission_to_completion(backend: Backend) {
         [
             change_item("submitted", &by_citizen, None, "submitted", 0, None),
             post_item("message", &hello),
-            change_item("status_changed", &by_staff, Some("submitted"), "in_review", 0, Some("Documents received")),
-            change_item("stage_advanced", &by_staff, Some("in_review"), "in_review", 1, Some("Documents are valid")),
+            change_item(
+                "status_changed",
+                &by_staff,
+                Some("submitted"),
+                "in_review",
+                0,
+                Some("Documents received")
+            ),
+            change_item(
+                "stage_advanced",
+                &by_staff,
+                Some("in_review"),
+                "in_review",
+                1,
+                Some("Documents are valid")
+            ),
             change_item(
                 "status_changed",
                 &by_staff,
@@ -199,9 +223,23 @@ async fn a_request_lives_from_submission_to_completion(backend: Backend) {
                 1,
                 Some("New photo received"),
             ),
-            change_item("status_changed", &by_staff, Some("in_review"), "approved", 1, Some("Interview passed")),
+            change_item(
+                "status_changed",
+                &by_staff,
+                Some("in_review"),
+                "approved",
+                1,
+                Some("Interview passed")
+            ),
             change_item("stage_advanced", &by_staff, Some("approved"), "approved", 2, None),
-            change_item("status_changed", &by_staff, Some("approved"), "completed", 2, Some("Passport handed over")),
+            change_item(
+                "status_changed",
+                &by_staff,
+                Some("approved"),
+                "completed",
+                2,
+                Some("Passport handed over")
+            ),
         ]
     );
     // Without notes, staff and the citizen read the same request.
@@ -270,14 +308,21 @@ async fn a_status_change_needs_a_reason_and_comes_alone(backend: Backend) {
     let etag = Some("\"1\"");
 
     invalid(patch(&app, staff, &id, etag, &json!({ "status": "in_review" })).await, "/reason").await;
-    invalid(patch(&app, staff, &id, etag, &json!({ "status": "in_review", "reason": " \n " })).await, "/reason")
-        .await;
+    invalid(
+        patch(&app, staff, &id, etag, &json!({ "status": "in_review", "reason": " \n " })).await,
+        "/reason",
+    )
+    .await;
     let long = "r".repeat(4001);
-    invalid(patch(&app, staff, &id, etag, &json!({ "status": "in_review", "reason": long })).await, "/reason")
-        .await;
+    invalid(
+        patch(&app, staff, &id, etag, &json!({ "status": "in_review", "reason": long })).await,
+        "/reason",
+    )
+    .await;
     let both_actions = json!({ "status": "in_review", "reason": "r", "advance_stage": true });
     invalid(patch(&app, staff, &id, etag, &both_actions).await, "/advance_stage").await;
-    for body in [json!({}), json!({ "status": "archived", "reason": "r" }), json!({ "reason": "r", "x": 1 })] {
+    for body in [json!({}), json!({ "status": "archived", "reason": "r" }), json!({ "reason": "r", "x": 1 })]
+    {
         let response = patch(&app, staff, &id, etag, &body).await;
         assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     }
@@ -309,7 +354,8 @@ async fn two_changes_with_one_etag_one_wins_the_other_gets_412(backend: Backend)
         let mut statuses = [first.0.as_u16(), second.0.as_u16()];
         statuses.sort_unstable();
         assert_eq!(statuses, [200, 412], "round {round}: {first:?} / {second:?}");
-        let (winner, loser) = if first.0 == StatusCode::OK { (first.1, second.1) } else { (second.1, first.1) };
+        let (winner, loser) =
+            if first.0 == StatusCode::OK { (first.1, second.1) } else { (second.1, first.1) };
         assert_eq!(loser["code"], "precondition_failed", "{loser}");
         let (_, details) = read(&app, &cast.staff.token, &id).await;
         assert_eq!(details["status"], winner["status"]);
@@ -364,9 +410,11 @@ async fn an_inactive_unknown_or_deregistered_submission_is_refused(backend: Back
     // A deregistered citizen cannot submit, by themself or through staff.
     let path = format!("{CITIZENS}/{}", cast.citizen.id);
     let deregister = json!({ "registration_status": "deregistered" });
-    expect(app.patch_json(&path, &cast.admin, Some("*"), &deregister).await, StatusCode::OK, "deregister").await;
+    expect(app.patch_json(&path, &cast.admin, Some("*"), &deregister).await, StatusCode::OK, "deregister")
+        .await;
     let own = json!({ "service_type_id": cast.service });
-    expect_problem(app.post_json(REQUESTS, &cast.citizen.token, &own).await, 409, "citizen_deregistered").await;
+    expect_problem(app.post_json(REQUESTS, &cast.citizen.token, &own).await, 409, "citizen_deregistered")
+        .await;
     let for_them = json!({ "service_type_id": cast.service, "citizen_id": cast.citizen.id });
     expect_problem(app.post_json(REQUESTS, &cast.staff.token, &for_them).await, 409, "citizen_deregistered")
         .await;
@@ -436,7 +484,7 @@ async fn the_least_loaded_member_gets_the_next_request(backend: Backend) {
     // Ties go to the lowest id.
     let (low, high) = if first.id < second.id { (first, second) } else { (second, first) };
     let alice = citizen(&app, &admin, &x, "X0000A").await;
-    let mut submit_next = async || submit_own(&app, &alice, &service).await;
+    let submit_next = async || submit_own(&app, &alice, &service).await;
 
     let r1 = submit_next().await;
     assert_eq!(r1["assignee_id"], low.id.as_str(), "0/0: the lowest id");
@@ -533,7 +581,7 @@ async fn an_idempotency_key_replays_the_first_submission(backend: Backend) {
     assert_eq!(header(replay.headers(), "location"), location);
     assert_eq!(header(replay.headers(), "etag"), etag);
     assert_eq!(expect(replay, StatusCode::CREATED, "replay").await, first, "the first response, replayed");
-    assert_eq!(listed(&app, &cast.citizen.token, &[]).await, [id.clone()], "one request");
+    assert_eq!(listed(&app, &cast.citizen.token, &[]).await, [id.as_str()], "one request");
     assert_eq!(event_kinds(&app, &id).await, events, "a replay writes no event");
     let submitted = outbox(&app).await.into_iter().filter(|e| e.kind == "request.submitted").count();
     assert_eq!(submitted, 1);
@@ -568,38 +616,41 @@ async fn lists_are_newest_first_and_filtered(backend: Backend) {
     let r4 = submit_own(&app, &alice, &service).await; // low
     let r5 = submit_own(&app, &bruno, &service).await; // high
     let [r1, r2, r3, r4, r5] = [&r1, &r2, &r3, &r4, &r5].map(|r| text(r, "id"));
-    change(&app, &low.token, &r1, &to("in_review", "r")).await;
-    let cancel = app.post_json(&at(&r4, "/cancel"), &alice.token, &json!({})).await;
+    let [r1, r2, r3, r4, r5] = [r1.as_str(), r2.as_str(), r3.as_str(), r4.as_str(), r5.as_str()];
+    let (other, service, low_id, high_id) =
+        (other.as_str(), service.as_str(), low.id.as_str(), high.id.as_str());
+    let (alice_id, bruno_id) = (alice.id.as_str(), bruno.id.as_str());
+    change(&app, &low.token, r1, &to("in_review", "r")).await;
+    let cancel = app.post_json(&at(r4, "/cancel"), &alice.token, &json!({})).await;
     expect(cancel, StatusCode::OK, "cancel").await;
 
     let all = list_all(&app, &low.token, REQUESTS).await;
-    assert_eq!(ids(&all), [&r5, &r4, &r3, &r2, &r1], "newest first");
+    assert_eq!(ids(&all), [r5, r4, r3, r2, r1], "newest first");
     let times: Vec<_> = all.iter().map(|r| instant(&r["submitted_at"])).collect();
     assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
-    let at_of = |id: &str| {
-        all.iter().find(|r| r["id"] == id).map(|r| text(r, "submitted_at")).unwrap()
-    };
-    let (t2, t4) = (at_of(&r2), at_of(&r4));
+    let at_of = |id: &str| all.iter().find(|r| r["id"] == id).map(|r| text(r, "submitted_at")).unwrap();
+    let (t2, t4) = (at_of(r2), at_of(r4));
 
-    let cases: Vec<(Vec<(&str, &str)>, Vec<&String>)> = vec![
-        (vec![("status", "submitted")], vec![&r5, &r3, &r2]),
-        (vec![("status", "submitted,in_review")], vec![&r5, &r3, &r2, &r1]),
-        (vec![("status", "in_review,cancelled")], vec![&r4, &r1]),
-        (vec![("status", "cancelled")], vec![&r4]),
+    let (t2, t4) = (t2.as_str(), t4.as_str());
+    let cases: Vec<(Query, Vec<&str>)> = vec![
+        (vec![("status", "submitted")], vec![r5, r3, r2]),
+        (vec![("status", "submitted,in_review")], vec![r5, r3, r2, r1]),
+        (vec![("status", "in_review,cancelled")], vec![r4, r1]),
+        (vec![("status", "cancelled")], vec![r4]),
         (vec![("status", "approved,completed")], vec![]),
-        (vec![("service_type_id", &other)], vec![&r3]),
-        (vec![("service_type_id", &service)], vec![&r5, &r4, &r2, &r1]),
-        (vec![("assignee_id", &low.id)], vec![&r4, &r1]),
-        (vec![("assignee_id", &high.id)], vec![&r5, &r2]),
-        (vec![("citizen_id", &bruno.id)], vec![&r5, &r2]),
-        (vec![("citizen_id", &alice.id)], vec![&r4, &r3, &r1]),
-        (vec![("submitted_from", &t2), ("submitted_to", &t4)], vec![&r3, &r2]),
-        (vec![("submitted_from", &t4)], vec![&r5, &r4]),
-        (vec![("submitted_to", &t2)], vec![&r1]),
-        (vec![("overdue", "false")], vec![&r5, &r4, &r3, &r2, &r1]),
+        (vec![("service_type_id", other)], vec![r3]),
+        (vec![("service_type_id", service)], vec![r5, r4, r2, r1]),
+        (vec![("assignee_id", low_id)], vec![r4, r1]),
+        (vec![("assignee_id", high_id)], vec![r5, r2]),
+        (vec![("citizen_id", bruno_id)], vec![r5, r2]),
+        (vec![("citizen_id", alice_id)], vec![r4, r3, r1]),
+        (vec![("submitted_from", t2), ("submitted_to", t4)], vec![r3, r2]),
+        (vec![("submitted_from", t4)], vec![r5, r4]),
+        (vec![("submitted_to", t2)], vec![r1]),
+        (vec![("overdue", "false")], vec![r5, r4, r3, r2, r1]),
         (vec![("overdue", "true")], vec![]),
-        (vec![("status", "submitted"), ("citizen_id", &alice.id)], vec![&r3]),
-        (vec![("status", "submitted"), ("assignee_id", &high.id), ("overdue", "false")], vec![&r5, &r2]),
+        (vec![("status", "submitted"), ("citizen_id", alice_id)], vec![r3]),
+        (vec![("status", "submitted"), ("assignee_id", high_id), ("overdue", "false")], vec![r5, r2]),
     ];
     for (query, expected) in cases {
         assert_eq!(listed(&app, &low.token, &query).await, expected, "{query:?}");
@@ -660,21 +711,23 @@ async fn citizens_list_their_own_and_staff_their_missions(backend: Backend) {
     let ra = text(&submit_own(&app, &cast.citizen, &cast.service).await, "id");
     let rb = text(&submit_own(&app, &bruno, &cast.service).await, "id");
     let rc = text(&submit_own(&app, &clara, &cast.service).await, "id");
+    let (ra, rb, rc) = (ra.as_str(), rb.as_str(), rc.as_str());
+    let (alice, bruno, clara, staff_y) = (&cast.citizen, &bruno, &clara, &staff_y);
 
-    let cases: Vec<(&str, &str, Vec<(&str, &str)>, Vec<&String>)> = vec![
-        ("citizen A", &cast.citizen.token, vec![], vec![&ra]),
-        ("citizen A asking for B's", &cast.citizen.token, vec![("citizen_id", &bruno.id)], vec![]),
-        ("citizen A asking for C's", &cast.citizen.token, vec![("citizen_id", &clara.id)], vec![]),
-        ("citizen A asking for their own", &cast.citizen.token, vec![("citizen_id", &cast.citizen.id)], vec![&ra]),
-        ("citizen B", &bruno.token, vec![], vec![&rb]),
-        ("citizen C", &clara.token, vec![], vec![&rc]),
-        ("staff of X", &cast.staff.token, vec![], vec![&rb, &ra]),
+    let cases: Vec<(&str, &str, Query, Vec<&str>)> = vec![
+        ("citizen A", &alice.token, vec![], vec![ra]),
+        ("citizen A asking for B's", &alice.token, vec![("citizen_id", &bruno.id)], vec![]),
+        ("citizen A asking for C's", &alice.token, vec![("citizen_id", &clara.id)], vec![]),
+        ("citizen A asking for their own", &alice.token, vec![("citizen_id", &alice.id)], vec![ra]),
+        ("citizen B", &bruno.token, vec![], vec![rb]),
+        ("citizen C", &clara.token, vec![], vec![rc]),
+        ("staff of X", &cast.staff.token, vec![], vec![rb, ra]),
         ("staff of X asking for C's", &cast.staff.token, vec![("citizen_id", &clara.id)], vec![]),
         ("staff of X asking for Y's staff", &cast.staff.token, vec![("assignee_id", &staff_y.id)], vec![]),
-        ("staff of Y", &staff_y.token, vec![], vec![&rc]),
-        ("admin of X", &admin_x.token, vec![], vec![&rb, &ra]),
-        ("admin of Y", &admin_y.token, vec![], vec![&rc]),
-        ("global admin", &cast.admin, vec![], vec![&rc, &rb, &ra]),
+        ("staff of Y", &staff_y.token, vec![], vec![rc]),
+        ("admin of X", &admin_x.token, vec![], vec![rb, ra]),
+        ("admin of Y", &admin_y.token, vec![], vec![rc]),
+        ("global admin", &cast.admin, vec![], vec![rc, rb, ra]),
     ];
     for (who, token, query, expected) in cases {
         assert_eq!(listed(&app, token, &query).await, expected, "{who}");
@@ -703,8 +756,10 @@ async fn internal_notes_are_for_the_missions_staff_and_admins(backend: Backend) 
         let notes = list_all(&app, token, &with_query(&at(&id, "/notes"), &[("limit", "2")])).await;
         assert_eq!(notes, [first.clone(), second.clone(), third.clone()], "oldest first, every page");
         let (_, details) = read(&app, token, &id).await;
-        let in_timeline: Vec<&Value> = details["timeline"].as_array().unwrap().iter().filter(|i| i["kind"] == "note").collect();
-        let expected: Vec<Value> = [&first, &second, &third].into_iter().map(|n| post_item("note", n)).collect();
+        let in_timeline: Vec<&Value> =
+            details["timeline"].as_array().unwrap().iter().filter(|i| i["kind"] == "note").collect();
+        let expected: Vec<Value> =
+            [&first, &second, &third].into_iter().map(|n| post_item("note", n)).collect();
         let in_timeline: Vec<Value> = in_timeline
             .into_iter()
             .map(|i| {
@@ -726,10 +781,21 @@ async fn internal_notes_are_for_the_missions_staff_and_admins(backend: Backend) 
 
     // Body limits, and a retried note is written once.
     invalid(app.post_json(&path, &cast.staff.token, &json!({ "body": "" })).await, "/body").await;
-    invalid(app.post_json(&path, &cast.staff.token, &json!({ "body": "a".repeat(4001) })).await, "/body").await;
+    invalid(app.post_json(&path, &cast.staff.token, &json!({ "body": "a".repeat(4001) })).await, "/body")
+        .await;
     let keyed = json!({ "body": "Retried note" });
-    let once = expect(post_keyed(&app, &path, &cast.staff.token, "note-1", &keyed).await, StatusCode::CREATED, "note").await;
-    let again = expect(post_keyed(&app, &path, &cast.staff.token, "note-1", &keyed).await, StatusCode::CREATED, "replay").await;
+    let once = expect(
+        post_keyed(&app, &path, &cast.staff.token, "note-1", &keyed).await,
+        StatusCode::CREATED,
+        "note",
+    )
+    .await;
+    let again = expect(
+        post_keyed(&app, &path, &cast.staff.token, "note-1", &keyed).await,
+        StatusCode::CREATED,
+        "replay",
+    )
+    .await;
     assert_eq!(once, again);
     assert_eq!(list_all(&app, &cast.staff.token, &path).await.len(), 4);
 }
@@ -760,11 +826,12 @@ async fn no_response_a_citizen_receives_contains_a_note(backend: Backend) {
     let mut note_ids = Vec::new();
     let mut note = async |id: &str, n: usize| {
         let body = json!({ "body": format!("{secret} #{n}: suspected fraud, do not tell the applicant") });
-        let keyed = post_keyed(&app, &at(id, "/notes"), &staff.token, &format!("shared-key-{n}"), &body).await;
+        let keyed =
+            post_keyed(&app, &at(id, "/notes"), &staff.token, &format!("shared-key-{n}"), &body).await;
         note_ids.push(text(&expect(keyed, StatusCode::CREATED, "note").await, "id"));
     };
     note(&first, 1).await;
-    post(&app, citizen, &first, "messages", "When will it be ready?").await;
+    post(&app, &citizen.token, &first, "messages", "When will it be ready?").await;
     note(&first, 2).await;
     change(&app, &staff.token, &first, &to("in_review", "We are checking your file")).await;
     post(&app, &staff.token, &first, "messages", "We are on it.").await;
@@ -781,50 +848,81 @@ async fn no_response_a_citizen_receives_contains_a_note(backend: Backend) {
     let mut seen = Seen(Vec::new());
     let token = &citizen.token;
     seen.record("list", app.get(REQUESTS, token).await).await;
-    seen.record("list by status", app.get(&with_query(REQUESTS, &[("status", "submitted,in_review")]), token).await)
-        .await;
-    let page = seen.record("list page 1", app.get(&with_query(REQUESTS, &[("limit", "1")]), token).await).await;
+    seen.record(
+        "list by status",
+        app.get(&with_query(REQUESTS, &[("status", "submitted,in_review")]), token).await,
+    )
+    .await;
+    let page =
+        seen.record("list page 1", app.get(&with_query(REQUESTS, &[("limit", "1")]), token).await).await;
     let cursor = text(&page, "next_cursor");
     let next = with_query(REQUESTS, &[("limit", "1"), ("cursor", &cursor)]);
     seen.record("list page 2", app.get(&next, token).await).await;
     for id in [&first, &second] {
         seen.record("details", app.get(&at(id, ""), token).await).await;
         seen.record("messages", app.get(&at(id, "/messages"), token).await).await;
-        seen.record("messages page", app.get(&with_query(&at(id, "/messages"), &[("limit", "1")]), token).await)
-            .await;
+        seen.record(
+            "messages page",
+            app.get(&with_query(&at(id, "/messages"), &[("limit", "1")]), token).await,
+        )
+        .await;
         seen.record("notes list", app.get(&at(id, "/notes"), token).await).await;
-        seen.record("notes list, bad page", app.get(&with_query(&at(id, "/notes"), &[("limit", "0")]), token).await)
+        seen.record(
+            "notes list, bad page",
+            app.get(&with_query(&at(id, "/notes"), &[("limit", "0")]), token).await,
+        )
+        .await;
+        seen.record("note post", app.post_json(&at(id, "/notes"), token, &json!({ "body": "hi" })).await)
             .await;
-        seen.record("note post", app.post_json(&at(id, "/notes"), token, &json!({ "body": "hi" })).await).await;
-        seen.record("note post, empty", app.post_json(&at(id, "/notes"), token, &json!({ "body": "" })).await)
-            .await;
-        for (n, note_id) in note_ids.iter().enumerate() {
-            seen.record("a note by id", app.get(&format!("{}/{note_id}", at(id, "/notes")), token).await).await;
+        seen.record(
+            "note post, empty",
+            app.post_json(&at(id, "/notes"), token, &json!({ "body": "" })).await,
+        )
+        .await;
+        for n in 0..note_ids.len() {
             // The same Idempotency-Key as staff used for a note, on the citizen's own thread.
             let path = at(id, "/messages");
             let body = json!({ "body": format!("Question {n}") });
-            seen.record("keyed message", post_keyed(&app, &path, token, &format!("shared-key-{}", n + 1), &body).await)
-                .await;
-            seen.record("keyed note", post_keyed(&app, &at(id, "/notes"), token, &format!("shared-key-{}", n + 1), &body).await)
-                .await;
+            seen.record(
+                "keyed message",
+                post_keyed(&app, &path, token, &format!("shared-key-{}", n + 1), &body).await,
+            )
+            .await;
+            seen.record(
+                "keyed note",
+                post_keyed(&app, &at(id, "/notes"), token, &format!("shared-key-{}", n + 1), &body).await,
+            )
+            .await;
         }
-        seen.record("message", app.post_json(&at(id, "/messages"), token, &json!({ "body": "Thanks" })).await).await;
-        seen.record("status change", patch(&app, token, id, Some("*"), &to("cancelled", "no")).await).await;
-        seen.record("status change, no If-Match", patch(&app, token, id, None, &to("cancelled", "no")).await).await;
-    }
-    seen.record("cancel", app.post_json(&at(&second, "/cancel"), token, &json!({ "reason": "Not needed" })).await)
+        seen.record(
+            "message",
+            app.post_json(&at(id, "/messages"), token, &json!({ "body": "Thanks" })).await,
+        )
         .await;
+        seen.record("status change", patch(&app, token, id, Some("*"), &to("cancelled", "no")).await).await;
+        seen.record("status change, no If-Match", patch(&app, token, id, None, &to("cancelled", "no")).await)
+            .await;
+    }
+    seen.record(
+        "cancel",
+        app.post_json(&at(&second, "/cancel"), token, &json!({ "reason": "Not needed" })).await,
+    )
+    .await;
     seen.record("details after cancel", app.get(&at(&second, ""), token).await).await;
     seen.record("cancel again", app.post_json(&at(&second, "/cancel"), token, &json!({})).await).await;
-    seen.record("submit", app.post_json(REQUESTS, token, &json!({ "service_type_id": cast.service })).await).await;
+    seen.record("submit", app.post_json(REQUESTS, token, &json!({ "service_type_id": cast.service })).await)
+        .await;
     seen.record("profile", app.get(&format!("{CITIZENS}/{}", citizen.id), token).await).await;
     seen.record("citizens", app.get(CITIZENS, token).await).await;
     seen.record("queue", app.get(&format!("{STAFF}/{}/queue", staff.id), token).await).await;
     seen.record("staff", app.get(STAFF, token).await).await;
     seen.record("services", app.get(SERVICES, token).await).await;
     seen.record("audit", app.get("/api/v1/audit-events", token).await).await;
-    seen.record("audit of the request", app.get(&with_query("/api/v1/audit-events", &[("resource_id", &first)]), token).await)
-        .await;
+    seen.record(
+        "audit of the request",
+        app.get(&with_query("/api/v1/audit-events", &[("resource_id", &first)]), token).await,
+    )
+    .await;
     seen.record("unknown request", app.get(&at(&uuid::Uuid::now_v7().to_string(), ""), token).await).await;
 
     assert!(seen.0.len() > 40, "{} responses", seen.0.len());
@@ -974,7 +1072,13 @@ async fn a_staff_queue_groups_open_requests_by_service_type(backend: Backend) {
     change(&app, &officer.token, &text(&r1, "id"), &to("cancelled", "duplicate")).await;
     let queue = expect(app.get(&path, &officer.token).await, StatusCode::OK, "own queue").await;
     assert_eq!(queue["total"], 2, "{queue}");
-    let p = queue["groups"].as_array().unwrap().iter().find(|g| g["service_type_id"] == passports.as_str()).unwrap().clone();
+    let p = queue["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["service_type_id"] == passports.as_str())
+        .unwrap()
+        .clone();
     assert_eq!(p["count"], 1);
     assert_eq!(instant(&p["oldest_submitted_at"]), instant(&r2["submitted_at"]));
 }
@@ -996,7 +1100,8 @@ async fn a_queue_is_for_the_member_and_the_admins_of_their_mission(backend: Back
     for (who, token) in [("admin of X", &admin_x.token), ("global admin", &cast.admin)] {
         assert_eq!(expect(app.get(&path, token).await, StatusCode::OK, who).await, own, "{who}");
     }
-    for (who, token) in [("colleague", &colleague.token), ("staff of Y", &staff_y.token), ("admin of Y", &admin_y.token)]
+    for (who, token) in
+        [("colleague", &colleague.token), ("staff of Y", &staff_y.token), ("admin of Y", &admin_y.token)]
     {
         let (_, problem) = expect_problem(app.get(&path, token).await, 404, "not_found").await;
         assert!(problem.get("total").is_none(), "{who}: {problem}");
@@ -1019,7 +1124,9 @@ async fn citizens_cancel_before_a_decision_and_staff_until_final(backend: Backen
     let (staff, citizen) = (&cast.staff, &cast.citizen);
 
     let submitted = text(&submit_own(&app, citizen, &cast.service).await, "id");
-    let response = app.post_json(&at(&submitted, "/cancel"), &citizen.token, &json!({ "reason": "Changed my mind" })).await;
+    let response = app
+        .post_json(&at(&submitted, "/cancel"), &citizen.token, &json!({ "reason": "Changed my mind" }))
+        .await;
     let etag = header(response.headers(), "etag");
     let cancelled = expect(response, StatusCode::OK, "citizen cancels a submitted request").await;
     assert_eq!(cancelled["status"], "cancelled");
@@ -1027,7 +1134,10 @@ async fn citizens_cancel_before_a_decision_and_staff_until_final(backend: Backen
     let (now, details) = read(&app, &staff.token, &submitted).await;
     assert_eq!(now, etag);
     let last = without_at(&details["stage_history"]).pop().unwrap();
-    assert_eq!(last, entry(&citizen.actor("citizen"), Some("submitted"), "cancelled", Some(0), 0, Some("Changed my mind")));
+    assert_eq!(
+        last,
+        entry(&citizen.actor("citizen"), Some("submitted"), "cancelled", Some(0), 0, Some("Changed my mind"))
+    );
 
     // In review and action required are still before a decision.
     for steps in [vec![to("in_review", "r")], vec![to("in_review", "r"), to("action_required", "r")]] {
@@ -1044,7 +1154,8 @@ async fn citizens_cancel_before_a_decision_and_staff_until_final(backend: Backen
     change(&app, &staff.token, &approved, &to("in_review", "r")).await;
     change(&app, &staff.token, &approved, &to("approved", "r")).await;
     let (etag, _) = read(&app, &citizen.token, &approved).await;
-    let refused = app.post_json(&at(&approved, "/cancel"), &citizen.token, &json!({ "reason": "Too slow" })).await;
+    let refused =
+        app.post_json(&at(&approved, "/cancel"), &citizen.token, &json!({ "reason": "Too slow" })).await;
     expect_problem(refused, 409, "illegal_transition").await;
     assert_eq!(read(&app, &citizen.token, &approved).await.0, etag, "still approved");
     // With If-Match: a stale one is 412, the current one works.
@@ -1063,10 +1174,16 @@ async fn citizens_cancel_before_a_decision_and_staff_until_final(backend: Backen
         .send()
         .await
         .unwrap();
-    assert_eq!(expect(by_staff, StatusCode::OK, "staff cancel an approved request").await["status"], "cancelled");
+    assert_eq!(
+        expect(by_staff, StatusCode::OK, "staff cancel an approved request").await["status"],
+        "cancelled"
+    );
     let (_, details) = read(&app, &citizen.token, &approved).await;
     let last = without_at(&details["stage_history"]).pop().unwrap();
-    assert_eq!(last, entry(&staff.actor("staff"), Some("approved"), "cancelled", Some(0), 0, Some("Applicant withdrew")));
+    assert_eq!(
+        last,
+        entry(&staff.actor("staff"), Some("approved"), "cancelled", Some(0), 0, Some("Applicant withdrew"))
+    );
 
     // A cancelled request stays cancelled.
     for token in [&citizen.token, &staff.token] {
@@ -1082,11 +1199,19 @@ async fn a_cancel_reason_is_checked_like_any_reason(backend: Backend) {
     let id = text(&submit_own(&app, &cast.citizen, &cast.service).await, "id");
     let path = at(&id, "/cancel");
     let long = json!({ "reason": "r".repeat(4001) });
-    invalid(app.post_json(&path, &cast.citizen.token, &long).await, "/reason").await;
-    invalid(app.post_json(&path, &cast.staff.token, &long).await, "/reason").await;
-    assert_eq!(read(&app, &cast.citizen.token, &id).await.1["status"], "submitted");
+    for token in [&cast.citizen.token, &cast.staff.token] {
+        invalid(app.post_json(&path, token, &long).await, "/reason").await;
+    }
+    let (etag, details) = read(&app, &cast.citizen.token, &id).await;
+    assert_eq!((etag.as_str(), &details["status"]), ("\"1\"", &json!("submitted")), "{details}");
+    // 4000 characters are fine.
+    let longest = json!({ "reason": "é".repeat(4000) });
+    expect(app.post_json(&path, &cast.citizen.token, &longest).await, StatusCode::OK, "cancel").await;
 }
-both!(#[ignore = "BUG: POST /requests/{id}/cancel accepts a reason of more than 4000 characters (200); the schema and PATCH /status cap reasons at 4000 (422)"] a_cancel_reason_is_checked_like_any_reason);
+both!(
+    #[ignore = "BUG: POST /requests/{id}/cancel accepts and stores a reason of more than 4000 characters (200); the schema of CancelRequest and PATCH /status cap reasons at 4000 (422 /reason too_long)"]
+    a_cancel_reason_is_checked_like_any_reason
+);
 
 // ------------------------------------------------------------------------- 10. isolation
 
@@ -1099,12 +1224,19 @@ async fn citizens_never_reach_each_others_requests(backend: Backend) {
     let brunos = text(&submit_own(&app, &bruno, &cast.service).await, "id");
     let (etag, before) = read(&app, &cast.citizen.token, &alices).await;
 
-    let (_, unknown) =
-        expect_problem(app.get(&at(&uuid::Uuid::now_v7().to_string(), ""), &bruno.token).await, 404, "not_found").await;
+    let (_, unknown) = expect_problem(
+        app.get(&at(&uuid::Uuid::now_v7().to_string(), ""), &bruno.token).await,
+        404,
+        "not_found",
+    )
+    .await;
     let attempts = [
         ("get", app.get(&at(&alices, ""), &bruno.token).await),
         ("messages", app.get(&at(&alices, "/messages"), &bruno.token).await),
-        ("post message", app.post_json(&at(&alices, "/messages"), &bruno.token, &json!({ "body": "hi" })).await),
+        (
+            "post message",
+            app.post_json(&at(&alices, "/messages"), &bruno.token, &json!({ "body": "hi" })).await,
+        ),
         ("cancel", app.post_json(&at(&alices, "/cancel"), &bruno.token, &json!({})).await),
     ];
     for (what, response) in attempts {
@@ -1113,9 +1245,9 @@ async fn citizens_never_reach_each_others_requests(backend: Backend) {
             assert_eq!(problem[member], unknown[member], "{what}: like an unknown id");
         }
     }
-    assert_eq!(listed(&app, &bruno.token, &[]).await, [brunos.clone()]);
+    assert_eq!(listed(&app, &bruno.token, &[]).await, [brunos.as_str()]);
     assert!(listed(&app, &bruno.token, &[("citizen_id", &cast.citizen.id)]).await.is_empty());
-    assert_eq!(listed(&app, &cast.citizen.token, &[]).await, [alices.clone()]);
+    assert_eq!(listed(&app, &cast.citizen.token, &[]).await, [alices.as_str()]);
     let (after_etag, after) = read(&app, &cast.citizen.token, &alices).await;
     assert_eq!((after_etag, after), (etag, before), "untouched");
     assert_eq!(list_all(&app, &cast.citizen.token, &at(&alices, "/messages")).await.len(), 1);
@@ -1140,7 +1272,10 @@ async fn staff_never_reach_another_missions_requests(backend: Backend) {
         let attempts = [
             ("get", app.get(&at(&theirs, ""), token).await),
             ("patch", patch(&app, token, &theirs, Some(&etag), &to("in_review", "mine now")).await),
-            ("reassign", patch(&app, token, &theirs, Some(&etag), &json!({ "assignee_id": cast.staff.id })).await),
+            (
+                "reassign",
+                patch(&app, token, &theirs, Some(&etag), &json!({ "assignee_id": cast.staff.id })).await,
+            ),
             ("notes", app.get(&at(&theirs, "/notes"), token).await),
             ("post note", app.post_json(&at(&theirs, "/notes"), token, &json!({ "body": "n" })).await),
             ("messages", app.get(&at(&theirs, "/messages"), token).await),
@@ -1153,13 +1288,14 @@ async fn staff_never_reach_another_missions_requests(backend: Backend) {
             let body = response.text().await.unwrap();
             assert_eq!(status, StatusCode::NOT_FOUND, "{who} {what}: {body}");
         }
-        assert_eq!(listed(&app, token, &[]).await, [ours.clone()], "{who}");
+        assert_eq!(listed(&app, token, &[]).await, [ours.as_str()], "{who}");
         assert!(listed(&app, token, &[("citizen_id", &clara.id)]).await.is_empty(), "{who}");
         assert!(listed(&app, token, &[("assignee_id", &staff_y.id)]).await.is_empty(), "{who}");
     }
     // Staff of X cannot hand a request of X to a member of Y either.
     let (our_etag, _) = read(&app, &cast.staff.token, &ours).await;
-    let response = patch(&app, &cast.staff.token, &ours, Some(&our_etag), &json!({ "assignee_id": staff_y.id })).await;
+    let response =
+        patch(&app, &cast.staff.token, &ours, Some(&our_etag), &json!({ "assignee_id": staff_y.id })).await;
     invalid(response, "/assignee_id").await;
 
     assert_eq!(read(&app, &staff_y.token, &theirs).await, (etag, before), "untouched");
@@ -1215,7 +1351,7 @@ async fn every_change_writes_its_domain_event(backend: Backend) {
     assert_eq!(events[1].payload["assignee_id"], cast.staff.id.as_str());
     assert!(events[1].payload["previous_assignee_id"].is_null());
     for event in &events {
-        assert_eq!(time::OffsetDateTime::now_utc() - event.created_at < time::Duration::minutes(1), true);
+        assert!(time::OffsetDateTime::now_utc() - event.created_at < time::Duration::minutes(1), "{event:?}");
     }
 
     let mut seen = events.len();
@@ -1228,7 +1364,10 @@ async fn every_change_writes_its_domain_event(backend: Backend) {
         last.payload.clone()
     };
     change(&app, &cast.staff.token, &id, &to("in_review", "Looks complete")).await;
-    assert_eq!(next("request.status_changed").await, json!({ "from": "submitted", "to": "in_review", "reason": "Looks complete" }));
+    assert_eq!(
+        next("request.status_changed").await,
+        json!({ "from": "submitted", "to": "in_review", "reason": "Looks complete" })
+    );
     change(&app, &cast.staff.token, &id, &json!({ "advance_stage": true })).await;
     let advanced = next("request.stage_advanced").await;
     assert_eq!((&advanced["from_stage"], &advanced["to_stage"]), (&json!(0), &json!(1)), "{advanced}");
@@ -1241,8 +1380,12 @@ async fn every_change_writes_its_domain_event(backend: Backend) {
     let posted = next("message.posted").await;
     assert_eq!((&posted["message_id"], &posted["author_kind"]), (&reply["id"], &json!("staff")));
     change(&app, &cast.staff.token, &id, &json!({ "assignee_id": other.id })).await;
-    assert_eq!(next("request.assigned").await, json!({ "assignee_id": other.id, "previous_assignee_id": cast.staff.id }));
-    let cancel = app.post_json(&at(&id, "/cancel"), &cast.citizen.token, &json!({ "reason": "Moved abroad" })).await;
+    assert_eq!(
+        next("request.assigned").await,
+        json!({ "assignee_id": other.id, "previous_assignee_id": cast.staff.id })
+    );
+    let cancel =
+        app.post_json(&at(&id, "/cancel"), &cast.citizen.token, &json!({ "reason": "Moved abroad" })).await;
     expect(cancel, StatusCode::OK, "cancel").await;
     assert_eq!(next("request.status_changed").await["to"], "cancelled");
 
@@ -1265,7 +1408,8 @@ async fn a_refused_change_writes_no_event(backend: Backend) {
 
     let stale = patch(&app, &cast.staff.token, &id, Some("\"1\""), &to("approved", "r")).await;
     expect_problem(stale, 412, "precondition_failed").await;
-    let stale_stage = patch(&app, &cast.staff.token, &id, Some("\"1\""), &json!({ "advance_stage": true })).await;
+    let stale_stage =
+        patch(&app, &cast.staff.token, &id, Some("\"1\""), &json!({ "advance_stage": true })).await;
     expect_problem(stale_stage, 412, "precondition_failed").await;
     let illegal = patch(&app, &cast.staff.token, &id, Some(&etag), &to("completed", "r")).await;
     expect_problem(illegal, 409, "illegal_transition").await;
@@ -1275,14 +1419,16 @@ async fn a_refused_change_writes_no_event(backend: Backend) {
     expect_problem(citizen, 403, "insufficient_scope").await;
     let foreign = patch(&app, &staff_y.token, &id, Some(&etag), &to("approved", "r")).await;
     expect_problem(foreign, 404, "not_found").await;
-    let bad_assignee = patch(&app, &cast.staff.token, &id, Some(&etag), &json!({ "assignee_id": staff_y.id })).await;
+    let bad_assignee =
+        patch(&app, &cast.staff.token, &id, Some(&etag), &json!({ "assignee_id": staff_y.id })).await;
     expect_problem(bad_assignee, 422, "validation_failed").await;
     let empty = app.post_json(&at(&id, "/messages"), &cast.citizen.token, &json!({ "body": "" })).await;
     expect_problem(empty, 422, "validation_failed").await;
     // The concurrent loser.
+    let (approve, reject) = (to("approved", "r"), to("rejected", "r"));
     let (a, b) = tokio::join!(
-        patch(&app, &cast.staff.token, &id, Some(&etag), &to("approved", "r")),
-        patch(&app, &admin_x.token, &id, Some(&etag), &to("rejected", "r")),
+        patch(&app, &cast.staff.token, &id, Some(&etag), &approve),
+        patch(&app, &admin_x.token, &id, Some(&etag), &reject),
     );
     let mut statuses = [a.status().as_u16(), b.status().as_u16()];
     statuses.sort_unstable();
@@ -1291,6 +1437,94 @@ async fn a_refused_change_writes_no_event(backend: Backend) {
     let after = outbox(&app).await;
     let added: Vec<&str> = after[before.len()..].iter().map(|e| e.kind.as_str()).collect();
     assert_eq!(added, ["request.status_changed"], "only the change that committed");
-    assert_eq!(after[..before.len()].iter().map(|e| e.id).collect::<Vec<_>>(), before.iter().map(|e| e.id).collect::<Vec<_>>());
+    assert_eq!(
+        after[..before.len()].iter().map(|e| e.id).collect::<Vec<_>>(),
+        before.iter().map(|e| e.id).collect::<Vec<_>>()
+    );
 }
 both!(a_refused_change_writes_no_event);
+
+// ------------------------------------------------------------- races without a precondition
+
+async fn a_retried_submission_racing_itself_creates_one_request(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let cast = cast(&app).await;
+    let body = json!({ "service_type_id": cast.service });
+    for round in 0..3 {
+        let key = format!("double-click-{round}");
+        let (a, b) = tokio::join!(
+            post_keyed(&app, REQUESTS, &cast.citizen.token, &key, &body),
+            post_keyed(&app, REQUESTS, &cast.citizen.token, &key, &body),
+        );
+        let (a, b) = (json_of(a).await, json_of(b).await);
+        let created: Vec<&Value> =
+            [&a, &b].into_iter().filter(|r| r.0 == StatusCode::CREATED).map(|r| &r.1).collect();
+        assert!(!created.is_empty(), "round {round}: {a:?} / {b:?}");
+        for (status, body) in [&a, &b] {
+            match status.as_u16() {
+                201 => assert_eq!(body["id"], created[0]["id"], "one request: {a:?} / {b:?}"),
+                409 => assert_eq!(body["code"], "idempotency_key_in_use", "{body}"),
+                other => panic!("round {round}: {other} {body}"),
+            }
+        }
+        assert_eq!(listed(&app, &cast.citizen.token, &[]).await.len(), round + 1, "round {round}");
+    }
+}
+both!(a_retried_submission_racing_itself_creates_one_request);
+
+/// A cancel sent without `If-Match` is unconditional: racing another change, it is
+/// judged on the state it meets (200 or 409), never 412 (RFC 9110 §13.1.1: 412 answers a
+/// precondition, and none was sent).
+async fn a_cancel_without_if_match_is_never_412(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let cast = cast(&app).await;
+    for _ in 0..20 {
+        let id = text(&submit_own(&app, &cast.citizen, &cast.service).await, "id");
+        let (review, why, path) =
+            (to("in_review", "r"), json!({ "reason": "Changed my mind" }), at(&id, "/cancel"));
+        let (cancel, _) = tokio::join!(
+            app.post_json(&path, &cast.citizen.token, &why),
+            patch(&app, &cast.staff.token, &id, Some("\"1\""), &review),
+        );
+        let (status, body) = json_of(cancel).await;
+        assert!(matches!(status.as_u16(), 200 | 409), "a cancel without If-Match answered {status}: {body}");
+        // The same citizen clicking twice.
+        let id = text(&submit_own(&app, &cast.citizen, &cast.service).await, "id");
+        let (path, nothing) = (at(&id, "/cancel"), json!({}));
+        let (first, second) = tokio::join!(
+            app.post_json(&path, &cast.citizen.token, &nothing),
+            app.post_json(&path, &cast.citizen.token, &nothing),
+        );
+        let mut statuses = [first.status().as_u16(), second.status().as_u16()];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 409], "a double cancel: one cancels, the other finds it cancelled");
+    }
+}
+both!(
+    #[ignore = "BUG: POST /requests/{id}/cancel without If-Match answers 412 precondition_failed when another change commits between its read and its write; an unconditional request must be judged on the current state (200 or 409)"]
+    a_cancel_without_if_match_is_never_412
+);
+
+/// `If-Match: *` holds whenever the request exists (RFC 9110 §13.1.1): two such changes
+/// racing are each judged on the state they meet (200 or 409), never 412.
+async fn if_match_star_is_never_412(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let cast = cast(&app).await;
+    let admin_x = app.principal_by(&cast.admin, &["admin"], Some(&cast.mission)).await;
+    for _ in 0..20 {
+        let id = text(&submit_own(&app, &cast.citizen, &cast.service).await, "id");
+        let (review, cancel) = (to("in_review", "r"), to("cancelled", "r"));
+        let (a, b) = tokio::join!(
+            patch(&app, &cast.staff.token, &id, Some("*"), &review),
+            patch(&app, &admin_x.token, &id, Some("*"), &cancel),
+        );
+        for response in [a, b] {
+            let (status, body) = json_of(response).await;
+            assert!(matches!(status.as_u16(), 200 | 409), "If-Match: * answered {status}: {body}");
+        }
+    }
+}
+both!(
+    #[ignore = "BUG: PATCH /requests/{id}/status with If-Match: * answers 412 precondition_failed when a concurrent change commits first; `*` matches any current version (RFC 9110 13.1.1), so it must be 200 or 409"]
+    if_match_star_is_never_412
+);

@@ -73,8 +73,6 @@ pub async fn expect(response: Response, want: StatusCode, what: &str) -> Value {
 pub struct Person {
     pub id: String,
     pub token: String,
-    /// The creation response.
-    pub body: Value,
 }
 
 impl Person {
@@ -95,7 +93,7 @@ async fn person(app: &TestApp, path: &str, admin: &str, mut body: Value) -> Pers
     let client_id = text(&body["client"], "client_id");
     let secret = text(&body["client"], "client_secret");
     let token = app.token_for(&client_id, &secret, None).await.access_token;
-    Person { id: text(&body, "id"), token, body }
+    Person { id: text(&body, "id"), token }
 }
 
 /// A mission (its id).
@@ -124,7 +122,8 @@ pub const STAGES: [&str; 3] = ["Document check", "Interview", "Printing"];
 
 /// Deactivates a service type.
 pub async fn deactivate(app: &TestApp, admin: &str, service: &str) {
-    let response = app.patch_json(&format!("{SERVICES}/{service}"), admin, Some("*"), &json!({ "active": false })).await;
+    let response =
+        app.patch_json(&format!("{SERVICES}/{service}"), admin, Some("*"), &json!({ "active": false })).await;
     expect(response, StatusCode::OK, "deactivation").await;
 }
 
@@ -233,7 +232,12 @@ pub async fn post(app: &TestApp, token: &str, id: &str, kind: &str, body: &str) 
 
 /// A POST with an `Idempotency-Key`.
 pub async fn post_keyed(app: &TestApp, path: &str, token: &str, key: &str, body: &Value) -> Response {
-    app.authed(Method::POST, path, token).header("idempotency-key", key).json(body).send().await.expect("POST")
+    app.authed(Method::POST, path, token)
+        .header("idempotency-key", key)
+        .json(body)
+        .send()
+        .await
+        .expect("POST")
 }
 
 /// Every item of a list from `path` on, following `Link: rel="next"` (and checking it
