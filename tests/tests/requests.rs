@@ -1208,10 +1208,7 @@ async fn a_cancel_reason_is_checked_like_any_reason(backend: Backend) {
     let longest = json!({ "reason": "é".repeat(4000) });
     expect(app.post_json(&path, &cast.citizen.token, &longest).await, StatusCode::OK, "cancel").await;
 }
-both!(
-    #[ignore = "BUG: POST /requests/{id}/cancel accepts and stores a reason of more than 4000 characters (200); the schema of CancelRequest and PATCH /status cap reasons at 4000 (422 /reason too_long)"]
-    a_cancel_reason_is_checked_like_any_reason
-);
+both!(a_cancel_reason_is_checked_like_any_reason);
 
 // ------------------------------------------------------------------------- 10. isolation
 
@@ -1500,10 +1497,7 @@ async fn a_cancel_without_if_match_is_never_412(backend: Backend) {
         assert_eq!(statuses, [200, 409], "a double cancel: one cancels, the other finds it cancelled");
     }
 }
-both!(
-    #[ignore = "BUG: POST /requests/{id}/cancel without If-Match answers 412 precondition_failed when another change commits between its read and its write; an unconditional request must be judged on the current state (200 or 409)"]
-    a_cancel_without_if_match_is_never_412
-);
+both!(a_cancel_without_if_match_is_never_412);
 
 /// `If-Match: *` holds whenever the request exists (RFC 9110 §13.1.1): two such changes
 /// racing are each judged on the state they meet (200 or 409), never 412.
@@ -1524,7 +1518,4 @@ async fn if_match_star_is_never_412(backend: Backend) {
         }
     }
 }
-both!(
-    #[ignore = "BUG: PATCH /requests/{id}/status with If-Match: * answers 412 precondition_failed when a concurrent change commits first; `*` matches any current version (RFC 9110 13.1.1), so it must be 200 or 409"]
-    if_match_star_is_never_412
-);
+both!(if_match_star_is_never_412);

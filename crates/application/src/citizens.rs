@@ -7,8 +7,8 @@ use crate::access::{is_self, is_staff_of, require_admin_of, require_scope, restr
 use crate::clients::{self, ClientWithSecret};
 use crate::idempotency::{self, IdempotencyRequest, Written};
 use consular_domain::{
-    ApiClient, AuditAction, AuditRecord, Citizen, CitizenChanges, CitizenId, NewCitizen, Page,
-    PageRequest, Principal, PrincipalKind, Scope, ScopeSet, Subject, ValidationErrors,
+    ApiClient, AuditAction, AuditRecord, Citizen, CitizenChanges, CitizenId, NewCitizen, Page, PageRequest,
+    Principal, PrincipalKind, Scope, ScopeSet, Subject, ValidationErrors,
 };
 use consular_ports::{
     CitizenFilter, CitizenRepository, Clock, IdempotencyRepository, MissionRepository, RepoError,

@@ -113,6 +113,42 @@ fn event(
     }
 }
 
+fn check_reason(reason: &str) -> Result<(), ServiceError> {
+    if reason.chars().count() > MAX_TEXT {
+        return Err(ValidationErrors::single(
+            "reason",
+            "too_long",
+            format!("must be at most {MAX_TEXT} characters"),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// How often a change without precondition is judged again after losing a race.
+const RACE_RETRIES: usize = 3;
+
+/// Runs `attempt`; when the caller named no version (`None`) and the write lost a race
+/// to another change, runs it again on the new state instead of answering 412.
+async fn retry_unconditional<T, F, Fut>(
+    expected_versions: Option<&[i64]>,
+    mut attempt: F,
+) -> Result<T, ServiceError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, ServiceError>>,
+{
+    let mut tries = 0;
+    loop {
+        match attempt().await {
+            Err(ServiceError::PreconditionFailed) if expected_versions.is_none() && tries < RACE_RETRIES => {
+                tries += 1
+            }
+            result => return result,
+        }
+    }
+}
+
 fn check_text(field: &str, text: &str) -> Result<(), ServiceError> {
     let mut errors = ValidationErrors::new();
     if text.trim().is_empty() {
@@ -331,8 +367,23 @@ impl RequestService {
     }
 
     /// Applies a status change, a stage advance and/or a reassignment (staff and admins
-    /// of the mission), if the request is still at one of `expected_versions`.
+    /// of the mission), if the request is still at one of `expected_versions`. Without a
+    /// precondition (`None`: no `If-Match`, or `*`), a change that raced another one is
+    /// judged again on the new state rather than refused with 412.
     pub async fn change(
+        &self,
+        actor: &Principal,
+        id: RequestId,
+        change: StatusChange,
+        expected_versions: Option<&[i64]>,
+    ) -> Result<ServiceRequest, ServiceError> {
+        retry_unconditional(expected_versions, || {
+            self.change_once(actor, id, change.clone(), expected_versions)
+        })
+        .await
+    }
+
+    async fn change_once(
         &self,
         actor: &Principal,
         id: RequestId,
@@ -352,15 +403,8 @@ impl RequestService {
             )
             .into());
         }
-        if let Some(reason) = &change.reason
-            && reason.chars().count() > MAX_TEXT
-        {
-            return Err(ValidationErrors::single(
-                "reason",
-                "too_long",
-                format!("must be at most {MAX_TEXT} characters"),
-            )
-            .into());
+        if let Some(reason) = &change.reason {
+            check_reason(reason)?;
         }
         if let Some(Some(staff_id)) = change.assignee {
             match self.staff.get(staff_id).await? {
@@ -385,6 +429,22 @@ impl RequestService {
     /// Cancels a request: the citizen who owns it before a decision, staff and admins of
     /// the mission any time before it is final.
     pub async fn cancel(
+        &self,
+        actor: &Principal,
+        id: RequestId,
+        reason: Option<String>,
+        expected_versions: Option<&[i64]>,
+    ) -> Result<ServiceRequest, ServiceError> {
+        if let Some(reason) = &reason {
+            check_reason(reason)?;
+        }
+        retry_unconditional(expected_versions, || {
+            self.cancel_once(actor, id, reason.clone(), expected_versions)
+        })
+        .await
+    }
+
+    async fn cancel_once(
         &self,
         actor: &Principal,
         id: RequestId,

@@ -41,9 +41,10 @@ pub struct Problem {
     /// For validation failures: every failing field.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ProblemFieldError>,
-    /// For an illegal transition: the statuses (or `advance_stage`) allowed instead.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub allowed_actions: Vec<String>,
+    /// For an illegal transition: the statuses (or `advance_stage`) allowed instead
+    /// (empty for a final request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_actions: Option<Vec<String>>,
 }
 
 /// An error on its way to becoming a problem response.
@@ -53,7 +54,7 @@ pub struct ApiError {
     pub code: &'static str,
     pub detail: String,
     pub errors: Vec<FieldError>,
-    pub allowed_actions: Vec<String>,
+    pub allowed_actions: Option<Vec<String>>,
     pub headers: Vec<(HeaderName, String)>,
 }
 
@@ -64,7 +65,7 @@ impl ApiError {
             code,
             detail: detail.into(),
             errors: Vec::new(),
-            allowed_actions: Vec::new(),
+            allowed_actions: None,
             headers: Vec::new(),
         }
     }
@@ -200,7 +201,7 @@ impl From<ServiceError> for ApiError {
             ),
             ServiceError::Conflict { code, detail } => ApiError::new(StatusCode::CONFLICT, code, detail),
             ServiceError::IllegalTransition { detail, allowed } => ApiError {
-                allowed_actions: allowed,
+                allowed_actions: Some(allowed),
                 ..ApiError::new(StatusCode::CONFLICT, "illegal_transition", detail)
             },
             ServiceError::PreconditionFailed => ApiError::new(
