@@ -94,8 +94,15 @@ impl Services {
         let checks: Vec<Arc<dyn HealthCheck>> = vec![db.clone(), Arc::new(storage)];
         Ok(Services {
             missions: MissionService::new(db.clone(), db.clone(), clock.clone()),
-            clients: ClientService::new(db.clone(), db.clone(), db.clone(), db.clone(), db.clone(), clock.clone())
-                .with_revocations(tokens.revocation_cache()),
+            clients: ClientService::new(
+                db.clone(),
+                db.clone(),
+                db.clone(),
+                db.clone(),
+                db.clone(),
+                clock.clone(),
+            )
+            .with_revocations(tokens.revocation_cache()),
             catalog: CatalogService::new(db.clone(), db.clone(), clock.clone()),
             citizens: CitizenService::new(db.clone(), db.clone(), db.clone(), clock.clone()),
             staff: StaffService::new(db.clone(), db.clone(), db.clone(), db.clone(), clock.clone()),

@@ -136,7 +136,9 @@ pub struct IllegalTransition {
 fn describe(from: RequestStatus, action: Action) -> String {
     match action {
         Action::To(to) => format!("a {from} request cannot become {to}"),
-        Action::AdvanceStage => format!("the stage of a {from} request cannot advance (or it is at its last stage)"),
+        Action::AdvanceStage => {
+            format!("the stage of a {from} request cannot advance (or it is at its last stage)")
+        }
     }
 }
 
