@@ -361,7 +361,9 @@ pub struct QueueBody {
 
 fn statuses<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<RequestStatusName>>, D::Error> {
     let Some(list) = Option::<String>::deserialize(deserializer)? else { return Ok(None) };
+    // An empty list (`status=`) is no filter, as an empty array is.
     list.split(',')
+        .filter(|s| !s.is_empty())
         .map(|s| {
             let quoted = serde_json::Value::String(s.trim().to_owned());
             serde_json::from_value::<RequestStatusName>(quoted)
