@@ -27,8 +27,9 @@ lint: ## Formatting check and clippy with warnings as errors
 fmt: ## Format the whole workspace
 	$(CARGO) fmt --all
 
-bench: ## Run the benchmarks (bearer check, secret check, token issuance)
+bench: ## Benchmarks: bearer check (micro), GET /api/v1/requests vs pgbench on PostgreSQL (docs/benchmarks.md)
 	$(CARGO) bench -p consular-application --bench bearer
+	$(CARGO) bench -p consular-tests --bench requests_list
 
 schemathesis: ## Property-based API tests against a throwaway server
 	bash scripts/schemathesis.sh

@@ -1,0 +1,1136 @@
+//! `GET /api/v1/requests` under load on PostgreSQL, beside the same query run straight
+//! against the database with `pgbench`. Run with `make bench` (or
+//! `cargo bench -p consular-tests --bench requests_list`); see docs/benchmarks.md.
+//!
+//! 1. Starts the real server in-process on 127.0.0.1 (the test harness, a fresh database
+//!    of the shared PostgreSQL test cluster; release build, 2 HTTP workers, pool of 10).
+//! 2. Creates a mission, 5 service types, 10 staff members and one citizen through the
+//!    API, clones the citizen to 1 000 and inserts 100 000 service requests (90 days,
+//!    UUIDv7 ids built from `submitted_at`, one history row each) with SQL; `VACUUM ANALYZE`.
+//! 3. Per scenario: N keep-alive clients for a fixed time after a warm-up, only 200s
+//!    counted (anything else fails the run); checks that the server ran exactly the SQL
+//!    this file writes out (`pg_stat_activity`) and that it is planned on the same index
+//!    as the adapter's own query (`Database::explain_request_list`); then the same
+//!    statement with `pgbench -M prepared` (bind parameters, as diesel-async sends it).
+//!    CPU time is split per request from `/proc`: server threads, load generator,
+//!    PostgreSQL backends, pgbench, interrupts and the machine's other processes (noise).
+//! 4. Calibration: `/health/live` (HTTP alone), `limit=1` (cost per row), pgbench with a
+//!    generic plan and with the pool's `SELECT $1` check, JSON encoding of one page.
+//! 5. Prints the summary table; exits non-zero on any error.
+//!
+//! Knobs (environment): `BENCH_SECONDS` (measured seconds per run, default 10),
+//! `BENCH_WARMUP_SECONDS` (2), `BENCH_CLIENTS` (8), `BENCH_REQUESTS` (100000).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use consular_domain::{MissionId, PageRequest, RequestStatus};
+use consular_ports::RequestFilter;
+use consular_tests::serde_json::{Value, json};
+use consular_tests::{Backend, TestApp};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+type Result<T, E = String> = std::result::Result<T, E>;
+
+/// Concurrent HTTP clients and pgbench clients.
+fn clients() -> usize {
+    env_number("BENCH_CLIENTS", 8)
+}
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(default)
+}
+
+fn main() -> ExitCode {
+    // Everything stays on this machine: the server binds 127.0.0.1, and the database is
+    // the testkit's local cluster unless DATABASE_URL names another server.
+    if let Ok(url) = std::env::var("DATABASE_URL")
+        && url.starts_with("postgres")
+        && !is_loopback(&url)
+    {
+        eprintln!("requests_list bench FAILED: DATABASE_URL is not on 127.0.0.1/localhost; unset it");
+        return ExitCode::FAILURE;
+    }
+    let cluster = ClusterGuard::before_start();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("bench-client")
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let started = Instant::now();
+    let outcome = runtime.block_on(run());
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    drop(cluster);
+    match outcome {
+        Ok(()) => {
+            println!("requests_list: done in {:.0?}", started.elapsed());
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("requests_list bench FAILED: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------ the run
+
+async fn run() -> Result<()> {
+    let seconds = env_number("BENCH_SECONDS", 10) as u64;
+    let warmup = env_number("BENCH_WARMUP_SECONDS", 2) as u64;
+    let rows = env_number("BENCH_REQUESTS", 100_000);
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!(
+        "requests_list: GET /api/v1/requests over HTTP vs the same SQL through pgbench (PostgreSQL)\n\
+         machine: nproc {cores}, {}, load average {}",
+        cpu_model(),
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    let noise = machine_noise(Duration::from_secs(1)).await;
+    if noise > 0.2 {
+        println!(
+            "WARNING: the machine is not idle ({noise:.2} cores busy before the run): the numbers are noisy"
+        );
+    }
+
+    let app = TestApp::spawn_with(Backend::Postgres, |settings| {
+        settings.workers = 2;
+        settings.db_max_connections = 10;
+        settings.log_level = "warn".to_owned();
+    })
+    .await;
+    let url = app.settings.database_url.clone();
+    let server_version = psql(&url, "SHOW server_version").await?;
+    println!("server: {} (2 HTTP workers, pool of 10), PostgreSQL {}", app.base_url, server_version.trim());
+
+    let outcome = async {
+        let seeded = seed(&app, rows).await?;
+        let scenarios = scenarios(&app, &seeded).await?;
+        let mut results = Vec::new();
+        for scenario in &scenarios {
+            results.push(measure(&app, &url, scenario, warmup, seconds).await?);
+        }
+        let calibration = calibrate(&app, &url, &scenarios[0], (seconds * 3 / 10).max(3)).await?;
+        print_table(&results, &calibration, seconds, warmup, rows);
+        Ok(())
+    }
+    .await;
+    drop(app);
+    // The database is dropped at once (it is 100k rows); when the bench started the
+    // cluster, stopping it removes everything anyway.
+    let dropped = drop_database(&url).await;
+    outcome.and(dropped)
+}
+
+/// What the seeding created that the scenarios need.
+struct Seeded {
+    admin_token: String,
+    mission_id: String,
+}
+
+// ------------------------------------------------------------------------------ seeding
+
+/// `(code, name, sla_days, stage names)` of the service types.
+const SERVICE_TYPES: [(&str, &str, i32, &[&str]); 5] = [
+    ("bench_passport", "Passport renewal", 21, &["Document check", "Biometrics", "Printing"]),
+    ("bench_visa", "Visa", 15, &["Document check", "Interview", "Decision", "Issuance"]),
+    ("bench_birth", "Birth registration", 30, &["Document check", "Registration"]),
+    ("bench_notarial", "Notarial act", 10, &["Signature"]),
+    ("bench_etd", "Emergency travel document", 3, &["Identity check", "Issuance"]),
+];
+
+async fn seed(app: &TestApp, rows: usize) -> Result<Seeded> {
+    let started = Instant::now();
+    let admin_token = app.admin_token().await;
+    let mission = app.create_mission(&admin_token, "fr-bench").await;
+    let mission_id = text(&mission, "id")?;
+
+    let mut type_ids = Vec::new();
+    for (code, name, sla_days, stages) in SERVICE_TYPES {
+        let stages: Vec<Value> = stages
+            .iter()
+            .map(|s| json!({ "name": s, "description": format!("{s} of the request") }))
+            .collect();
+        let body = json!({
+            "code": code, "name": name, "description": format!("{name} at the consulate"),
+            "fee": { "amount_minor": 8600, "currency": "EUR" }, "sla_days": sla_days,
+            "required_documents": ["passport_photo", "old_passport"], "stages": stages,
+        });
+        type_ids.push(text(&created(app, "/api/v1/services", &admin_token, &body).await?, "id")?);
+    }
+    for n in 0..10 {
+        let body = json!({
+            "mission_id": mission_id, "name": format!("Officer {n}"), "email": format!("officer{n}@mission.example"),
+            "job_title": "Consular officer", "service_type_ids": type_ids,
+        });
+        created(app, "/api/v1/staff", &admin_token, &body).await?;
+    }
+    let citizen = json!({
+        "mission_id": mission_id, "given_name": "Alice", "family_name": "Martin", "date_of_birth": "1990-04-12",
+        "place_of_birth": "Lyon", "nationality": "FR", "passport_number": "BENCH000000",
+        "passport_expiry": "2031-04-11", "email": "alice.martin@example.org", "phone": "+33612345678",
+        "address": { "line1": "1 Main Street", "city": "Ottawa", "country": "CA" }, "preferred_language": "fr",
+    });
+    created(app, "/api/v1/citizens", &admin_token, &citizen).await?;
+    let api_done = started.elapsed();
+
+    let sql = SEED_SQL.replace("{MISSION}", &mission_id).replace("{ROWS}", &rows.to_string());
+    psql(&app.settings.database_url, &sql).await?;
+    let count: usize = psql(&app.settings.database_url, "SELECT count(*) FROM service_requests")
+        .await?
+        .trim()
+        .parse()
+        .map_err(|e| format!("row count: {e}"))?;
+    if count != rows {
+        return Err(format!("seeded {count} service requests, expected {rows}"));
+    }
+    let summary = psql(
+        &app.settings.database_url,
+        "SELECT string_agg(status || ' ' || n, ', ' ORDER BY n DESC) FROM \
+         (SELECT status, count(*) n FROM service_requests GROUP BY status) s",
+    )
+    .await?;
+    let size =
+        psql(&app.settings.database_url, "SELECT pg_size_pretty(pg_total_relation_size('service_requests'))")
+            .await?;
+    println!(
+        "seeded: {count} service requests ({}), 1000 citizens, 5 service types, 10 staff, {count} history rows \
+         in {:.1?} (API {:.1?})\n        statuses: {}",
+        size.trim(),
+        started.elapsed(),
+        api_done,
+        summary.trim()
+    );
+    Ok(Seeded { admin_token, mission_id })
+}
+
+/// The bulk of the data, in one psql session. `{MISSION}` and `{ROWS}` are replaced.
+/// Ids are UUIDv7 built from the timestamp (48 bits of Unix milliseconds, version 7,
+/// variant 10, the rest derived from the row number), so `ORDER BY id DESC` is newest
+/// first as in production. Requests are spread over 90 days, one every 90 days / ROWS;
+/// the last two weeks are mostly open, older requests mostly closed.
+const SEED_SQL: &str = r#"
+\set ON_ERROR_STOP 1
+CREATE FUNCTION pg_temp.uuid7(at timestamptz, n bigint) RETURNS uuid LANGUAGE sql IMMUTABLE AS $$
+    SELECT (lpad(to_hex(floor(extract(epoch FROM at) * 1000)::bigint), 12, '0')
+        || '7' || lpad(to_hex(n % 4096), 3, '0')
+        || to_hex(8 + n % 4) || lpad(to_hex((n * 2654435761) % 281474976710656), 15, '0'))::uuid
+$$;
+
+BEGIN;
+-- 999 more citizens, copies of the one registered through the API.
+INSERT INTO citizens
+SELECT (jsonb_populate_record(c, jsonb_build_object(
+    'id', pg_temp.uuid7(c.created_at - n * interval '1 hour', n),
+    'passport_number', 'BENCH' || lpad(n::text, 6, '0'),
+    'given_name', 'Citizen',
+    'family_name', 'No ' || n))).*
+FROM citizens c CROSS JOIN generate_series(1, 999) n
+WHERE c.mission_id = '{MISSION}';
+
+CREATE TEMP TABLE bench_types ON COMMIT DROP AS
+    SELECT (row_number() OVER (ORDER BY id) - 1)::int AS k, id, stages, jsonb_array_length(stages) AS stage_count, sla_days
+    FROM service_types WHERE code LIKE 'bench\_%';
+CREATE TEMP TABLE bench_staff ON COMMIT DROP AS
+    SELECT (row_number() OVER (ORDER BY id) - 1)::int AS k, id FROM staff_members WHERE mission_id = '{MISSION}';
+CREATE TEMP TABLE bench_citizens ON COMMIT DROP AS
+    SELECT (row_number() OVER (ORDER BY id) - 1)::int AS k, id FROM citizens WHERE mission_id = '{MISSION}';
+
+INSERT INTO service_requests (id, mission_id, citizen_id, service_type_id, status, stages, current_stage,
+    assignee_id, submitted_at, sla_due_at, closed_at, version, updated_at)
+SELECT pg_temp.uuid7(g.at, g.i), '{MISSION}', c.id, t.id, g.status, t.stages,
+    CASE WHEN g.status = 'completed' THEN t.stage_count - 1
+         WHEN g.status IN ('submitted', 'rejected', 'cancelled') THEN 0
+         ELSE (g.h / 7) % t.stage_count END,
+    CASE WHEN g.status = 'submitted' AND g.h % 3 = 0 THEN NULL ELSE s.id END,
+    g.at,
+    g.at + make_interval(days => t.sla_days),
+    CASE WHEN g.status IN ('completed', 'rejected', 'cancelled')
+         THEN least(g.at + make_interval(hours => (1 + (g.h / 11) % (24 * t.sla_days))::int), now()) END,
+    CASE WHEN g.status = 'submitted' THEN 1 ELSE 2 + (g.h / 13) % 4 END,
+    least(g.at + make_interval(hours => (1 + (g.h / 11) % (24 * t.sla_days))::int), now())
+FROM (
+    SELECT i, at, h,
+        CASE WHEN at > now() - interval '14 days' THEN
+            CASE WHEN h % 100 < 25 THEN 'submitted' WHEN h % 100 < 60 THEN 'in_review'
+                 WHEN h % 100 < 70 THEN 'action_required' WHEN h % 100 < 85 THEN 'approved'
+                 WHEN h % 100 < 95 THEN 'completed' WHEN h % 100 < 98 THEN 'rejected' ELSE 'cancelled' END
+        ELSE
+            CASE WHEN h % 100 < 70 THEN 'completed' WHEN h % 100 < 82 THEN 'rejected'
+                 WHEN h % 100 < 90 THEN 'cancelled' WHEN h % 100 < 94 THEN 'in_review'
+                 WHEN h % 100 < 97 THEN 'approved' WHEN h % 100 < 99 THEN 'action_required'
+                 ELSE 'submitted' END
+        END AS status
+    FROM (
+        SELECT i, now() - (({ROWS} - i) * (7776000.0 / {ROWS})) * interval '1 second' AS at,
+            (i * 2654435761) % 4294967291 AS h
+        FROM generate_series(1::bigint, {ROWS}) i
+    ) numbered
+) g
+JOIN bench_types t ON t.k = (g.h / 100) % 5
+JOIN bench_citizens c ON c.k = (g.h / 500) % 1000
+JOIN bench_staff s ON s.k = (g.h / 500000) % 10;
+
+-- The submission entry of each request (the list does not read it).
+INSERT INTO request_history (request_id, at, actor_kind, actor_id, from_status, to_status, from_stage, to_stage)
+SELECT id, submitted_at, 'citizen', citizen_id, NULL, 'submitted', NULL, 0 FROM service_requests;
+COMMIT;
+
+VACUUM (ANALYZE) citizens;
+VACUUM (ANALYZE) service_requests;
+VACUUM (ANALYZE) request_history;
+"#;
+
+/// POSTs `body` as `token`; the 201 body.
+async fn created(app: &TestApp, path: &str, token: &str, body: &Value) -> Result<Value> {
+    let response = app.post_json(path, token, body).await;
+    let status = response.status();
+    let text = response.text().await.map_err(|e| format!("POST {path}: {e}"))?;
+    if status.as_u16() != 201 {
+        return Err(format!("POST {path}: {status}: {text}"));
+    }
+    consular_tests::serde_json::from_str(&text).map_err(|e| format!("POST {path}: {e}: {text}"))
+}
+
+fn text(value: &Value, name: &str) -> Result<String> {
+    value[name].as_str().map(str::to_owned).ok_or_else(|| format!("no `{name}` in {value}"))
+}
+
+// ---------------------------------------------------------------------------- scenarios
+
+/// The columns of `RequestRow::as_select()`, as diesel writes them.
+const SELECT: &str = r#"SELECT "service_requests"."id", "service_requests"."mission_id", "service_requests"."citizen_id", "service_requests"."service_type_id", "service_requests"."status", "service_requests"."stages", "service_requests"."current_stage", "service_requests"."assignee_id", "service_requests"."submitted_at", "service_requests"."sla_due_at", "service_requests"."closed_at", "service_requests"."version", "service_requests"."updated_at" FROM "service_requests""#;
+const NEWEST_FIRST: &str = r#"ORDER BY "service_requests"."id" DESC"#;
+
+struct Scenario {
+    name: String,
+    /// Path and query string.
+    path: String,
+    token: String,
+    /// What the use case hands the adapter for this page (for its own EXPLAIN).
+    filter: RequestFilter,
+    /// The statement the adapter sends, with `$n` placeholders ...
+    sql: String,
+    /// ... and their values (LIMIT is the page size + 1: one more row tells whether a
+    /// next page exists).
+    params: Vec<String>,
+    /// Checks one item of a page.
+    item_check: Box<dyn Fn(&Value) -> bool>,
+}
+
+async fn scenarios(app: &TestApp, seeded: &Seeded) -> Result<Vec<Scenario>> {
+    let mission_admin =
+        app.principal_by(&seeded.admin_token, &["admin"], Some(&seeded.mission_id)).await.token;
+    let mission = seeded.mission_id.clone();
+    let mission_uuid: uuid::Uuid = mission.parse().map_err(|e| format!("mission id: {e}"))?;
+    Ok(vec![
+        Scenario {
+            name: "limit=20, global admin".to_owned(),
+            path: "/api/v1/requests?limit=20".to_owned(),
+            token: seeded.admin_token.clone(),
+            filter: RequestFilter::default(),
+            sql: format!("{SELECT} {NEWEST_FIRST} LIMIT $1"),
+            params: vec!["21".to_owned()],
+            item_check: Box::new(|_| true),
+        },
+        Scenario {
+            name: "status=in_review&limit=20, global admin".to_owned(),
+            path: "/api/v1/requests?status=in_review&limit=20".to_owned(),
+            token: seeded.admin_token.clone(),
+            filter: RequestFilter { statuses: vec![RequestStatus::InReview], ..RequestFilter::default() },
+            sql: format!(r#"{SELECT} WHERE ("service_requests"."status" = $1) {NEWEST_FIRST} LIMIT $2"#),
+            params: vec!["in_review".to_owned(), "21".to_owned()],
+            item_check: Box::new(|item| item["status"] == "in_review"),
+        },
+        Scenario {
+            name: "limit=20, mission admin".to_owned(),
+            path: "/api/v1/requests?limit=20".to_owned(),
+            token: mission_admin,
+            filter: RequestFilter { mission_id: Some(MissionId(mission_uuid)), ..RequestFilter::default() },
+            sql: format!(r#"{SELECT} WHERE ("service_requests"."mission_id" = $1) {NEWEST_FIRST} LIMIT $2"#),
+            params: vec![mission.clone(), "21".to_owned()],
+            item_check: Box::new(move |item| item["mission_id"] == mission.as_str()),
+        },
+    ])
+}
+
+/// The numbers of one scenario.
+struct Measured {
+    name: String,
+    http: HttpRun,
+    db: DbRun,
+    page_bytes: usize,
+    plan: Plan,
+}
+
+async fn measure(
+    app: &TestApp,
+    url: &str,
+    scenario: &Scenario,
+    warmup: u64,
+    seconds: u64,
+) -> Result<Measured> {
+    println!("\n== {}: GET {}", scenario.name, scenario.path);
+    let page_bytes = check_page(app, scenario).await?;
+
+    load(app, &scenario.path, &scenario.token, Duration::from_secs(warmup)).await?;
+    let http = load(app, &scenario.path, &scenario.token, Duration::from_secs(seconds)).await?;
+    println!(
+        "   HTTP   {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  ({} requests, {} clients, page {} bytes)",
+        http.per_second, http.p50_ms, http.p99_ms, http.requests, http.clients, page_bytes
+    );
+    println!("          CPU: {}", http.cpu.per_unit(http.requests as f64, "request"));
+
+    same_sql_as_the_adapter(url, scenario).await?;
+    let plan = same_plan_as_the_adapter(url, scenario).await?;
+
+    let db = pgbench(url, scenario, seconds, Variant::Plain).await?;
+    println!(
+        "   pgbench{:>8.0} tps    avg {:>7.3} ms  ({} transactions, {} clients, -M prepared)",
+        db.tps, db.latency_ms, db.transactions, db.clients
+    );
+    println!("          CPU: {}", db.cpu.per_unit(db.tps * db.cpu.seconds, "transaction"));
+    Ok(Measured { name: scenario.name.clone(), http, db, page_bytes, plan })
+}
+
+/// One request: 200, 20 items that pass the scenario's check, a next cursor. The body size.
+async fn check_page(app: &TestApp, scenario: &Scenario) -> Result<usize> {
+    let response = app.get(&scenario.path, &scenario.token).await;
+    let status = response.status();
+    let body = response.text().await.map_err(|e| format!("GET {}: {e}", scenario.path))?;
+    if status.as_u16() != 200 {
+        return Err(format!("GET {}: {status}: {body}", scenario.path));
+    }
+    let page: Value = consular_tests::serde_json::from_str(&body).map_err(|e| format!("not JSON: {e}"))?;
+    let items = page["items"].as_array().ok_or_else(|| format!("no items in {page}"))?;
+    if items.len() != 20 || !page["next_cursor"].is_string() || !items.iter().all(&scenario.item_check) {
+        return Err(format!("GET {}: not a full page of matching requests: {page}", scenario.path));
+    }
+    // Newest first by id and by submission alike: the seeded ids follow `submitted_at`.
+    let newest_first = items.windows(2).all(|pair| {
+        let key = |item: &Value| {
+            let submitted = item["submitted_at"].as_str().and_then(|t| {
+                time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+            });
+            (item["id"].as_str().and_then(|id| id.parse::<uuid::Uuid>().ok()), submitted)
+        };
+        let ((id0, at0), (id1, at1)) = (key(&pair[0]), key(&pair[1]));
+        id0.is_some() && at0.is_some() && id0 > id1 && at0 >= at1
+    });
+    if !newest_first {
+        return Err(format!("GET {}: the page is not newest first: {page}", scenario.path));
+    }
+    Ok(body.len())
+}
+
+// --------------------------------------------------------------------------- HTTP load
+
+struct HttpRun {
+    clients: usize,
+    requests: u64,
+    per_second: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    cpu: CpuSplit,
+}
+
+/// `clients()` tasks, each with its own keep-alive connection, sending the scenario's
+/// request back to back for `duration`. Any failure or non-200 ends the run with an error.
+async fn load(app: &TestApp, path: &str, token: &str, duration: Duration) -> Result<HttpRun> {
+    let clients = clients();
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .pool_max_idle_per_host(clients)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| format!("HTTP client: {e}"))?;
+    let url = app.url(path);
+    let before = CpuSample::take();
+    let started = Instant::now();
+    let deadline = started + duration;
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (http, url, token) = (http.clone(), url.clone(), token.to_owned());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies: Vec<u32> = Vec::with_capacity(65_536);
+            while Instant::now() < deadline {
+                let sent = Instant::now();
+                let mut request = http.get(&url);
+                if !token.is_empty() {
+                    request = request.bearer_auth(&token);
+                }
+                let response = request.send().await.map_err(|e| format!("GET {url}: {e}"))?;
+                let status = response.status();
+                let body = response.bytes().await.map_err(|e| format!("GET {url}: {e}"))?;
+                if status.as_u16() != 200 {
+                    return Err(format!("GET {url}: {status}: {}", String::from_utf8_lossy(&body)));
+                }
+                latencies.push(u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX));
+            }
+            Ok::<_, String>(latencies)
+        }));
+    }
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.map_err(|e| format!("a load task failed: {e}"))??);
+    }
+    let elapsed = started.elapsed();
+    let cpu = CpuSample::take().since(&before);
+    if latencies.is_empty() {
+        return Err("no request completed".to_owned());
+    }
+    latencies.sort_unstable();
+    let at = |q: f64| f64::from(latencies[((latencies.len() - 1) as f64 * q) as usize]) / 1000.0;
+    Ok(HttpRun {
+        clients,
+        requests: latencies.len() as u64,
+        per_second: latencies.len() as f64 / elapsed.as_secs_f64(),
+        p50_ms: at(0.50),
+        p99_ms: at(0.99),
+        cpu,
+    })
+}
+
+// ---------------------------------------------------------------- the same SQL, the same plan
+
+/// The statement the server's connections last ran (`pg_stat_activity.query`, with its
+/// `$n` placeholders) must be this file's, so that pgbench measures the very same thing.
+async fn same_sql_as_the_adapter(url: &str, scenario: &Scenario) -> Result<()> {
+    let seen = psql(
+        url,
+        "SELECT DISTINCT regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'SELECT %service_requests%'",
+    )
+    .await?;
+    let ours = scenario.sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    if seen.lines().any(|line| line.trim() == ours) {
+        println!("   SQL    the server ran exactly the bench's statement (pg_stat_activity)");
+        Ok(())
+    } else {
+        Err(format!(
+            "the server's SQL is not the bench's (update `sql` in tests/benches/requests_list.rs)\n\
+             bench:  {ours}\nserver: {}",
+            seen.trim().replace('\n', "\n        ")
+        ))
+    }
+}
+
+/// The index names of a plan, in order.
+fn indexes(plan: &str) -> Vec<String> {
+    plan.split(" using ")
+        .skip(1)
+        .filter_map(|rest| rest.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The adapter's EXPLAIN (seq scans and sorts disabled, custom plan) and ours under the
+/// same settings must use the same indexes; then the plans PostgreSQL really runs: the
+/// custom plan (with EXPLAIN ANALYZE) and the generic plan that a prepared statement
+/// switches to after five executions (both the server and pgbench -M prepared use them).
+async fn same_plan_as_the_adapter(url: &str, scenario: &Scenario) -> Result<Plan> {
+    let db = consular_db::Database::connect(&consular_db::DbConfig::new(url.to_owned()))
+        .map_err(|e| format!("database handle: {e}"))?;
+    let adapter =
+        db.explain_request_list(scenario.filter.clone(), PageRequest { limit: 20, after: None }).await;
+    db.close();
+    let adapter = adapter.map_err(|e| format!("the adapter's EXPLAIN: {e}"))?.join("\n");
+
+    let values = scenario.params.iter().map(|v| format!("'{v}'")).collect::<Vec<_>>().join(", ");
+    let script = format!(
+        "PREPARE list AS {sql};\n\
+         BEGIN;\nSET LOCAL enable_seqscan = off;\nSET LOCAL enable_sort = off;\n\
+         EXPLAIN EXECUTE list({values});\nCOMMIT;\n\\echo ====\n\
+         EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, SUMMARY OFF) EXECUTE list({values});\n\\echo ====\n\
+         EXPLAIN EXECUTE list({values});\n\\echo ====\n\
+         SET plan_cache_mode = force_generic_plan;\n\
+         EXPLAIN EXECUTE list({values});\n",
+        sql = scenario.sql
+    );
+    let out = psql(url, &script).await?;
+    let parts: Vec<&str> = out.split("====\n").collect();
+    let [ours, analyzed, custom, generic] = parts.as_slice() else {
+        return Err(format!("unexpected EXPLAIN output: {out}"));
+    };
+    let (adapter_indexes, our_indexes) = (indexes(&adapter), indexes(ours));
+    if adapter_indexes.is_empty() || adapter_indexes != our_indexes {
+        return Err(format!(
+            "not the same plan as the adapter's query:\nadapter:\n{adapter}\nbench:\n{ours}"
+        ));
+    }
+    let (custom_indexes, generic_indexes) = (indexes(custom), indexes(generic));
+    println!(
+        "   plan   adapter and bench: {}; as run (custom plan, EXPLAIN ANALYZE):\n            {}",
+        adapter_indexes.join(", "),
+        analyzed.trim().replace('\n', "\n            ")
+    );
+    if generic_indexes != custom_indexes {
+        println!(
+            "   NOTE   the generic plan uses {} instead:\n            {}",
+            if generic_indexes.is_empty() { "no index".to_owned() } else { generic_indexes.join(", ") },
+            generic.trim().replace('\n', "\n            ")
+        );
+    }
+    let (custom_cost, generic_cost) = (total_cost(custom)?, total_cost(generic)?);
+    // PostgreSQL keeps a prepared statement's generic plan once it is no dearer than the
+    // custom plans' average cost plus an estimate of planning (1000 cpu_operator_cost per
+    // relation + 1: 5 here); otherwise it plans again at every execution.
+    let replanned = generic_cost > custom_cost + 5.0;
+    if replanned {
+        println!(
+            "   NOTE   generic plan cost {generic_cost:.0} vs custom {custom_cost:.2}: PostgreSQL plans this prepared \
+             statement again at every execution (the LIMIT is a bind parameter, estimated at 10% of the rows)"
+        );
+    }
+    let scan = analyzed.lines().find(|l| l.contains(" using ")).map_or("", str::trim);
+    Ok(Plan { scan: scan.trim_start_matches("->").trim().to_owned(), custom_cost, generic_cost, replanned })
+}
+
+/// The plan of a scenario's statement as PostgreSQL runs it.
+struct Plan {
+    /// The index scan line of EXPLAIN ANALYZE.
+    scan: String,
+    custom_cost: f64,
+    generic_cost: f64,
+    /// The generic plan looks dearer: every execution is planned anew.
+    replanned: bool,
+}
+
+/// The total cost of a plan's top node: `cost=0.42..4.97` -> 4.97.
+fn total_cost(plan: &str) -> Result<f64> {
+    plan.lines()
+        .next()
+        .and_then(|line| line.split("cost=").nth(1))
+        .and_then(|cost| cost.split_once(".."))
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(|total| total.parse().ok())
+        .ok_or_else(|| format!("no cost in the plan:\n{plan}"))
+}
+
+// ----------------------------------------------------------------------------- pgbench
+
+struct DbRun {
+    clients: usize,
+    transactions: u64,
+    tps: f64,
+    latency_ms: f64,
+    cpu: CpuSplit,
+}
+
+/// What pgbench runs besides the scenario's statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    /// The statement alone.
+    Plain,
+    /// `SELECT $1` first, as the server's pool does when it hands out a connection
+    /// (diesel-async `RecyclingMethod::Verified`): the database work of one request.
+    PoolCheck,
+    /// The statement alone with `plan_cache_mode = force_generic_plan`: planned once per
+    /// connection instead of at every execution.
+    GenericPlan,
+}
+
+/// `pgbench -n -M prepared -c N -j 2 -T seconds` on the scenario's statement; its
+/// placeholders become pgbench variables, sent as bind parameters like diesel-async does.
+async fn pgbench(url: &str, scenario: &Scenario, seconds: u64, variant: Variant) -> Result<DbRun> {
+    let pool_check = variant == Variant::PoolCheck;
+    let clients = clients();
+    let mut script = scenario.sql.clone();
+    for n in (1..=scenario.params.len()).rev() {
+        script = script.replace(&format!("${n}"), &format!(":p{n}"));
+    }
+    let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
+    let file = dir.path().join("list.sql");
+    let check = if pool_check { "SELECT :one;\n" } else { "" };
+    std::fs::write(&file, format!("{check}{script};\n")).map_err(|e| format!("pgbench script: {e}"))?;
+    let mut command = tokio::process::Command::new(pg_bin("pgbench"));
+    command.args(["-n", "-M", "prepared", "-j", "2"]);
+    command.args(["-c", &clients.to_string(), "-T", &seconds.to_string()]).arg("-f").arg(&file);
+    for (n, value) in scenario.params.iter().enumerate() {
+        command.arg("-D").arg(format!("p{}={value}", n + 1));
+    }
+    if pool_check {
+        command.args(["-D", "one=1"]);
+    }
+    if variant == Variant::GenericPlan {
+        command.env("PGOPTIONS", "-c plan_cache_mode=force_generic_plan");
+    }
+    command.arg(url).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let child = command.spawn().map_err(|e| format!("cannot run pgbench: {e}"))?;
+    // CPU is sampled inside the run, while its connections (and their backends) live.
+    let margin = Duration::from_millis(if seconds >= 4 { 1000 } else { 500 });
+    tokio::time::sleep(margin).await;
+    let before = CpuSample::take();
+    tokio::time::sleep(Duration::from_secs(seconds) - 2 * margin).await;
+    let cpu = CpuSample::take().since(&before);
+    let output = child.wait_with_output().await.map_err(|e| format!("pgbench: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let failed =
+        format!("pgbench failed ({}):\n{stdout}{}", output.status, String::from_utf8_lossy(&output.stderr));
+    if !output.status.success() {
+        return Err(failed);
+    }
+    let value = |prefix: &str| -> Option<f64> {
+        stdout.lines().find_map(|l| l.trim().strip_prefix(prefix))?.split_whitespace().next()?.parse().ok()
+    };
+    let (Some(tps), Some(latency_ms), Some(transactions)) =
+        (value("tps = "), value("latency average = "), value("number of transactions actually processed: "))
+    else {
+        return Err(failed);
+    };
+    if value("number of failed transactions: ").is_some_and(|n| n > 0.0) {
+        return Err(failed);
+    }
+    Ok(DbRun { clients, transactions: transactions as u64, tps, latency_ms, cpu })
+}
+
+// -------------------------------------------------------------------------- calibration
+
+/// Two reference points for reading the table: the HTTP stack alone (an endpoint with
+/// neither auth nor database) and the database work the server really asks for per
+/// request (the pool's `SELECT $1` check, then the list statement).
+struct Calibration {
+    seconds: u64,
+    scenario: String,
+    floor: HttpRun,
+    /// The first scenario with `limit=1`: the same work with 2 rows instead of 21.
+    one_row: HttpRun,
+    pool_check: DbRun,
+    /// The first scenario's statement, planned once per connection.
+    generic: DbRun,
+    /// Microseconds to serialize one page as a `serde_json::Value`, and its size.
+    json_us: f64,
+    page_bytes: usize,
+}
+
+async fn calibrate(app: &TestApp, url: &str, scenario: &Scenario, seconds: u64) -> Result<Calibration> {
+    println!("\n== calibration");
+    load(app, "/health/live", "", Duration::from_secs(1)).await?;
+    let floor = load(app, "/health/live", "", Duration::from_secs(seconds)).await?;
+    println!(
+        "   HTTP   {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  GET /health/live (no auth, no database)",
+        floor.per_second, floor.p50_ms, floor.p99_ms
+    );
+    println!("          CPU: {}", floor.cpu.per_unit(floor.requests as f64, "request"));
+    let one_row = scenario.path.replace("limit=20", "limit=1");
+    load(app, &one_row, &scenario.token, Duration::from_secs(1)).await?;
+    let one_row = load(app, &one_row, &scenario.token, Duration::from_secs(seconds)).await?;
+    println!(
+        "   HTTP   {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  the `{}` request with limit=1 (2 rows read)",
+        one_row.per_second, one_row.p50_ms, one_row.p99_ms, scenario.name
+    );
+    println!("          CPU: {}", one_row.cpu.per_unit(one_row.requests as f64, "request"));
+    let generic = pgbench(url, scenario, seconds, Variant::GenericPlan).await?;
+    println!(
+        "   pgbench{:>8.0} tps    avg {:>7.3} ms  the `{}` statement with plan_cache_mode = force_generic_plan",
+        generic.tps, generic.latency_ms, scenario.name
+    );
+    println!("          CPU: {}", generic.cpu.per_unit(generic.tps * generic.cpu.seconds, "transaction"));
+    let pool_check = pgbench(url, scenario, seconds, Variant::PoolCheck).await?;
+    println!(
+        "   pgbench{:>8.0} tps    avg {:>7.3} ms  SELECT $1, then the `{}` statement",
+        pool_check.tps, pool_check.latency_ms, scenario.name
+    );
+    println!(
+        "          CPU: {}",
+        pool_check.cpu.per_unit(pool_check.tps * pool_check.cpu.seconds, "transaction")
+    );
+    let (json_us, page_bytes) = json_cost(app, scenario).await?;
+    println!(
+        "   JSON   {json_us:>8.1} µs to serialize one page ({page_bytes} bytes) from a serde_json::Value, on one core"
+    );
+    Ok(Calibration {
+        seconds,
+        scenario: scenario.name.clone(),
+        floor,
+        one_row,
+        pool_check,
+        generic,
+        json_us,
+        page_bytes,
+    })
+}
+
+/// Serializing a page of the scenario as a generic `serde_json::Value` (the server
+/// serializes typed structs, which is somewhat cheaper): an upper bound of the JSON cost.
+async fn json_cost(app: &TestApp, scenario: &Scenario) -> Result<(f64, usize)> {
+    let body =
+        app.get(&scenario.path, &scenario.token).await.text().await.map_err(|e| format!("GET: {e}"))?;
+    let page: Value = consular_tests::serde_json::from_str(&body).map_err(|e| format!("not JSON: {e}"))?;
+    let rounds = 2000;
+    let started = Instant::now();
+    let mut bytes = 0;
+    for _ in 0..rounds {
+        bytes +=
+            consular_tests::serde_json::to_vec(std::hint::black_box(&page)).map_err(|e| e.to_string())?.len();
+    }
+    let per_page = started.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
+    Ok((per_page, bytes / rounds as usize))
+}
+
+// ------------------------------------------------------------------------------ report
+
+fn print_table(results: &[Measured], calibration: &Calibration, seconds: u64, warmup: u64, rows: usize) {
+    let clients = clients();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nGET /api/v1/requests on PostgreSQL, {rows} service requests; {clients} keep-alive clients for {seconds} s \
+         after {warmup} s of warm-up; pgbench -c {clients} -j 2 -T {seconds} -M prepared on the same statement"
+    );
+    let _ = writeln!(
+        out,
+        "{:<40} {:>9} {:>8} {:>8} {:>9} {:>8} {:>7}",
+        "scenario", "HTTP r/s", "p50 ms", "p99 ms", "DB tps", "DB ms", "HTTP/DB"
+    );
+    for r in results {
+        let _ = writeln!(
+            out,
+            "{:<40} {:>9.0} {:>8.2} {:>8.2} {:>9.0} {:>8.3} {:>6.0}%",
+            r.name,
+            r.http.per_second,
+            r.http.p50_ms,
+            r.http.p99_ms,
+            r.db.tps,
+            r.db.latency_ms,
+            100.0 * r.http.per_second / r.db.tps
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nCPU per request (HTTP) and per transaction (pgbench), µs; noise: cores used by other processes"
+    );
+    let _ = writeln!(
+        out,
+        "{:<40} {:>7} {:>7} {:>9} {:>10} {:>8} {:>12}",
+        "scenario", "server", "client", "PG (HTTP)", "PG (bench)", "pgbench", "noise cores"
+    );
+    for r in results {
+        let (http, db) = (&r.http.cpu, &r.db.cpu);
+        let requests = r.http.requests as f64;
+        let transactions = r.db.tps * db.seconds;
+        let _ = writeln!(
+            out,
+            "{:<40} {:>7.0} {:>7.0} {:>9.0} {:>10.0} {:>8.0} {:>7.2}/{:.2}",
+            r.name,
+            http.per("server", requests),
+            http.per("client", requests),
+            http.per("postgres", requests),
+            db.per("postgres", transactions),
+            db.per("pgbench", transactions),
+            http.noise(),
+            db.noise(),
+        );
+    }
+    let (floor, one_row, checked) = (&calibration.floor, &calibration.one_row, &calibration.pool_check);
+    let _ = writeln!(
+        out,
+        "\ncalibration ({} s each; CPU in µs per request or transaction):",
+        calibration.seconds
+    );
+    let mut http_line = |label: String, run: &HttpRun| {
+        let requests = run.requests as f64;
+        let _ = writeln!(
+            out,
+            "  {label:<48} {:>6.0} req/s  p50 {:>5.2} ms  server {:>3.0}  client {:>3.0}  postgres {:>3.0}",
+            run.per_second,
+            run.p50_ms,
+            run.cpu.per("server", requests),
+            run.cpu.per("client", requests),
+            run.cpu.per("postgres", requests),
+        );
+    };
+    http_line("GET /health/live (no auth, no database)".to_owned(), floor);
+    http_line(format!("{}, limit=1 (2 rows)", calibration.scenario), one_row);
+    let mut db_line = |label: String, run: &DbRun| {
+        let _ = writeln!(
+            out,
+            "  {label:<48} {:>6.0} tps    avg {:>5.3} ms  postgres {:.0}",
+            run.tps,
+            run.latency_ms,
+            run.cpu.per("postgres", run.tps * run.cpu.seconds),
+        );
+    };
+    db_line(format!("pgbench: SELECT $1 (pool check) + {}", calibration.scenario), checked);
+    db_line(format!("pgbench: {}, generic plan", calibration.scenario), &calibration.generic);
+    let _ = writeln!(
+        out,
+        "  {:<48} {:>6.1} µs",
+        format!("JSON of one page ({} bytes) from a serde_json::Value", calibration.page_bytes),
+        calibration.json_us
+    );
+    let _ = writeln!(out, "\nplans (as run) and page sizes:");
+    for r in results {
+        let _ = writeln!(out, "  {:<40} {} ({} bytes/page)", r.name, r.plan.scan, r.page_bytes);
+        if r.plan.replanned {
+            let _ = writeln!(
+                out,
+                "  {:<40} planned again at every execution: generic plan cost {:.0} vs custom {:.2}",
+                "", r.plan.generic_cost, r.plan.custom_cost
+            );
+        }
+    }
+    print!("{out}");
+}
+
+// ------------------------------------------------------------------------------- CPU
+
+/// CPU time (user + system, in clock ticks) of the whole machine, of every process by
+/// kind, and of this process's threads by role: where the cores went during a window.
+struct CpuSample {
+    at: Instant,
+    /// Busy, total and interrupt (irq + softirq: loopback TCP, mostly) ticks of the
+    /// machine (`/proc/stat`); interrupt time is charged to no process.
+    busy: u64,
+    total: u64,
+    interrupts: u64,
+    /// pid -> (kind, ticks) for every process but this one.
+    processes: HashMap<u32, (&'static str, u64)>,
+    /// This process's threads: role -> ticks.
+    threads: BTreeMap<&'static str, u64>,
+}
+
+/// Seconds of CPU per kind over a window.
+struct CpuSplit {
+    seconds: f64,
+    /// server, client, other in-process, postgres, pgbench, other processes, interrupts;
+    /// "unattributed" is what processes that started or ended within the window used.
+    kinds: BTreeMap<&'static str, f64>,
+    busy: f64,
+}
+
+const TICKS_PER_SECOND: f64 = 100.0; // USER_HZ on Linux
+
+/// `(comm, utime + stime)` of a `/proc/.../stat` line.
+fn stat_ticks(stat: &str) -> Option<(&str, u64)> {
+    let (head, rest) = stat.rsplit_once(')')?;
+    let comm = head.split_once('(')?.1;
+    // After the name: state (field 3) ... utime and stime (fields 14 and 15).
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some((comm, fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?))
+}
+
+impl CpuSample {
+    fn take() -> CpuSample {
+        let mut sample = CpuSample {
+            at: Instant::now(),
+            busy: 0,
+            total: 0,
+            interrupts: 0,
+            processes: HashMap::new(),
+            threads: BTreeMap::new(),
+        };
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        if let Some(line) = stat.lines().next() {
+            let fields: Vec<u64> = line.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
+            // user nice system idle iowait irq softirq steal (guest time is inside user)
+            sample.total = fields.iter().take(8).sum();
+            let idle = fields.get(3).copied().unwrap_or(0) + fields.get(4).copied().unwrap_or(0);
+            sample.busy = sample.total.saturating_sub(idle);
+            sample.interrupts = fields.get(5).copied().unwrap_or(0) + fields.get(6).copied().unwrap_or(0);
+        }
+        let own = std::process::id();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            if pid == own {
+                continue;
+            }
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            if let Some((comm, ticks)) = stat_ticks(&stat) {
+                let kind = match comm {
+                    "postgres" => "postgres",
+                    "pgbench" => "pgbench",
+                    _ => "other processes",
+                };
+                sample.processes.insert(pid, (kind, ticks));
+            }
+        }
+        for task in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            if let Some((name, ticks)) = stat_ticks(&stat) {
+                // actix-server names its workers "actix-server worker N"; the bench's
+                // runtime (the load, and the app's background tasks) is "bench-client".
+                let role = if name.starts_with("actix-server") {
+                    "server"
+                } else if name.starts_with("bench-client") {
+                    "client"
+                } else {
+                    "other in-process"
+                };
+                *sample.threads.entry(role).or_default() += ticks;
+            }
+        }
+        sample
+    }
+
+    fn since(&self, before: &CpuSample) -> CpuSplit {
+        let seconds = self.at.duration_since(before.at).as_secs_f64();
+        let ticks = |t: u64| t as f64 / TICKS_PER_SECOND;
+        let busy = ticks(self.busy.saturating_sub(before.busy));
+        let mut kinds: BTreeMap<&'static str, f64> = BTreeMap::new();
+        for (role, now) in &self.threads {
+            *kinds.entry(role).or_default() +=
+                ticks(now.saturating_sub(*before.threads.get(role).unwrap_or(&0)));
+        }
+        for (pid, (kind, now)) in &self.processes {
+            if let Some((_, then)) = before.processes.get(pid) {
+                *kinds.entry(kind).or_default() += ticks(now.saturating_sub(*then));
+            }
+        }
+        kinds.insert("interrupts", ticks(self.interrupts.saturating_sub(before.interrupts)));
+        let attributed: f64 = kinds.values().sum();
+        kinds.insert("unattributed", (busy - attributed).max(0.0));
+        CpuSplit { seconds, kinds, busy }
+    }
+}
+
+impl CpuSplit {
+    fn cores(&self, kind: &str) -> f64 {
+        self.kinds.get(kind).copied().unwrap_or(0.0) / self.seconds.max(1e-9)
+    }
+
+    /// Microseconds of `kind` per unit of work.
+    fn per(&self, kind: &str, units: f64) -> f64 {
+        self.kinds.get(kind).copied().unwrap_or(0.0) / units.max(1.0) * 1e6
+    }
+
+    /// "server 120 µs, client 60 µs, postgres 150 µs per request; ..." over `units`.
+    fn per_unit(&self, units: f64, what: &str) -> String {
+        let per = |kind: &str| self.per(kind, units);
+        let parts: Vec<String> =
+            ["server", "client", "other in-process", "postgres", "pgbench", "interrupts"]
+                .into_iter()
+                .filter(|kind| per(kind) >= 0.5)
+                .map(|kind| format!("{kind} {:.0} µs", per(kind)))
+                .collect();
+        format!(
+            "{} per {what}; cores busy {:.2} (other processes {:.2}, unattributed {:.2})",
+            parts.join(", "),
+            self.busy / self.seconds.max(1e-9),
+            self.cores("other processes"),
+            self.cores("unattributed"),
+        )
+    }
+
+    /// Cores used by what is not this benchmark: other processes and short-lived ones.
+    fn noise(&self) -> f64 {
+        self.cores("other processes") + self.cores("unattributed")
+    }
+}
+
+/// The cores busy over `window` with nothing of the bench running.
+async fn machine_noise(window: Duration) -> f64 {
+    let before = CpuSample::take();
+    tokio::time::sleep(window).await;
+    CpuSample::take().since(&before).busy / window.as_secs_f64()
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .and_then(|rest| rest.split_once(':'))
+                .map(|(_, m)| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned())
+}
+
+// ---------------------------------------------------------------- PostgreSQL tools, cluster
+
+/// `program` from `PG_BIN_DIR` or /usr/lib/postgresql/15/bin (as the testkit), else PATH.
+fn pg_bin(program: &str) -> PathBuf {
+    let dir = std::env::var_os("PG_BIN_DIR")
+        .map_or_else(|| PathBuf::from("/usr/lib/postgresql/15/bin"), PathBuf::from);
+    let path = dir.join(program);
+    if path.exists() { path } else { PathBuf::from(program) }
+}
+
+/// Runs `sql` (one or more statements, psql meta-commands allowed) in one psql session;
+/// unaligned, tuples only. Its output, or an error with psql's.
+async fn psql(url: &str, sql: &str) -> Result<String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
+    let file = dir.path().join("script.sql");
+    std::fs::write(&file, sql).map_err(|e| format!("psql script: {e}"))?;
+    let output = tokio::process::Command::new(pg_bin("psql"))
+        .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-f"])
+        .arg(&file)
+        .output()
+        .await
+        .map_err(|e| format!("cannot run psql: {e}"))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(format!("psql failed ({}): {}", output.status, String::from_utf8_lossy(&output.stderr)))
+    }
+}
+
+/// Drops the bench's database (`postgres://.../consular_test_...`), connected to `postgres`.
+async fn drop_database(url: &str) -> Result<()> {
+    let Some((server, name)) = url.rsplit_once('/') else { return Ok(()) };
+    let name = name.split('?').next().unwrap_or(name);
+    if !name.starts_with("consular_test_") {
+        return Ok(());
+    }
+    psql(&format!("{server}/postgres"), &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .await
+        .map(drop)
+}
+
+/// `postgres://user@HOST:port/db`: is HOST this machine?
+fn is_loopback(url: &str) -> bool {
+    let authority = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = authority.split(['/', '?']).next().unwrap_or_default();
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = host.strip_prefix('[').map_or_else(
+        || host.split(':').next().unwrap_or_default(),
+        |v6| v6.split(']').next().unwrap_or_default(),
+    );
+    matches!(host, "127.0.0.1" | "localhost" | "::1" | "")
+}
+
+/// Stops the shared test cluster at the end if this run started it (as `make test` does
+/// with `pg-test-cluster stop`); a cluster that was already running, or a `DATABASE_URL`
+/// server, is left alone.
+struct ClusterGuard {
+    started_here: bool,
+}
+
+impl ClusterGuard {
+    fn before_start() -> ClusterGuard {
+        let external = std::env::var("DATABASE_URL").is_ok_and(|u| u.starts_with("postgres"));
+        ClusterGuard { started_here: !external && !shared_cluster_pid_file().exists() }
+    }
+}
+
+/// Also on a panic (the harness panics when the server cannot start).
+impl Drop for ClusterGuard {
+    fn drop(&mut self) {
+        if !self.started_here {
+            return;
+        }
+        match consular_testkit::postgres::stop_shared_cluster() {
+            Ok(true) => println!("\nstopped the PostgreSQL test cluster this run started"),
+            Ok(false) => {}
+            Err(e) => eprintln!("\ncould not stop the PostgreSQL test cluster: {e}; run `make pg-stop`"),
+        }
+    }
+}
+
+/// The pid file of the shared cluster (`consular_testkit::postgres` keeps its state in
+/// `$TMPDIR/consular-testkit-pg-<uid>/`).
+fn shared_cluster_pid_file() -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(u32::MAX);
+    std::env::temp_dir().join(format!("consular-testkit-pg-{uid}")).join("cluster/data/postmaster.pid")
+}
