@@ -361,9 +361,11 @@ pub struct QueueBody {
 
 fn statuses<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<RequestStatusName>>, D::Error> {
     let Some(list) = Option::<String>::deserialize(deserializer)? else { return Ok(None) };
-    // An empty list (`status=`) is no filter, as an empty array is.
+    // `status=` is the empty list: no filter. Inside a list, every entry must be a status.
+    if list.is_empty() {
+        return Ok(Some(Vec::new()));
+    }
     list.split(',')
-        .filter(|s| !s.is_empty())
         .map(|s| {
             let quoted = serde_json::Value::String(s.trim().to_owned());
             serde_json::from_value::<RequestStatusName>(quoted)
