@@ -128,17 +128,9 @@ impl CatalogService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use consular_domain::{ClientId, MissionId, Money, PrincipalId, PrincipalKind, ScopeSet, Stage, Subject};
+    use crate::fixtures::admin_with as principal;
+    use consular_domain::{MissionId, Money, Stage};
     use consular_ports::{MockIdempotencyRepository, MockServiceTypeRepository, SystemClock};
-
-    fn principal(scopes: &str, mission: Option<MissionId>) -> Principal {
-        Principal {
-            subject: Subject { kind: PrincipalKind::Admin, id: PrincipalId::new() },
-            client_id: ClientId::new(),
-            mission,
-            scopes: ScopeSet::parse(scopes).unwrap(),
-        }
-    }
 
     fn renewal() -> NewServiceType {
         NewServiceType {

@@ -225,68 +225,13 @@ impl CitizenService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use consular_domain::{Address, ClientId, Mission, MissionId, PrincipalId, RegistrationStatus};
-    use consular_ports::{
-        MockCitizenRepository, MockIdempotencyRepository, MockMissionRepository, SystemClock,
-    };
+    use crate::fixtures::{alice, any_mission as missions, principal};
+    use consular_domain::MissionId;
+    use consular_ports::{MockCitizenRepository, MockIdempotencyRepository, SystemClock};
     use time::OffsetDateTime;
-    use time::macros::date;
-
-    fn principal(kind: PrincipalKind, id: uuid::Uuid, scopes: &str, mission: Option<MissionId>) -> Principal {
-        Principal {
-            subject: Subject { kind, id: PrincipalId(id) },
-            client_id: ClientId::new(),
-            mission,
-            scopes: ScopeSet::parse(scopes).unwrap(),
-        }
-    }
 
     fn admin(mission: Option<MissionId>) -> Principal {
         principal(PrincipalKind::Admin, uuid::Uuid::now_v7(), "admin", mission)
-    }
-
-    fn alice(mission: MissionId) -> NewCitizen {
-        NewCitizen {
-            mission_id: mission,
-            given_name: "Alice".into(),
-            family_name: "Martin".into(),
-            date_of_birth: date!(1990 - 04 - 12),
-            place_of_birth: "Lyon".into(),
-            nationality: "FR".into(),
-            passport_number: "19AB12345".into(),
-            passport_expiry: date!(2031 - 04 - 11),
-            email: "alice@example.org".into(),
-            phone: "+33612345678".into(),
-            address: Address {
-                line1: "1 Main Street".into(),
-                line2: None,
-                city: "Ottawa".into(),
-                region: None,
-                postal_code: None,
-                country: "CA".into(),
-            },
-            emergency_contact: None,
-            preferred_language: "fr".into(),
-            registration_status: RegistrationStatus::Pending,
-        }
-    }
-
-    fn missions() -> MockMissionRepository {
-        let mut missions = MockMissionRepository::new();
-        missions.expect_get().returning(|id| {
-            Ok(Some(Mission {
-                id,
-                code: "ca-ottawa".into(),
-                name: "Embassy".into(),
-                country: "CA".into(),
-                city: "Ottawa".into(),
-                timezone: "America/Toronto".into(),
-                version: 1,
-                created_at: OffsetDateTime::UNIX_EPOCH,
-                updated_at: OffsetDateTime::UNIX_EPOCH,
-            }))
-        });
-        missions
     }
 
     fn service(citizens: MockCitizenRepository) -> CitizenService {

@@ -317,7 +317,7 @@ impl ClientService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use consular_domain::{Mission, MissionId, PrincipalKind, ScopeSet};
+    use consular_domain::{MissionId, PrincipalKind, ScopeSet};
     use consular_ports::{
         MockClientRepository, MockIdempotencyRepository, MockMissionRepository, SystemClock,
     };
@@ -334,19 +334,7 @@ mod tests {
 
     fn missions_with(id: MissionId) -> MockMissionRepository {
         let mut missions = MockMissionRepository::new();
-        missions.expect_get().returning(move |m| {
-            Ok((m == id).then(|| Mission {
-                id,
-                code: "fr-paris".into(),
-                name: "Paris".into(),
-                country: "FR".into(),
-                city: "Paris".into(),
-                timezone: "Europe/Paris".into(),
-                version: 1,
-                created_at: OffsetDateTime::UNIX_EPOCH,
-                updated_at: OffsetDateTime::UNIX_EPOCH,
-            }))
-        });
+        missions.expect_get().returning(move |m| Ok((m == id).then(|| crate::fixtures::mission(id))));
         missions
     }
 

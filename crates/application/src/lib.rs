@@ -12,6 +12,8 @@ pub mod catalog;
 pub mod citizens;
 pub mod clients;
 pub mod error;
+#[cfg(test)]
+mod fixtures;
 pub mod health;
 pub mod idempotency;
 pub mod missions;

@@ -117,18 +117,10 @@ impl MissionService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use consular_domain::{ClientId, PrincipalId, PrincipalKind, ScopeSet, Subject};
+    use crate::fixtures::admin_with as principal;
+
     use consular_ports::{MockClock, MockIdempotencyRepository, MockMissionRepository, RepoError};
     use time::OffsetDateTime;
-
-    fn principal(scopes: &str, mission: Option<MissionId>) -> Principal {
-        Principal {
-            subject: Subject { kind: PrincipalKind::Admin, id: PrincipalId::new() },
-            client_id: ClientId::new(),
-            mission,
-            scopes: ScopeSet::parse(scopes).unwrap(),
-        }
-    }
 
     fn clock() -> Arc<MockClock> {
         let mut clock = MockClock::new();

@@ -657,70 +657,16 @@ impl RequestService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use consular_domain::{
-        Address, Citizen, ClientId, Money, NewCitizen, PrincipalId, ScopeSet, ServiceType, StaffMember,
-        Stage, Subject,
-    };
+    use crate::fixtures::{alice, principal, service_type};
+    use consular_domain::{Citizen, NewCitizen, PrincipalId, ServiceType, StaffMember, Subject};
     use consular_ports::{
         MockCitizenRepository, MockIdempotencyRepository, MockRequestRepository, MockServiceTypeRepository,
         MockStaffRepository, SystemClock,
     };
-    use time::macros::date;
-
-    fn principal(kind: PrincipalKind, id: Uuid, scopes: &str, mission: Option<MissionId>) -> Principal {
-        Principal {
-            subject: Subject { kind, id: PrincipalId(id) },
-            client_id: ClientId::new(),
-            mission,
-            scopes: ScopeSet::parse(scopes).unwrap(),
-        }
-    }
 
     fn citizen(mission: MissionId) -> Citizen {
-        NewCitizen {
-            mission_id: mission,
-            given_name: "Alice".into(),
-            family_name: "Martin".into(),
-            date_of_birth: date!(1990 - 04 - 12),
-            place_of_birth: "Lyon".into(),
-            nationality: "FR".into(),
-            passport_number: "19AB12345".into(),
-            passport_expiry: date!(2031 - 04 - 11),
-            email: "alice@example.org".into(),
-            phone: "+33612345678".into(),
-            address: Address {
-                line1: "1 Main St".into(),
-                line2: None,
-                city: "Ottawa".into(),
-                region: None,
-                postal_code: None,
-                country: "CA".into(),
-            },
-            emergency_contact: None,
-            preferred_language: "fr".into(),
-            registration_status: RegistrationStatus::Active,
-        }
-        .into_citizen(CitizenId::new(), OffsetDateTime::UNIX_EPOCH)
-    }
-
-    fn service_type(active: bool) -> ServiceType {
-        ServiceType {
-            id: ServiceTypeId::new(),
-            code: "visa".into(),
-            name: "Visa".into(),
-            description: String::new(),
-            fee: Money { amount_minor: 0, currency: "EUR".into() },
-            sla_days: 10,
-            required_documents: vec![],
-            stages: vec![
-                Stage { name: "Check".into(), description: String::new() },
-                Stage { name: "Print".into(), description: String::new() },
-            ],
-            active,
-            version: 1,
-            created_at: OffsetDateTime::UNIX_EPOCH,
-            updated_at: OffsetDateTime::UNIX_EPOCH,
-        }
+        NewCitizen { registration_status: RegistrationStatus::Active, ..alice(mission) }
+            .into_citizen(CitizenId::new(), OffsetDateTime::UNIX_EPOCH)
     }
 
     struct Fixture {

@@ -198,38 +198,12 @@ impl StaffService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use consular_domain::{ClientId, Mission, Money, PrincipalId, ServiceType, Stage};
+    use crate::fixtures::{any_mission, principal, service_type};
+    use consular_domain::ServiceType;
     use consular_ports::{
-        MockIdempotencyRepository, MockMissionRepository, MockServiceTypeRepository, MockStaffRepository,
-        SystemClock,
+        MockIdempotencyRepository, MockServiceTypeRepository, MockStaffRepository, SystemClock,
     };
     use time::OffsetDateTime;
-
-    fn principal(kind: PrincipalKind, id: uuid::Uuid, scopes: &str, mission: Option<MissionId>) -> Principal {
-        Principal {
-            subject: Subject { kind, id: PrincipalId(id) },
-            client_id: ClientId::new(),
-            mission,
-            scopes: ScopeSet::parse(scopes).unwrap(),
-        }
-    }
-
-    fn service_type(active: bool) -> ServiceType {
-        ServiceType {
-            id: ServiceTypeId::new(),
-            code: "visa".into(),
-            name: "Visa".into(),
-            description: String::new(),
-            fee: Money { amount_minor: 0, currency: "EUR".into() },
-            sla_days: 10,
-            required_documents: vec![],
-            stages: vec![Stage { name: "Check".into(), description: String::new() }],
-            active,
-            version: 1,
-            created_at: OffsetDateTime::UNIX_EPOCH,
-            updated_at: OffsetDateTime::UNIX_EPOCH,
-        }
-    }
 
     fn member(mission: MissionId) -> StaffMember {
         NewStaffMember {
@@ -247,20 +221,7 @@ mod tests {
         service_types
             .expect_get_many()
             .returning(move |ids| Ok(types.iter().filter(|t| ids.contains(&t.id)).cloned().collect()));
-        let mut missions = MockMissionRepository::new();
-        missions.expect_get().returning(|id| {
-            Ok(Some(Mission {
-                id,
-                code: "fr-paris".into(),
-                name: "Paris".into(),
-                country: "FR".into(),
-                city: "Paris".into(),
-                timezone: "Europe/Paris".into(),
-                version: 1,
-                created_at: OffsetDateTime::UNIX_EPOCH,
-                updated_at: OffsetDateTime::UNIX_EPOCH,
-            }))
-        });
+        let missions = any_mission();
         StaffService::new(
             Arc::new(staff),
             Arc::new(service_types),
