@@ -16,8 +16,11 @@ use utoipa_actix_web::AppExt;
         title = "Consular Services API",
         version = "1.0.0",
         description = "The public REST API of the consular services platform: missions, API clients and \
-                       OAuth 2.0 client-credentials tokens. Errors are RFC 9457 problems; lists use cursor \
-                       pagination; PATCH needs If-Match; creating POSTs accept Idempotency-Key."
+                       OAuth 2.0 client-credentials tokens, the service catalog, citizens, staff, service \
+                       requests with their workflow, notes and messages, and the audit log. Errors are RFC \
+                       9457 problems; lists use cursor pagination; PATCH needs If-Match; creating POSTs \
+                       accept Idempotency-Key. Each operation's maturity is in x-maturity and the \
+                       API-Maturity response header."
     ),
     components(schemas(crate::problem::Problem, crate::problem::ProblemFieldError))
 )]
