@@ -190,6 +190,7 @@ impl Application {
             spec: Arc::new(ApiSpec::build()),
             token_limits: TokenRateLimits::new(per_minute),
         });
+        let limits = state.clone();
         let listener = TcpListener::bind(settings.bind)
             .map_err(|error| StartError::Bind { addr: settings.bind.to_string(), error })?;
         let port = listener.local_addr().map_err(|e| StartError::Setup(e.to_string()))?.port();
@@ -204,8 +205,18 @@ impl Application {
             .listen(listener)
             .map_err(|error| StartError::Bind { addr: settings.bind.to_string(), error })?
             .run();
-        let tasks =
-            vec![spawn_revocation_sync(services.tokens.clone()), spawn_housekeeping(services.tokens.clone())];
+        let tasks = vec![
+            spawn_revocation_sync(services.tokens.clone()),
+            spawn_housekeeping(services.tokens.clone()),
+            // The token rate limiters forget idle keys every minute (bounded memory).
+            tokio::spawn(async move {
+                let mut ticker = tokio::time::interval(Duration::from_secs(60));
+                loop {
+                    ticker.tick().await;
+                    limits.token_limits.forget_idle();
+                }
+            }),
+        ];
         Ok(Application { server, port, tasks, bootstrap_admin })
     }
 

@@ -45,4 +45,14 @@ impl TokenRateLimits {
         let quota = Quota::per_minute(per_minute);
         TokenRateLimits { per_client: RateLimiter::keyed(quota), per_address: RateLimiter::keyed(quota) }
     }
+
+    /// Forgets keys whose limit has fully recovered. The per-client limiter is keyed by
+    /// whatever client id a request presents, before authentication, so without this an
+    /// attacker sending random ids would grow it without bound.
+    pub fn forget_idle(&self) {
+        self.per_client.retain_recent();
+        self.per_client.shrink_to_fit();
+        self.per_address.retain_recent();
+        self.per_address.shrink_to_fit();
+    }
 }
