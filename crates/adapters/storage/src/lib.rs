@@ -58,6 +58,16 @@ impl ObjectBlobStore {
     /// credentials and `AWS_ALLOW_HTTP` from the `AWS_*` environment; no request is made
     /// here, so a wrong endpoint or credentials show up in the health check.
     pub fn from_url(url: &str) -> Result<Self, String> {
+        Self::from_url_with(url, std::iter::empty::<(&str, &str)>())
+    }
+
+    /// Like [`ObjectBlobStore::from_url`], with S3 options given explicitly on top of the
+    /// environment (object_store's keys: `aws_endpoint`, `aws_region`,
+    /// `aws_access_key_id`, `aws_secret_access_key`, `aws_allow_http`, ...).
+    pub fn from_url_with<'a>(
+        url: &str,
+        s3_options: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, String> {
         match location::parse(url)? {
             Location::Local(dir) => {
                 std::fs::create_dir_all(&dir)
@@ -69,10 +79,13 @@ impl ObjectBlobStore {
                 Ok(Self::new(Arc::new(fs), "file"))
             }
             Location::S3 { url, prefix } => {
-                let s3 = AmazonS3Builder::from_env()
-                    .with_url(url.as_str())
-                    .build()
-                    .map_err(|e| format!("cannot configure S3 storage for `{url}`: {e}"))?;
+                let mut builder = AmazonS3Builder::from_env().with_url(url.as_str());
+                for (key, value) in s3_options {
+                    let key = key.parse().map_err(|e| format!("unknown S3 option `{key}`: {e}"))?;
+                    builder = builder.with_config(key, value);
+                }
+                let s3 =
+                    builder.build().map_err(|e| format!("cannot configure S3 storage for `{url}`: {e}"))?;
                 let store: Arc<dyn ObjectStore> = if prefix.as_ref().is_empty() {
                     Arc::new(s3)
                 } else {
