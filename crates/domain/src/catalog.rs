@@ -2,6 +2,7 @@
 //! SLA, required documents and ordered workflow stages.
 
 use crate::rules;
+use crate::validation::set;
 use crate::{ServiceTypeId, ValidationErrors};
 use time::OffsetDateTime;
 use validator::Validate;
@@ -119,15 +120,6 @@ impl NewServiceType {
 impl ServiceTypeChanges {
     pub fn check(&self) -> Result<(), ValidationErrors> {
         self.validate().map_err(|e| rules::flatten(&e))
-    }
-}
-
-fn set<T: PartialEq>(field: &mut T, value: Option<T>, name: &'static str, changed: &mut Vec<String>) {
-    if let Some(value) = value
-        && *field != value
-    {
-        *field = value;
-        changed.push(name.to_owned());
     }
 }
 

@@ -2,6 +2,7 @@
 //! the mission.
 
 use crate::rules;
+use crate::validation::set;
 use crate::{CitizenId, MissionId, ValidationErrors};
 use std::fmt;
 use std::str::FromStr;
@@ -304,15 +305,6 @@ impl CitizenChanges {
             );
         }
         merge(self.validate(), extra)
-    }
-}
-
-fn set<T: PartialEq>(field: &mut T, value: Option<T>, name: &'static str, changed: &mut Vec<String>) {
-    if let Some(value) = value
-        && *field != value
-    {
-        *field = value;
-        changed.push(name.to_owned());
     }
 }
 

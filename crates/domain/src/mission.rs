@@ -1,5 +1,6 @@
 //! Missions: the embassies and consulates everything else belongs to.
 
+use crate::validation::set;
 use crate::{MissionId, ValidationErrors};
 use time::OffsetDateTime;
 
@@ -57,10 +58,7 @@ pub(crate) fn check_code(errors: &mut ValidationErrors, code: &str) {
 }
 
 pub(crate) fn check_country(errors: &mut ValidationErrors, field: &str, country: &str) {
-    let valid = country.len() == 2
-        && country.bytes().all(|b| b.is_ascii_uppercase())
-        && isocountry::CountryCode::for_alpha2(country).is_ok();
-    if !valid {
+    if crate::rules::country(country).is_err() {
         errors.add(field, "invalid_country", "must be an ISO 3166-1 alpha-2 country code in upper case");
     }
 }
@@ -131,18 +129,10 @@ impl Mission {
     /// The version moves only when something changed.
     pub fn apply(&mut self, changes: MissionChanges, now: OffsetDateTime) -> Vec<String> {
         let mut changed = Vec::new();
-        let mut set = |field: &mut String, value: Option<String>, name: &str| {
-            if let Some(value) = value
-                && *field != value
-            {
-                *field = value;
-                changed.push(name.to_owned());
-            }
-        };
-        set(&mut self.name, changes.name, "name");
-        set(&mut self.country, changes.country, "country");
-        set(&mut self.city, changes.city, "city");
-        set(&mut self.timezone, changes.timezone, "timezone");
+        set(&mut self.name, changes.name, "name", &mut changed);
+        set(&mut self.country, changes.country, "country", &mut changed);
+        set(&mut self.city, changes.city, "city", &mut changed);
+        set(&mut self.timezone, changes.timezone, "timezone", &mut changed);
         if !changed.is_empty() {
             self.version += 1;
             self.updated_at = now;

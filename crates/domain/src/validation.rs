@@ -11,6 +11,17 @@ pub struct FieldError {
     pub message: String,
 }
 
+/// Applies one field of a partial update: replaces `field` when `value` is given and
+/// differs, and records `name` among the changed fields. Every entity's `apply` uses it.
+pub(crate) fn set<T: PartialEq>(field: &mut T, value: Option<T>, name: &'static str, changed: &mut Vec<String>) {
+    if let Some(value) = value
+        && *field != value
+    {
+        *field = value;
+        changed.push(name.to_owned());
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, thiserror::Error)]
 #[error("{} invalid field(s)", .0.len())]
 pub struct ValidationErrors(pub Vec<FieldError>);
