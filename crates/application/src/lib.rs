@@ -17,6 +17,7 @@ mod fixtures;
 pub mod health;
 pub mod idempotency;
 pub mod missions;
+pub mod paging;
 pub mod requests;
 pub mod staff;
 

@@ -125,30 +125,6 @@ fn check_reason(reason: &str) -> Result<(), ServiceError> {
     Ok(())
 }
 
-/// How often a change without precondition is judged again after losing a race.
-const RACE_RETRIES: usize = 3;
-
-/// Runs `attempt`; when the caller named no version (`None`) and the write lost a race
-/// to another change, runs it again on the new state instead of answering 412.
-async fn retry_unconditional<T, F, Fut>(
-    expected_versions: Option<&[i64]>,
-    mut attempt: F,
-) -> Result<T, ServiceError>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, ServiceError>>,
-{
-    let mut tries = 0;
-    loop {
-        match attempt().await {
-            Err(ServiceError::PreconditionFailed) if expected_versions.is_none() && tries < RACE_RETRIES => {
-                tries += 1
-            }
-            result => return result,
-        }
-    }
-}
-
 fn check_text(field: &str, text: &str) -> Result<(), ServiceError> {
     let mut errors = ValidationErrors::new();
     if text.trim().is_empty() {
@@ -332,38 +308,22 @@ impl RequestService {
         let request = self.visible(actor, id).await?;
         let history = self.requests.history(id).await?;
         let mut timeline: Vec<TimelineItem> = history.iter().cloned().map(TimelineItem::History).collect();
-        timeline.extend(self.all_messages(id).await?.into_iter().map(TimelineItem::Message));
+        timeline.extend(
+            crate::paging::all_pages(|page| self.requests.messages(id, page))
+                .await?
+                .into_iter()
+                .map(TimelineItem::Message),
+        );
         if works_on(actor, request.mission_id) {
-            timeline.extend(self.all_notes(id).await?.into_iter().map(TimelineItem::Note));
+            timeline.extend(
+                crate::paging::all_pages(|page| self.requests.notes(id, page))
+                    .await?
+                    .into_iter()
+                    .map(TimelineItem::Note),
+            );
         }
         timeline.sort_by_key(TimelineItem::at);
         Ok(RequestDetails { request, history, timeline })
-    }
-
-    async fn all_messages(&self, id: RequestId) -> Result<Vec<Message>, ServiceError> {
-        let mut all = Vec::new();
-        let mut page = PageRequest { limit: consular_domain::page::MAX_LIMIT, after: None };
-        loop {
-            let batch = self.requests.messages(id, page).await?;
-            all.extend(batch.items);
-            match batch.next_after {
-                Some(after) => page.after = Some(after),
-                None => return Ok(all),
-            }
-        }
-    }
-
-    async fn all_notes(&self, id: RequestId) -> Result<Vec<Note>, ServiceError> {
-        let mut all = Vec::new();
-        let mut page = PageRequest { limit: consular_domain::page::MAX_LIMIT, after: None };
-        loop {
-            let batch = self.requests.notes(id, page).await?;
-            all.extend(batch.items);
-            match batch.next_after {
-                Some(after) => page.after = Some(after),
-                None => return Ok(all),
-            }
-        }
     }
 
     /// Applies a status change, a stage advance and/or a reassignment (staff and admins
@@ -377,7 +337,7 @@ impl RequestService {
         change: StatusChange,
         expected_versions: Option<&[i64]>,
     ) -> Result<ServiceRequest, ServiceError> {
-        retry_unconditional(expected_versions, || {
+        crate::error::retry_unconditional(expected_versions, || {
             self.change_once(actor, id, change.clone(), expected_versions)
         })
         .await
@@ -438,7 +398,7 @@ impl RequestService {
         if let Some(reason) = &reason {
             check_reason(reason)?;
         }
-        retry_unconditional(expected_versions, || {
+        crate::error::retry_unconditional(expected_versions, || {
             self.cancel_once(actor, id, reason.clone(), expected_versions)
         })
         .await
