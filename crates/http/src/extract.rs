@@ -188,6 +188,14 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
     }
 }
 
+/// For `#[serde(default, deserialize_with = "present")]` on an `Option<Option<T>>`: an
+/// absent member stays `None` (no change), an explicit `null` becomes `Some(None)`.
+pub fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
 /// Query parameters; a malformed or unknown parameter is a 400 problem.
 #[derive(Debug)]
 pub struct ApiQuery<T>(pub T);

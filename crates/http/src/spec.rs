@@ -32,7 +32,8 @@ pub struct ApiSpec {
     document: Value,
     json: String,
     routes: Vec<(ResourceDef, Vec<String>)>,
-    maturity: HashMap<(String, String), String>,
+    /// Route template → method → label.
+    maturity: HashMap<String, HashMap<String, String>>,
 }
 
 fn problem(description: &str) -> Value {
@@ -147,7 +148,7 @@ impl ApiSpec {
             }
         }
         let mut routes = Vec::new();
-        let mut maturity = HashMap::new();
+        let mut maturity: HashMap<String, HashMap<String, String>> = HashMap::new();
         if let Some(paths) = document["paths"].as_object_mut() {
             for (path, item) in paths.iter_mut() {
                 let mut allowed = Vec::new();
@@ -166,7 +167,10 @@ impl ApiSpec {
                             allowed.push("HEAD".to_owned());
                         }
                         if let Some(label) = op["x-maturity"].as_str() {
-                            maturity.insert((method.to_uppercase(), path.clone()), label.to_owned());
+                            maturity
+                                .entry(path.clone())
+                                .or_default()
+                                .insert(method.to_uppercase(), label.to_owned());
                         }
                     }
                 }
@@ -192,7 +196,8 @@ impl ApiSpec {
 
     /// The maturity label of an operation, by method and route template.
     pub fn maturity(&self, method: &str, template: &str) -> Option<&str> {
-        self.maturity.get(&(method.to_owned(), template.to_owned())).map(String::as_str)
+        // Looked up on every response: borrowed keys, no allocation.
+        self.maturity.get(template).and_then(|by_method| by_method.get(method)).map(String::as_str)
     }
 }
 

@@ -13,38 +13,12 @@ use consular_domain::{
     Address, Citizen, CitizenChanges, CitizenId, EmergencyContact, MissionId, NewCitizen, RegistrationStatus,
 };
 use consular_ports::CitizenFilter;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use time::{Date, OffsetDateTime};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum RegistrationStatusName {
-    Pending,
-    Active,
-    Deregistered,
-}
-
-impl From<RegistrationStatusName> for RegistrationStatus {
-    fn from(s: RegistrationStatusName) -> Self {
-        match s {
-            RegistrationStatusName::Pending => RegistrationStatus::Pending,
-            RegistrationStatusName::Active => RegistrationStatus::Active,
-            RegistrationStatusName::Deregistered => RegistrationStatus::Deregistered,
-        }
-    }
-}
-
-impl From<RegistrationStatus> for RegistrationStatusName {
-    fn from(s: RegistrationStatus) -> Self {
-        match s {
-            RegistrationStatus::Pending => RegistrationStatusName::Pending,
-            RegistrationStatus::Active => RegistrationStatusName::Active,
-            RegistrationStatus::Deregistered => RegistrationStatusName::Deregistered,
-        }
-    }
-}
+wire_enum!(RegistrationStatusName mirrors RegistrationStatus { Pending, Active, Deregistered });
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -282,12 +256,6 @@ pub struct RegisterCitizen {
     pub issue_client: bool,
 }
 
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    deserializer: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(deserializer).map(Some)
-}
-
 /// Fields to change; absent fields stay. A citizen may send only `email`, `phone`,
 /// `address`, `emergency_contact` (null removes it) and `preferred_language`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -326,7 +294,7 @@ pub struct UpdateCitizen {
     #[schema(pattern = r"^\+[1-9][0-9]{7,14}$")]
     pub phone: Option<String>,
     pub address: Option<AddressBody>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<EmergencyContactBody>)]
     pub emergency_contact: Option<Option<EmergencyContactBody>>,
     #[schema(pattern = "^[a-z]{2,3}(-[A-Z]{2})?$")]

@@ -8,55 +8,16 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use consular_application::clients::Actor;
 use consular_domain::{
-    ApiClient, ClientId, MissionId, NewClient, PrincipalId, PrincipalKind, Scope, ScopeSet,
+    ApiClient, ClientId, ClientStatus, MissionId, NewClient, PrincipalId, PrincipalKind, Scope, ScopeSet,
 };
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum ScopeName {
-    Admin,
-    Staff,
-    Citizen,
-}
-
-impl From<ScopeName> for Scope {
-    fn from(s: ScopeName) -> Self {
-        match s {
-            ScopeName::Admin => Scope::Admin,
-            ScopeName::Staff => Scope::Staff,
-            ScopeName::Citizen => Scope::Citizen,
-        }
-    }
-}
-
-impl From<Scope> for ScopeName {
-    fn from(s: Scope) -> Self {
-        match s {
-            Scope::Admin => ScopeName::Admin,
-            Scope::Staff => ScopeName::Staff,
-            Scope::Citizen => ScopeName::Citizen,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum PrincipalKindName {
-    Admin,
-    Staff,
-    Citizen,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ClientStatusName {
-    Active,
-    Disabled,
-}
+wire_enum!(ScopeName mirrors Scope { Admin, Staff, Citizen });
+wire_enum!(PrincipalKindName mirrors PrincipalKind { Admin, Staff, Citizen });
+wire_enum!(ClientStatusName mirrors ClientStatus { Active, Disabled });
 
 /// An API client. `client_secret` appears only in the response that created or rotated it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -86,14 +47,10 @@ impl ClientBody {
             client_id: client.id.as_uuid(),
             name: client.name.clone(),
             scopes: client.scopes.iter().map(ScopeName::from).collect(),
-            principal_kind: match client.subject.kind {
-                PrincipalKind::Admin => PrincipalKindName::Admin,
-                PrincipalKind::Staff => PrincipalKindName::Staff,
-                PrincipalKind::Citizen => PrincipalKindName::Citizen,
-            },
+            principal_kind: client.subject.kind.into(),
             principal_id: client.subject.id.as_uuid(),
             mission_id: client.mission.map(|m| m.as_uuid()),
-            status: if client.is_active() { ClientStatusName::Active } else { ClientStatusName::Disabled },
+            status: client.status.into(),
             created_at: client.created_at,
             updated_at: client.updated_at,
             client_secret: secret.map(str::to_owned),

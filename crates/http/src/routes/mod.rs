@@ -1,5 +1,35 @@
 //! The routes, one module per area, and the response helpers they share.
 
+/// An enum of the wire that mirrors a domain enum (the domain does not depend on utoipa
+/// or serde naming): snake_case values, an OpenAPI schema, and conversions both ways.
+/// The domain enum must be in scope under `$domain`.
+macro_rules! wire_enum {
+    ($(#[$meta:meta])* $name:ident mirrors $domain:ident { $($variant:ident),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name {
+            $($variant),+
+        }
+
+        impl From<$name> for $domain {
+            fn from(value: $name) -> Self {
+                match value {
+                    $($name::$variant => $domain::$variant),+
+                }
+            }
+        }
+
+        impl From<$domain> for $name {
+            fn from(value: $domain) -> Self {
+                match value {
+                    $($domain::$variant => $name::$variant),+
+                }
+            }
+        }
+    };
+}
+
 pub mod audit;
 pub mod auth;
 pub mod citizens;

@@ -19,45 +19,7 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum RequestStatusName {
-    Submitted,
-    InReview,
-    ActionRequired,
-    Approved,
-    Rejected,
-    Completed,
-    Cancelled,
-}
-
-impl From<RequestStatusName> for RequestStatus {
-    fn from(s: RequestStatusName) -> Self {
-        match s {
-            RequestStatusName::Submitted => RequestStatus::Submitted,
-            RequestStatusName::InReview => RequestStatus::InReview,
-            RequestStatusName::ActionRequired => RequestStatus::ActionRequired,
-            RequestStatusName::Approved => RequestStatus::Approved,
-            RequestStatusName::Rejected => RequestStatus::Rejected,
-            RequestStatusName::Completed => RequestStatus::Completed,
-            RequestStatusName::Cancelled => RequestStatus::Cancelled,
-        }
-    }
-}
-
-impl From<RequestStatus> for RequestStatusName {
-    fn from(s: RequestStatus) -> Self {
-        match s {
-            RequestStatus::Submitted => RequestStatusName::Submitted,
-            RequestStatus::InReview => RequestStatusName::InReview,
-            RequestStatus::ActionRequired => RequestStatusName::ActionRequired,
-            RequestStatus::Approved => RequestStatusName::Approved,
-            RequestStatus::Rejected => RequestStatusName::Rejected,
-            RequestStatus::Completed => RequestStatusName::Completed,
-            RequestStatus::Cancelled => RequestStatusName::Cancelled,
-        }
-    }
-}
+wire_enum!(RequestStatusName mirrors RequestStatus { Submitted, InReview, ActionRequired, Approved, Rejected, Completed, Cancelled });
 
 /// The stage a request is at.
 #[derive(Debug, Serialize, ToSchema)]
@@ -262,12 +224,6 @@ pub struct SubmitRequest {
     pub service_type_id: Uuid,
 }
 
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    deserializer: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(deserializer).map(Some)
-}
-
 /// Either a new `status` (with a `reason`) or `advance_stage: true`; either may come with
 /// an `assignee_id` (null unassigns), which may also come alone.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -278,7 +234,7 @@ pub struct ChangeStatus {
     pub advance_stage: Option<bool>,
     #[schema(min_length = 1, max_length = 4000)]
     pub reason: Option<String>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::extract::present")]
     #[schema(value_type = Option<Uuid>)]
     pub assignee_id: Option<Option<Uuid>>,
 }
