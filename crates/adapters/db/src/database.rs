@@ -227,20 +227,31 @@ fn migrate_sqlite(path: &str) -> Result<(), DbError> {
     Ok(())
 }
 
-fn postgres_pool(url: &str, config: &DbConfig) -> Result<Pool<AsyncPgConnection>, DbError> {
-    let setup: Arc<str> = format!("SET statement_timeout = {}", config.statement_timeout.as_millis()).into();
-    let mut manager_config = ManagerConfig::<AsyncPgConnection>::default();
-    manager_config.recycling_method = RecyclingMethod::Verified;
-    manager_config.custom_setup = Box::new(move |url: &str| postgres_connection(url, Arc::clone(&setup)));
-    let manager = AsyncDieselConnectionManager::new_with_config(url, manager_config);
-    Pool::builder(manager)
-        .max_size(config.max_connections.max(1))
+/// A pool of `size` connections whose waits (for a free connection, a new one, a reuse
+/// check) all end after `acquire_timeout`: an exhausted pool or an unreachable database
+/// is an error the caller turns into 503, never a hang.
+fn build_pool<M: deadpool::managed::Manager>(
+    manager: M,
+    size: usize,
+    config: &DbConfig,
+) -> Result<deadpool::managed::Pool<M>, DbError> {
+    deadpool::managed::Pool::builder(manager)
+        .max_size(size)
         .runtime(deadpool::Runtime::Tokio1)
         .wait_timeout(Some(config.acquire_timeout))
         .create_timeout(Some(config.acquire_timeout))
         .recycle_timeout(Some(config.acquire_timeout))
         .build()
         .map_err(|e| DbError::Setup(e.to_string()))
+}
+
+fn postgres_pool(url: &str, config: &DbConfig) -> Result<Pool<AsyncPgConnection>, DbError> {
+    let setup: Arc<str> = format!("SET statement_timeout = {}", config.statement_timeout.as_millis()).into();
+    let mut manager_config = ManagerConfig::<AsyncPgConnection>::default();
+    manager_config.recycling_method = RecyclingMethod::Verified;
+    manager_config.custom_setup = Box::new(move |url: &str| postgres_connection(url, Arc::clone(&setup)));
+    let manager = AsyncDieselConnectionManager::new_with_config(url, manager_config);
+    build_pool(manager, config.max_connections.max(1), config)
 }
 
 fn postgres_connection(url: &str, setup: Arc<str>) -> SetupFuture<'_, AsyncPgConnection> {
@@ -257,14 +268,7 @@ fn sqlite_pool(path: &str, config: &DbConfig) -> Result<Pool<SqliteConn>, DbErro
     manager_config.recycling_method = RecyclingMethod::Fast;
     manager_config.custom_setup = Box::new(sqlite_connection);
     let manager = AsyncDieselConnectionManager::new_with_config(path, manager_config);
-    Pool::builder(manager)
-        .max_size(1)
-        .runtime(deadpool::Runtime::Tokio1)
-        .wait_timeout(Some(config.acquire_timeout))
-        .create_timeout(Some(config.acquire_timeout))
-        .recycle_timeout(Some(config.acquire_timeout))
-        .build()
-        .map_err(|e| DbError::Setup(e.to_string()))
+    build_pool(manager, 1, config)
 }
 
 fn sqlite_connection(path: &str) -> SetupFuture<'_, SqliteConn> {
