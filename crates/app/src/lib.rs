@@ -132,15 +132,32 @@ pub struct Application {
     pub bootstrap_admin: Option<ClientWithSecret>,
 }
 
-/// Pulls revocations into this node's cache every [`SYNC_INTERVAL`](consular_application::auth::revocation::SYNC_INTERVAL).
-fn spawn_revocation_sync(tokens: TokenService) -> JoinHandle<()> {
+/// Runs `task` every `period`, the first time one period from now (a tick missed while
+/// the task ran is not made up for).
+fn spawn_every<F, Fut>(period: Duration, mut task: F) -> JoinHandle<()>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
     tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(consular_application::auth::revocation::SYNC_INTERVAL);
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             ticker.tick().await;
-            let now = SystemClock.now();
-            if let Err(error) = tokens.revocations().sync(tokens.token_repository(), now).await {
+            task().await;
+        }
+    })
+}
+
+/// Pulls revocations into this node's cache every
+/// [`SYNC_INTERVAL`](consular_application::auth::revocation::SYNC_INTERVAL) (the first
+/// pull happens in [`Application::build`]).
+fn spawn_revocation_sync(tokens: TokenService) -> JoinHandle<()> {
+    spawn_every(consular_application::auth::revocation::SYNC_INTERVAL, move || {
+        let tokens = tokens.clone();
+        async move {
+            if let Err(error) = tokens.revocations().sync(tokens.token_repository(), SystemClock.now()).await
+            {
                 tracing::warn!(%error, "revocation sync failed; bearer checks fall back to the database");
             }
         }
@@ -149,10 +166,9 @@ fn spawn_revocation_sync(tokens: TokenService) -> JoinHandle<()> {
 
 /// Deletes expired refresh tokens, revocations and idempotency records hourly.
 fn spawn_housekeeping(tokens: TokenService) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(Duration::from_secs(3600));
-        loop {
-            ticker.tick().await;
+    spawn_every(Duration::from_secs(3600), move || {
+        let tokens = tokens.clone();
+        async move {
             match tokens.token_repository().purge_expired(SystemClock.now()).await {
                 Ok(count) if count > 0 => tracing::info!(count, "expired tokens purged"),
                 Ok(_) => {}
@@ -209,12 +225,9 @@ impl Application {
             spawn_revocation_sync(services.tokens.clone()),
             spawn_housekeeping(services.tokens.clone()),
             // The token rate limiters forget idle keys every minute (bounded memory).
-            tokio::spawn(async move {
-                let mut ticker = tokio::time::interval(Duration::from_secs(60));
-                loop {
-                    ticker.tick().await;
-                    limits.token_limits.forget_idle();
-                }
+            spawn_every(Duration::from_secs(60), move || {
+                limits.token_limits.forget_idle();
+                std::future::ready(())
             }),
         ];
         Ok(Application { server, port, tasks, bootstrap_admin })
