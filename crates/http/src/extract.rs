@@ -171,18 +171,24 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
                     format!("the body is not valid JSON: {e}"),
                 )
             };
-            // Syntax first: a body that is not JSON at all is 400 whatever else is wrong.
-            serde_json::from_slice::<serde::de::IgnoredAny>(&raw).map_err(|e| malformed(&e))?;
+            // One pass on the happy path; a body that is not JSON at all is 400 whatever
+            // else is wrong with it, so a shape error is re-checked for syntax only then.
             let mut deserializer = serde_json::Deserializer::from_slice(&raw);
             match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
-                Ok(value) => Ok(ApiJson { value, raw }),
+                Ok(value) => {
+                    deserializer.end().map_err(|e| malformed(&e))?;
+                    Ok(ApiJson { value, raw })
+                }
                 Err(e) if e.inner().is_syntax() || e.inner().is_eof() => Err(malformed(e.inner())),
-                Err(e) => Err(ApiError::validation(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "validation_failed",
-                    "the body does not have the expected shape",
-                    field_error(e.path(), e.inner().to_string()),
-                )),
+                Err(e) => {
+                    serde_json::from_slice::<serde::de::IgnoredAny>(&raw).map_err(|e| malformed(&e))?;
+                    Err(ApiError::validation(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "validation_failed",
+                        "the body does not have the expected shape",
+                        field_error(e.path(), e.inner().to_string()),
+                    ))
+                }
             }
         })
     }
