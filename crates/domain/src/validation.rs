@@ -13,7 +13,12 @@ pub struct FieldError {
 
 /// Applies one field of a partial update: replaces `field` when `value` is given and
 /// differs, and records `name` among the changed fields. Every entity's `apply` uses it.
-pub(crate) fn set<T: PartialEq>(field: &mut T, value: Option<T>, name: &'static str, changed: &mut Vec<String>) {
+pub(crate) fn set<T: PartialEq>(
+    field: &mut T,
+    value: Option<T>,
+    name: &'static str,
+    changed: &mut Vec<String>,
+) {
     if let Some(value) = value
         && *field != value
     {
