@@ -103,33 +103,25 @@ fn is_transient(message: &str) -> bool {
     TRANSIENT.iter().any(|pattern| message.contains(pattern))
 }
 
-/// The unique constraints of the schema: the name PostgreSQL reports (also the business
-/// name callers see) and the columns SQLite lists in "UNIQUE constraint failed: ...".
-const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[
-    ("missions_pkey", "missions.id"),
-    ("missions_code", "missions.code"),
-    ("api_clients_pkey", "api_clients.id"),
-    ("bootstrap_markers_pkey", "bootstrap_markers.name"),
-    ("refresh_tokens_pkey", "refresh_tokens.hash"),
-    ("revocations_pkey", "revocations.id"),
-    ("revocations_kind_subject", "revocations.kind, revocations.subject"),
-    (IDEMPOTENCY_KEY, "idempotency_keys.owner, idempotency_keys.key"),
-    ("audit_events_pkey", "audit_events.id"),
-    ("signing_keys_pkey", "signing_keys.kid"),
-    ("service_types_pkey", "service_types.id"),
-    ("service_types_code", "service_types.code"),
-    ("citizens_pkey", "citizens.id"),
-    ("citizens_passport", "citizens.mission_id, citizens.passport_number"),
-    ("staff_members_pkey", "staff_members.id"),
-    ("staff_assignments_pkey", "staff_assignments.staff_id, staff_assignments.service_type_id"),
-    ("outbox_events_pkey", "outbox_events.id"),
-    ("service_requests_pkey", "service_requests.id"),
-    ("request_history_pkey", "request_history.id"),
-    ("request_notes_pkey", "request_notes.id"),
-    ("request_messages_pkey", "request_messages.id"),
+/// The unique constraints of the schema, declared by the area that owns each table: the
+/// name PostgreSQL reports (also the business name callers see) and the columns SQLite
+/// lists in "UNIQUE constraint failed: ...".
+const UNIQUE_CONSTRAINTS: &[&[(&str, &str)]] = &[
+    crate::missions::UNIQUE_CONSTRAINTS,
+    crate::clients::UNIQUE_CONSTRAINTS,
+    crate::markers::UNIQUE_CONSTRAINTS,
+    crate::tokens::UNIQUE_CONSTRAINTS,
+    crate::idempotency::UNIQUE_CONSTRAINTS,
+    crate::audit::UNIQUE_CONSTRAINTS,
+    crate::signing_keys::UNIQUE_CONSTRAINTS,
+    crate::service_types::UNIQUE_CONSTRAINTS,
+    crate::citizens::UNIQUE_CONSTRAINTS,
+    crate::staff::UNIQUE_CONSTRAINTS,
+    crate::outbox::UNIQUE_CONSTRAINTS,
+    crate::requests::UNIQUE_CONSTRAINTS,
 ];
 
-const IDEMPOTENCY_KEY: &str = "idempotency_keys_pkey";
+const IDEMPOTENCY_KEY: &str = crate::idempotency::KEY_CONSTRAINT;
 
 fn unique_violation(info: &dyn DatabaseErrorInformation) -> RepoError {
     let constraint = match info.constraint_name() {
@@ -138,6 +130,8 @@ fn unique_violation(info: &dyn DatabaseErrorInformation) -> RepoError {
             let columns = info.message().strip_prefix("UNIQUE constraint failed: ").unwrap_or(info.message());
             UNIQUE_CONSTRAINTS
                 .iter()
+                .copied()
+                .flatten()
                 .find(|(_, sqlite_columns)| *sqlite_columns == columns)
                 .map_or_else(|| columns.to_owned(), |(name, _)| (*name).to_owned())
         }

@@ -6,19 +6,54 @@
 //! It must not hold business rules (those live in `consular-domain` and the use cases),
 //! know about HTTP, or let SQL or driver types leak through its public API.
 //!
-//! Layout: `schema.rs` and `sql_types.rs` describe the tables once for both databases;
-//! `queries/` holds every query, written once and compiled for each database (`pg.rs`,
-//! `sqlite.rs`); `repositories.rs` implements the ports by running those queries;
-//! `error.rs` maps errors.
+//! # Layout: one directory per area
+//!
+//! Each area (`missions`, `clients`, `tokens`, `signing_keys`, `idempotency`, `audit`,
+//! `service_types`, `citizens`, `staff`, `requests`, `outbox`, `markers`, `health`, and
+//! `write_meta`, the write path every area shares) keeps its tables, rows and queries
+//! together, in two files:
+//!
+//! - `<area>/mod.rs`, compiled once: the area's `diesel::table!`s, its rows (the diesel
+//!   `Queryable`/`Insertable` structs and their conversions to and from the domain and
+//!   port types), its unique constraints (for `error.rs`), and its port implemented on
+//!   [`Database`] with `repository!`, which writes each method as "check out a connection
+//!   and call the query function of the same name, with the same arguments, on whichever
+//!   database the pool holds";
+//! - `<area>/queries.rs`, compiled twice: every query, written once. `src/queries.rs` lists
+//!   the areas' `queries.rs` with `#[path]`; `pg.rs` and `sqlite.rs` each include that list
+//!   (as `crate::pg::queries` and `crate::sqlite::queries`) with their own `Conn` type and
+//!   `write_tx!`/`read_tx!`, so each query is type-checked against both databases.
+//!   `write_meta` has only this file.
+//!
+//! What several areas use lives in `shared/`: the portable column types (`sql_types`), the
+//! joins between the areas' tables (`schema`), shared column shapes (`columns`) and the
+//! macros (`repository!`, `run!`, `update_versioned!`). `database.rs` builds the pool and
+//! migrates; `error.rs` maps errors.
+//!
+//! A new field of an existing table touches its area only (and both migration trees): the
+//! `table!` and the row in `<area>/mod.rs`, the queries in `<area>/queries.rs`. A new area
+//! adds its directory, a line in `lib.rs` and `queries.rs`, its tables in
+//! `shared/schema.rs` and its constraints in `error.rs`.
 
 mod database;
 mod error;
 mod pg;
-mod repositories;
-mod rows;
-mod schema;
-mod sql_types;
+mod shared;
 mod sqlite;
+
+mod audit;
+mod citizens;
+mod clients;
+mod health;
+mod idempotency;
+mod markers;
+mod missions;
+mod outbox;
+mod requests;
+mod service_types;
+mod signing_keys;
+mod staff;
+mod tokens;
 
 pub use database::{Backend, Database, DbConfig, backend_of, migrate_blocking};
 pub use error::DbError;

@@ -1,4 +1,4 @@
-//! The queries of `src/queries`, compiled for PostgreSQL.
+//! Every area's queries (`src/queries.rs`), compiled for PostgreSQL.
 
 pub(crate) type Conn = diesel_async::AsyncPgConnection;
 
@@ -22,12 +22,10 @@ macro_rules! read_tx {
 // same files are compiled a second time in `crate::sqlite`: that is how each query is
 // written once and type-checked against both databases.
 #[allow(clippy::duplicate_mod)]
-#[path = "queries/mod.rs"]
+#[path = "queries.rs"]
 pub(crate) mod queries;
 
 use crate::error::Failure;
-use consular_domain::PageRequest;
-use consular_ports::RequestFilter;
 use diesel::QueryResult;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
@@ -52,15 +50,15 @@ impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for Explain<Q> {
     }
 }
 
-/// The plan of the request listing, with sequential scans and sorts disabled for this
-/// transaction only, whatever the table's size and statistics: a `Seq Scan` left in the
-/// plan means that no index can serve the query, a `Sort` that no index yields its order.
-pub(crate) async fn explain_request_list(
-    conn: &mut Conn,
-    filter: &RequestFilter,
-    page: &PageRequest,
-) -> Result<Vec<String>, Failure> {
-    let query = Explain(queries::requests::list_query(filter, page)?);
+/// The plan of `query`, one line per row, with sequential scans and sorts disabled for
+/// this transaction only, whatever the table's size and statistics: a `Seq Scan` left in
+/// the plan means that no index can serve the query, a `Sort` that no index yields its
+/// order.
+pub(crate) async fn explain<Q>(conn: &mut Conn, query: Q) -> Result<Vec<String>, Failure>
+where
+    Q: QueryFragment<Pg> + Send + 'static,
+{
+    let query = Explain(query);
     conn.build_transaction()
         .read_only()
         .run(async |conn: &mut Conn| -> Result<Vec<String>, Failure> {
@@ -69,22 +67,4 @@ pub(crate) async fn explain_request_list(
             Ok(query.load::<String>(conn).await?)
         })
         .await
-}
-
-#[cfg(test)]
-mod tests {
-    use consular_domain::RequestStatus;
-    use std::collections::BTreeSet;
-
-    /// The literal "open" predicate (also the partial indexes' predicate) names exactly
-    /// the domain's final statuses.
-    #[test]
-    fn the_open_predicate_excludes_the_final_statuses() {
-        let open = super::queries::requests::OPEN;
-        let list = open.strip_prefix("service_requests.status NOT IN (").and_then(|l| l.strip_suffix(')'));
-        let named: BTreeSet<String> = list.unwrap().split(", ").map(str::to_owned).collect();
-        let finals: BTreeSet<String> =
-            RequestStatus::ALL.into_iter().filter(|s| s.is_final()).map(|s| format!("'{s}'")).collect();
-        assert_eq!(named, finals);
-    }
 }

@@ -1,4 +1,4 @@
-//! The queries of `src/queries`, compiled for SQLite.
+//! Every area's queries (`src/queries.rs`), compiled for SQLite.
 
 pub(crate) type Conn =
     diesel_async::sync_connection_wrapper::SyncConnectionWrapper<diesel::sqlite::SqliteConnection>;
@@ -24,12 +24,10 @@ macro_rules! read_tx {
 // `write_tx!` and `read_tx!` are in textual scope in `queries` (declared below them). The
 // same files are compiled a second time in `crate::pg`.
 #[allow(clippy::duplicate_mod)]
-#[path = "queries/mod.rs"]
+#[path = "queries.rs"]
 pub(crate) mod queries;
 
 use crate::error::Failure;
-use consular_domain::PageRequest;
-use consular_ports::RequestFilter;
 use diesel::QueryResult;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{Integer, Text};
@@ -55,13 +53,11 @@ impl<Q: QueryFragment<Sqlite>> QueryFragment<Sqlite> for ExplainQueryPlan<Q> {
     }
 }
 
-/// The plan of the request listing: the `detail` of each step.
-pub(crate) async fn explain_request_list(
-    conn: &mut Conn,
-    filter: &RequestFilter,
-    page: &PageRequest,
-) -> Result<Vec<String>, Failure> {
-    let query = ExplainQueryPlan(queries::requests::list_query(filter, page)?);
-    let steps: Vec<(i32, i32, i32, String)> = query.load(conn).await?;
+/// The plan of `query`: the `detail` of each step.
+pub(crate) async fn explain<Q>(conn: &mut Conn, query: Q) -> Result<Vec<String>, Failure>
+where
+    Q: QueryFragment<Sqlite> + Send + 'static,
+{
+    let steps: Vec<(i32, i32, i32, String)> = ExplainQueryPlan(query).load(conn).await?;
     Ok(steps.into_iter().map(|(_, _, _, detail)| detail).collect())
 }

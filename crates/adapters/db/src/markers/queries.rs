@@ -1,9 +1,10 @@
-//! One-time bootstrap steps (`bootstrap_markers`), safe when several nodes start at once.
+//! The queries of one-time bootstrap steps (`bootstrap_markers`), safe when several nodes
+//! start at once.
 
 use super::Conn;
 use crate::error::Failure;
-use crate::schema::bootstrap_markers;
-use crate::sql_types::DbTime;
+use crate::markers::bootstrap_markers;
+use crate::shared::sql_types::DbTime;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use time::OffsetDateTime;

@@ -1,10 +1,10 @@
-//! Missions.
+//! The queries of missions.
 
 use super::{Conn, write_meta};
 use crate::error::Failure;
-use crate::rows::MissionRow;
-use crate::schema::missions;
-use crate::sql_types::DbUuid;
+use crate::missions::{MissionRow, missions};
+use crate::shared::sql_types::DbUuid;
+use crate::shared::update_versioned;
 use consular_domain::{Mission, MissionId, Page, PageRequest};
 use consular_ports::WriteMeta;
 use diesel::prelude::*;

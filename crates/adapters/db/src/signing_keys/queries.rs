@@ -1,9 +1,8 @@
-//! Token signing keys shared by all nodes.
+//! The queries of the token signing keys.
 
 use super::{Conn, markers};
 use crate::error::Failure;
-use crate::rows::SigningKeyRow;
-use crate::schema::signing_keys;
+use crate::signing_keys::{SigningKeyRow, signing_keys};
 use consular_ports::SigningKeyRecord;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;

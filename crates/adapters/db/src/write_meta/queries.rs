@@ -1,9 +1,12 @@
-//! What every write stores besides its change, in the same transaction.
+//! What every write stores besides its change, in the same transaction: the shared
+//! write path of every area. It has no rows of its own (it writes those of `idempotency`,
+//! `audit` and `outbox`), hence no `mod.rs`: this file is only compiled per backend.
 
 use super::Conn;
+use crate::audit::{AuditRow, audit_events};
 use crate::error::Failure;
-use crate::rows::{AuditRow, IdempotencyRow, OutboxRow};
-use crate::schema::{audit_events, idempotency_keys, outbox_events};
+use crate::idempotency::{IdempotencyRow, idempotency_keys};
+use crate::outbox::{OutboxRow, outbox_events};
 use consular_ports::WriteMeta;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;

@@ -1,10 +1,9 @@
-//! Reading the audit trail back.
+//! The queries of the audit trail: reading it back.
 
 use super::Conn;
+use crate::audit::{AuditRow, audit_events};
 use crate::error::Failure;
-use crate::rows::AuditRow;
-use crate::schema::audit_events;
-use crate::sql_types::DbUuid;
+use crate::shared::sql_types::DbUuid;
 use consular_domain::{AuditRecord, Page, PageRequest};
 use consular_ports::AuditFilter;
 use diesel::prelude::*;
@@ -12,7 +11,7 @@ use diesel_async::RunQueryDsl;
 use uuid::Uuid;
 
 /// The audit entries about one resource, oldest first.
-pub(crate) async fn trail(
+pub(crate) async fn audit_trail(
     conn: &mut Conn,
     resource_type: &str,
     resource_id: Uuid,

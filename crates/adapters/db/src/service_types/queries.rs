@@ -1,10 +1,10 @@
-//! The service catalog.
+//! The queries of the service catalog.
 
 use super::{Conn, write_meta};
 use crate::error::Failure;
-use crate::rows::ServiceTypeRow;
-use crate::schema::service_types;
-use crate::sql_types::DbUuid;
+use crate::service_types::{ServiceTypeRow, service_types};
+use crate::shared::sql_types::DbUuid;
+use crate::shared::update_versioned;
 use consular_domain::{Page, PageRequest, ServiceType, ServiceTypeId};
 use consular_ports::{ServiceTypeFilter, WriteMeta};
 use diesel::prelude::*;

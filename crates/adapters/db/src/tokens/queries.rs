@@ -1,10 +1,10 @@
-//! Refresh tokens and revocations.
+//! The queries of refresh tokens and revocations.
 
 use super::Conn;
 use crate::error::Failure;
-use crate::rows::{self, RefreshRow, RevocationRow};
-use crate::schema::{idempotency_keys, refresh_tokens, revocations};
-use crate::sql_types::{DbTime, DbUuid};
+use crate::idempotency::idempotency_keys;
+use crate::shared::sql_types::{DbTime, DbUuid};
+use crate::tokens::{ACCESS_TOKEN, CLIENT, RefreshRow, RevocationRow, refresh_tokens, revocations};
 use consular_domain::ClientId;
 use consular_ports::{RefreshOutcome, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind};
 use diesel::prelude::*;
@@ -115,6 +115,11 @@ async fn revoke_family(conn: &mut Conn, family: Uuid, now: OffsetDateTime) -> Re
 }
 
 /// Records a revocation unless the same token or client is already revoked.
+pub(crate) async fn insert_revocation(conn: &mut Conn, revocation: &Revocation) -> Result<(), Failure> {
+    record_revocation(conn, &RevocationRow::from(revocation)).await
+}
+
+/// [`insert_revocation`] of a row, inside the caller's transaction when there is one.
 pub(crate) async fn record_revocation(conn: &mut Conn, row: &RevocationRow) -> Result<(), Failure> {
     diesel::insert_into(revocations::table).values(row).on_conflict_do_nothing().execute(conn).await?;
     Ok(())
@@ -138,9 +143,7 @@ pub(crate) async fn active_revocations(
     now: OffsetDateTime,
 ) -> Result<Vec<Revocation>, Failure> {
     let rows: Vec<RevocationRow> = revocations::table
-        .filter(
-            revocations::kind.eq(rows::CLIENT).or(revocations::expires_at.assume_not_null().gt(DbTime(now))),
-        )
+        .filter(revocations::kind.eq(CLIENT).or(revocations::expires_at.assume_not_null().gt(DbTime(now))))
         .order((revocations::created_at.asc(), revocations::id.asc()))
         .select(RevocationRow::as_select())
         .load(conn)
@@ -152,9 +155,9 @@ pub(crate) async fn is_revoked(conn: &mut Conn, jti: Uuid, client_id: ClientId) 
     let matching = revocations::table
         .filter(
             revocations::kind
-                .eq(rows::ACCESS_TOKEN)
+                .eq(ACCESS_TOKEN)
                 .and(revocations::subject.eq(DbUuid(jti)))
-                .or(revocations::kind.eq(rows::CLIENT).and(revocations::subject.eq(DbUuid(client_id.0)))),
+                .or(revocations::kind.eq(CLIENT).and(revocations::subject.eq(DbUuid(client_id.0)))),
         )
         .select(revocations::id);
     Ok(diesel::select(diesel::dsl::exists(matching)).get_result::<bool>(conn).await?)

@@ -1,10 +1,11 @@
-//! Citizens.
+//! The queries of citizens.
 
 use super::{Conn, clients, write_meta};
+use crate::citizens::{CitizenRow, citizens};
+use crate::clients::ClientRow;
 use crate::error::Failure;
-use crate::rows::{CitizenRow, ClientRow};
-use crate::schema::citizens;
-use crate::sql_types::{DbTime, DbUuid};
+use crate::shared::sql_types::{DbTime, DbUuid};
+use crate::shared::update_versioned;
 use consular_domain::{ApiClient, Citizen, CitizenId, Page, PageRequest};
 use consular_ports::{CitizenFilter, WriteMeta};
 use diesel::prelude::*;
@@ -40,11 +41,11 @@ fn contains_pattern(text: &str) -> String {
 pub(crate) async fn insert(
     conn: &mut Conn,
     citizen: &Citizen,
-    client: Option<&ApiClient>,
+    client: Option<ApiClient>,
     meta: &WriteMeta,
 ) -> Result<(), Failure> {
     let row = CitizenRow::try_from(citizen)?;
-    let client = client.map(ClientRow::from);
+    let client = client.as_ref().map(ClientRow::from);
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         write_meta::store(conn, meta).await?;
         diesel::insert_into(citizens::table).values(&row).execute(conn).await?;

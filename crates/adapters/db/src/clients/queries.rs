@@ -1,10 +1,11 @@
-//! API clients.
+//! The queries of API clients.
 
 use super::{Conn, markers, tokens, write_meta};
+use crate::clients::{ClientRow, api_clients};
 use crate::error::Failure;
-use crate::rows::{ClientRow, RevocationRow};
-use crate::schema::{api_clients, refresh_tokens};
-use crate::sql_types::{DbTime, DbUuid};
+use crate::shared::sql_types::{DbTime, DbUuid};
+use crate::shared::update_versioned;
+use crate::tokens::{RevocationRow, refresh_tokens};
 use consular_domain::{ApiClient, ClientId, ClientStatus, Page, PageRequest};
 use consular_ports::{ClientFilter, RevocationKind, WriteMeta};
 use diesel::prelude::*;

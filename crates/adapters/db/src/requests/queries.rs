@@ -1,12 +1,14 @@
-//! Service requests, their stage history, staff notes and messages.
+//! The queries of service requests, their stage history, staff notes and messages.
 
-use super::{Conn, write_meta};
+use super::{Conn, explain, write_meta};
 use crate::error::Failure;
-use crate::rows::{HistoryRow, MessageRow, NoteRow, RequestRow};
-use crate::schema::{
-    request_history, request_messages, request_notes, service_requests, staff_assignments, staff_members,
+use crate::requests::{
+    HistoryRow, MessageRow, NoteRow, OPEN, RequestRow, request_history, request_messages, request_notes,
+    service_requests,
 };
-use crate::sql_types::{DbTime, DbUuid};
+use crate::shared::sql_types::{DbTime, DbUuid};
+use crate::shared::update_versioned;
+use crate::staff::{staff_assignments, staff_members};
 use consular_domain::{
     HistoryEntry, MissionId, Page, PageRequest, RequestId, ServiceRequest, ServiceTypeId, StaffId,
 };
@@ -19,12 +21,6 @@ use diesel_async::RunQueryDsl;
 use time::OffsetDateTime;
 
 type Backend = <Conn as diesel_async::AsyncConnectionCore>::Backend;
-
-/// "The request is open", as literal SQL text rather than a bound list: it is the
-/// predicate of the partial indexes `service_requests_open_*` word for word, which is what
-/// lets the planners (PostgreSQL's with generic plans, SQLite's always) use them. The
-/// statuses are the domain's final ones (`RequestStatus::is_final`; a test checks it).
-pub(crate) const OPEN: &str = "service_requests.status NOT IN ('completed', 'rejected', 'cancelled')";
 
 fn is_open() -> SqlLiteral<Bool> {
     diesel::dsl::sql::<Bool>(OPEN)
@@ -57,11 +53,11 @@ pub(crate) async fn update(
     conn: &mut Conn,
     request: &ServiceRequest,
     expected_version: i64,
-    entry: Option<&HistoryEntry>,
+    entry: Option<HistoryEntry>,
     meta: &WriteMeta,
 ) -> Result<(), Failure> {
     let row = RequestRow::try_from(request)?;
-    let entry = entry.map(|e| HistoryRow::new(request.id, e)).transpose()?;
+    let entry = entry.map(|e| HistoryRow::new(request.id, &e)).transpose()?;
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         write_meta::store(conn, meta).await?;
         update_versioned!(conn, service_requests, &row, expected_version).await?;
@@ -94,15 +90,14 @@ pub(crate) async fn history(conn: &mut Conn, id: RequestId) -> Result<Vec<Histor
     rows.into_iter().map(HistoryEntry::try_from).collect()
 }
 
-/// The listing query, boxed so that `EXPLAIN` can wrap it (`crate::pg`, `crate::sqlite`).
-pub(crate) type ListQuery =
-    IntoBoxed<'static, Select<service_requests::table, AsSelect<RequestRow, Backend>>, Backend>;
+/// The listing query, boxed so that `EXPLAIN` can wrap it (`explain_request_list`).
+type ListQuery = IntoBoxed<'static, Select<service_requests::table, AsSelect<RequestRow, Backend>>, Backend>;
 
 /// Newest first (`ORDER BY id DESC`), the ids below `page.after`, `page.fetch_limit()` rows:
 /// no OFFSET, no count. Every equality filter has an index `(column, id)` that serves it
 /// with the order and the keyset bound; the others are read from the id index, or
 /// `submitted_at` / the open-SLA partial index, whichever the planner prefers.
-pub(crate) fn list_query(filter: &RequestFilter, page: &PageRequest) -> Result<ListQuery, Failure> {
+fn list_query(filter: &RequestFilter, page: &PageRequest) -> Result<ListQuery, Failure> {
     let mut query = service_requests::table
         .select(RequestRow::as_select())
         .into_boxed()
@@ -162,6 +157,15 @@ pub(crate) async fn list(
     let rows: Vec<RequestRow> = list_query(&filter, &page)?.load(conn).await?;
     let found = rows.into_iter().map(ServiceRequest::try_from).collect::<Result<Vec<_>, _>>()?;
     Ok(Page::from_rows(found, &page, |r| r.id.0))
+}
+
+/// The plan of [`list`]'s query, as the backend's `explain` reads it.
+pub(crate) async fn explain_request_list(
+    conn: &mut Conn,
+    filter: RequestFilter,
+    page: PageRequest,
+) -> Result<Vec<String>, Failure> {
+    explain(conn, list_query(&filter, &page)?).await
 }
 
 /// The active member of `mission` assigned to `service_type` with the fewest open

@@ -65,7 +65,7 @@ pub(crate) struct DbTime(pub OffsetDateTime);
 pub(crate) struct DbDate(pub Date);
 
 /// A document bound to or read from a [`PortableJson`] column. Rows convert their typed
-/// fields to and from it (`crate::rows`), so the column's shape is decided in one place.
+/// fields to and from it (in their areas), so the column's shape is decided in one place.
 #[derive(Debug, Clone, PartialEq, AsExpression, FromSqlRow)]
 #[diesel(sql_type = PortableJson)]
 pub(crate) struct DbJson(pub serde_json::Value);

@@ -1,11 +1,9 @@
-//! Stored responses of requests that carried an `Idempotency-Key` (written by
-//! [`super::write_meta::store`]).
+//! The queries of stored responses (written by [`super::write_meta::store`]).
 
 use super::Conn;
 use crate::error::Failure;
-use crate::rows::IdempotencyRow;
-use crate::schema::idempotency_keys;
-use crate::sql_types::{DbTime, DbUuid};
+use crate::idempotency::{IdempotencyRow, idempotency_keys};
+use crate::shared::sql_types::{DbTime, DbUuid};
 use consular_domain::ClientId;
 use consular_ports::IdempotencyRecord;
 use diesel::prelude::*;

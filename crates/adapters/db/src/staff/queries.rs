@@ -1,10 +1,11 @@
-//! Staff members and their service assignments.
+//! The queries of staff members and their service assignments.
 
 use super::{Conn, clients, write_meta};
+use crate::clients::ClientRow;
 use crate::error::Failure;
-use crate::rows::{AssignmentRow, ClientRow, StaffRow};
-use crate::schema::{staff_assignments, staff_members};
-use crate::sql_types::DbUuid;
+use crate::shared::sql_types::DbUuid;
+use crate::shared::update_versioned;
+use crate::staff::{AssignmentRow, StaffRow, staff_assignments, staff_members};
 use consular_domain::{ApiClient, Page, PageRequest, ServiceTypeId, StaffId, StaffMember};
 use consular_ports::{StaffFilter, WriteMeta};
 use diesel::prelude::*;
@@ -16,12 +17,12 @@ use std::collections::HashMap;
 pub(crate) async fn insert(
     conn: &mut Conn,
     member: &StaffMember,
-    client: Option<&ApiClient>,
+    client: Option<ApiClient>,
     meta: &WriteMeta,
 ) -> Result<(), Failure> {
     let row = StaffRow::from(member);
     let assignments = AssignmentRow::all_of(member);
-    let client = client.map(ClientRow::from);
+    let client = client.as_ref().map(ClientRow::from);
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         write_meta::store(conn, meta).await?;
         diesel::insert_into(staff_members::table).values(&row).execute(conn).await?;

@@ -1,10 +1,10 @@
-//! Reading the transactional outbox (written by `write_meta::store`).
+//! The queries of the transactional outbox: reading it (it is written by
+//! `write_meta::store`).
 
 use super::Conn;
 use crate::error::Failure;
-use crate::rows::OutboxRow;
-use crate::schema::outbox_events;
-use crate::sql_types::DbUuid;
+use crate::outbox::{OutboxRow, outbox_events};
+use crate::shared::sql_types::DbUuid;
 use consular_ports::OutboxEvent;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 /// Up to `limit` stored events, delivered or not, oldest first (id ascending), after
 /// `after`.
-pub(crate) async fn list(
+pub(crate) async fn outbox_events(
     conn: &mut Conn,
     after: Option<Uuid>,
     limit: i64,

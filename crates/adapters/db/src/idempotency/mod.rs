@@ -1,0 +1,91 @@
+//! Stored responses of requests that carried an `Idempotency-Key`: the `idempotency_keys`
+//! table, its row, and [`IdempotencyRepository`]. Records are written with every write's
+//! `WriteMeta` (`write_meta/queries.rs`).
+
+use crate::error::Failure;
+use crate::shared::columns::corrupt;
+use crate::shared::repository;
+use crate::shared::sql_types::{DbTime, DbUuid};
+use consular_domain::ClientId;
+use consular_ports::{IdempotencyRecord, IdempotencyRepository, StoredResponse};
+use diesel::prelude::*;
+use time::OffsetDateTime;
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::shared::sql_types::{PortableTimestamp, PortableUuid};
+
+    idempotency_keys (owner, key) {
+        owner -> PortableUuid,
+        key -> Text,
+        fingerprint -> Text,
+        status -> Integer,
+        headers -> Text,
+        body -> Text,
+        created_at -> PortableTimestamp,
+        expires_at -> PortableTimestamp,
+    }
+}
+
+/// The primary key of `idempotency_keys`: violating it means another request with the same
+/// key is being (or was) handled, `RepoError::IdempotencyKeyInUse` (see `crate::error`).
+pub(crate) const KEY_CONSTRAINT: &str = "idempotency_keys_pkey";
+
+/// The unique constraints of `idempotency_keys` (see `crate::error`).
+pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] =
+    &[(KEY_CONSTRAINT, "idempotency_keys.owner, idempotency_keys.key")];
+
+repository! {
+    impl IdempotencyRepository for Database => idempotency {
+        fn find(owner: ClientId, key: &str, now: OffsetDateTime) -> Option<IdempotencyRecord>;
+    }
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = idempotency_keys)]
+pub(crate) struct IdempotencyRow {
+    pub owner: DbUuid,
+    pub key: String,
+    pub fingerprint: String,
+    pub status: i32,
+    pub headers: String,
+    pub body: String,
+    pub created_at: DbTime,
+    pub expires_at: DbTime,
+}
+
+impl TryFrom<&IdempotencyRecord> for IdempotencyRow {
+    type Error = Failure;
+    fn try_from(r: &IdempotencyRecord) -> Result<Self, Failure> {
+        Ok(IdempotencyRow {
+            owner: DbUuid(r.owner.0),
+            key: r.key.clone(),
+            fingerprint: r.fingerprint.clone(),
+            status: i32::from(r.response.status),
+            headers: serde_json::to_string(&r.response.headers)
+                .map_err(|e| corrupt("idempotency headers", e))?,
+            body: r.response.body.clone(),
+            created_at: DbTime(r.created_at),
+            expires_at: DbTime(r.expires_at),
+        })
+    }
+}
+
+impl TryFrom<IdempotencyRow> for IdempotencyRecord {
+    type Error = Failure;
+    fn try_from(row: IdempotencyRow) -> Result<Self, Failure> {
+        Ok(IdempotencyRecord {
+            owner: row.owner.0.into(),
+            key: row.key,
+            fingerprint: row.fingerprint,
+            response: StoredResponse {
+                status: u16::try_from(row.status).map_err(|e| corrupt("idempotency_keys.status", e))?,
+                headers: serde_json::from_str(&row.headers)
+                    .map_err(|e| corrupt("idempotency_keys.headers", e))?,
+                body: row.body,
+            },
+            created_at: row.created_at.0,
+            expires_at: row.expires_at.0,
+        })
+    }
+}

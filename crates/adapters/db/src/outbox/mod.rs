@@ -1,0 +1,69 @@
+//! The transactional outbox: the `outbox_events` table, its row, and
+//! [`Database::outbox_events`](crate::Database::outbox_events). Events are written with
+//! every write's `WriteMeta` (`write_meta/queries.rs`).
+
+use crate::shared::repository;
+use crate::shared::sql_types::{DbJson, DbTime, DbUuid};
+use consular_ports::OutboxEvent;
+use diesel::prelude::*;
+use uuid::Uuid;
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::shared::sql_types::{PortableJson, PortableTimestamp, PortableUuid};
+
+    outbox_events (id) {
+        id -> PortableUuid,
+        kind -> Text,
+        aggregate_id -> PortableUuid,
+        payload -> PortableJson,
+        created_at -> PortableTimestamp,
+        delivered_at -> Nullable<PortableTimestamp>,
+    }
+}
+
+/// The unique constraints of `outbox_events` (see `crate::error`).
+pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[("outbox_events_pkey", "outbox_events.id")];
+
+repository! {
+    impl Database => outbox {
+        /// Up to `limit` events of the transactional outbox, delivered or not, oldest first
+        /// (id ascending), after the event `after`; for tests and the notification worker.
+        #[doc(hidden)]
+        pub fn outbox_events(after: Option<Uuid>, limit: i64) -> Vec<OutboxEvent>;
+    }
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = outbox_events)]
+pub(crate) struct OutboxRow {
+    pub id: DbUuid,
+    pub kind: String,
+    pub aggregate_id: DbUuid,
+    pub payload: DbJson,
+    pub created_at: DbTime,
+}
+
+impl From<&OutboxEvent> for OutboxRow {
+    fn from(e: &OutboxEvent) -> Self {
+        OutboxRow {
+            id: DbUuid(e.id),
+            kind: e.kind.clone(),
+            aggregate_id: DbUuid(e.aggregate_id),
+            payload: DbJson(e.payload.clone()),
+            created_at: DbTime(e.created_at),
+        }
+    }
+}
+
+impl From<OutboxRow> for OutboxEvent {
+    fn from(row: OutboxRow) -> Self {
+        OutboxEvent {
+            id: row.id.0,
+            kind: row.kind,
+            aggregate_id: row.aggregate_id.0,
+            payload: row.payload.0,
+            created_at: row.created_at.0,
+        }
+    }
+}

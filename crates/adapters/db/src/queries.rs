@@ -1,0 +1,39 @@
+//! The module list of every area's `queries.rs`. This file is compiled twice, as
+//! `crate::pg::queries` and `crate::sqlite::queries` (`pg.rs` and `sqlite.rs` include it
+//! with `#[path]`), with `Conn` the connection type of each database, so each query is
+//! written once and type-checked for both. Write operations run in `write_tx!` and store
+//! their `WriteMeta` in the same transaction (`write_meta::store`, first); reads that take
+//! more than one statement run in `read_tx!`, so they see one snapshot. An area's
+//! `queries.rs` reaches another area's queries as `super::<area>`.
+
+// Paths are relative to `src/` (this file's directory), whichever module includes it.
+#[path = "audit/queries.rs"]
+pub(crate) mod audit;
+#[path = "citizens/queries.rs"]
+pub(crate) mod citizens;
+#[path = "clients/queries.rs"]
+pub(crate) mod clients;
+#[path = "health/queries.rs"]
+pub(crate) mod health;
+#[path = "idempotency/queries.rs"]
+pub(crate) mod idempotency;
+#[path = "markers/queries.rs"]
+pub(crate) mod markers;
+#[path = "missions/queries.rs"]
+pub(crate) mod missions;
+#[path = "outbox/queries.rs"]
+pub(crate) mod outbox;
+#[path = "requests/queries.rs"]
+pub(crate) mod requests;
+#[path = "service_types/queries.rs"]
+pub(crate) mod service_types;
+#[path = "signing_keys/queries.rs"]
+pub(crate) mod signing_keys;
+#[path = "staff/queries.rs"]
+pub(crate) mod staff;
+#[path = "tokens/queries.rs"]
+pub(crate) mod tokens;
+#[path = "write_meta/queries.rs"]
+pub(crate) mod write_meta;
+
+use super::{Conn, explain};

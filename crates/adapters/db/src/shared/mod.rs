@@ -1,0 +1,120 @@
+//! What several areas use: the portable column types (`sql_types`), the relations between
+//! the areas' tables (`schema`), the conversions of shared column shapes (`columns`), and
+//! the macros that dispatch a port method to the right backend (`repository!`, `run!`)
+//! and run an optimistic update (`update_versioned!`). Nothing here belongs to one area:
+//! a change to one table's columns never touches this module.
+
+pub(crate) mod columns;
+pub(crate) mod schema;
+pub(crate) mod sql_types;
+
+use crate::error::Failure;
+use consular_ports::RepoError;
+
+/// `run!(db, area::function(args…))` checks out a connection from whichever pool `db`
+/// holds and calls `area::function(conn, args…)` of that backend's compilation of the area's
+/// `queries.rs` (`crate::pg::queries::area` or `crate::sqlite::queries::area`); a
+/// [`Failure`] becomes a [`RepoError`].
+macro_rules! run {
+    ($db:expr, $area:ident :: $function:ident ( $($arg:expr),* $(,)? )) => {{
+        let result: Result<_, $crate::error::Failure> = match $db.pools() {
+            $crate::database::Pools::Postgres { pool, .. } => {
+                async {
+                    let mut conn = pool.get().await?;
+                    $crate::pg::queries::$area::$function(&mut conn, $($arg),*).await
+                }
+                .await
+            }
+            $crate::database::Pools::Sqlite { pool, .. } => {
+                async {
+                    let mut conn = pool.get().await?;
+                    $crate::sqlite::queries::$area::$function(&mut conn, $($arg),*).await
+                }
+                .await
+            }
+        };
+        result.map_err(consular_ports::RepoError::from)
+    }};
+}
+pub(crate) use run;
+
+/// Implements a port (or inherent methods) on [`crate::Database`] by forwarding every
+/// method, arguments verbatim, to the same-named query function of one area, through
+/// [`run!`]:
+///
+/// ```ignore
+/// repository! {
+///     impl MissionRepository for Database => missions {
+///         fn get(id: MissionId) -> Option<Mission>;
+///         fn insert(mission: &Mission, meta: &WriteMeta);
+///     }
+/// }
+/// ```
+///
+/// makes `async fn get(&self, id: MissionId) -> Result<Option<Mission>, RepoError>` call
+/// `missions::get(conn, id)`. A method without `->` returns `Result<(), RepoError>`. The
+/// second form, `impl Database => area { pub fn …; }`, writes inherent methods the same way.
+macro_rules! repository {
+    (impl $port:ident for Database => $area:ident {
+        $( $(#[$attr:meta])* fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)? ; )*
+    }) => {
+        #[async_trait::async_trait]
+        impl $port for $crate::Database {
+            $(
+                $(#[$attr])*
+                async fn $name(&self, $($arg: $ty),*)
+                    -> Result<$crate::shared::repository!(@ret $($ret)?), consular_ports::RepoError>
+                {
+                    $crate::shared::run!(self, $area::$name($($arg),*))
+                }
+            )*
+        }
+    };
+    (impl Database => $area:ident {
+        $( $(#[$attr:meta])* $vis:vis fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)? ; )*
+    }) => {
+        impl $crate::Database {
+            $(
+                $(#[$attr])*
+                $vis async fn $name(&self, $($arg: $ty),*)
+                    -> Result<$crate::shared::repository!(@ret $($ret)?), consular_ports::RepoError>
+                {
+                    $crate::shared::run!(self, $area::$name($($arg),*))
+                }
+            )*
+        }
+    };
+    (@ret) => { () };
+    (@ret $ret:ty) => { $ret };
+}
+pub(crate) use repository;
+
+/// Optimistic update: replaces the row of `$table` (a table module in scope) whose id is
+/// `$row.id` with `$row` if its `version` is still `$expected`. Evaluates to a future of
+/// `Result<(), Failure>`: `NotFound` when the row is gone, `VersionConflict` when its
+/// version moved on. Run it inside the write's transaction, from an area's `queries.rs`
+/// (it needs `diesel::prelude::*` and `RunQueryDsl` in scope).
+macro_rules! update_versioned {
+    ($conn:expr, $table:ident, $row:expr, $expected:expr) => {
+        async {
+            let row = $row;
+            let updated = diesel::update($table::table.find(row.id).filter($table::version.eq($expected)))
+                .set(row)
+                .execute(&mut *$conn)
+                .await?;
+            if updated > 0 {
+                return Ok(());
+            }
+            let exists = diesel::select(diesel::dsl::exists($table::table.find(row.id).select($table::id)))
+                .get_result::<bool>(&mut *$conn)
+                .await?;
+            Err::<(), $crate::error::Failure>($crate::shared::not_updated(exists))
+        }
+    };
+}
+pub(crate) use update_versioned;
+
+/// An optimistic update changed no row: the row is gone, or its version moved on.
+pub(crate) fn not_updated(still_exists: bool) -> Failure {
+    Failure::Outcome(if still_exists { RepoError::VersionConflict } else { RepoError::NotFound })
+}

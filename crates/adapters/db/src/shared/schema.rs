@@ -1,0 +1,51 @@
+//! How the areas' tables relate. Each table is declared with `diesel::table!` in the
+//! `mod.rs` of the area that owns it (as in `migrations/{postgres,sqlite}`, written by
+//! hand once for both databases; uuid, instant, date and JSON columns use the portable
+//! types of [`crate::shared::sql_types`]). A new column changes only its area; a new table
+//! is also listed here, so that it may appear in a query with any other.
+
+use crate::audit::audit_events;
+use crate::citizens::citizens;
+use crate::clients::api_clients;
+use crate::idempotency::idempotency_keys;
+use crate::markers::bootstrap_markers;
+use crate::missions::missions;
+use crate::outbox::outbox_events;
+use crate::requests::{request_history, request_messages, request_notes, service_requests};
+use crate::service_types::service_types;
+use crate::signing_keys::signing_keys;
+use crate::staff::{staff_assignments, staff_members};
+use crate::tokens::{refresh_tokens, revocations};
+
+diesel::joinable!(api_clients -> missions (mission_id));
+diesel::joinable!(refresh_tokens -> api_clients (client_id));
+diesel::joinable!(citizens -> missions (mission_id));
+diesel::joinable!(staff_members -> missions (mission_id));
+diesel::joinable!(staff_assignments -> staff_members (staff_id));
+diesel::joinable!(staff_assignments -> service_types (service_type_id));
+diesel::joinable!(service_requests -> missions (mission_id));
+diesel::joinable!(service_requests -> citizens (citizen_id));
+diesel::joinable!(service_requests -> service_types (service_type_id));
+diesel::joinable!(request_history -> service_requests (request_id));
+diesel::joinable!(request_notes -> service_requests (request_id));
+diesel::joinable!(request_messages -> service_requests (request_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    missions,
+    api_clients,
+    bootstrap_markers,
+    refresh_tokens,
+    revocations,
+    idempotency_keys,
+    audit_events,
+    signing_keys,
+    service_types,
+    citizens,
+    staff_members,
+    staff_assignments,
+    outbox_events,
+    service_requests,
+    request_history,
+    request_notes,
+    request_messages,
+);
