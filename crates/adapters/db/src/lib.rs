@@ -33,7 +33,7 @@
 //! A new field of an existing table touches its area only (and both migration trees): the
 //! `table!` and the row in `<area>/mod.rs`, the queries in `<area>/queries.rs`. A new area
 //! adds its directory, a line in `lib.rs` and `queries.rs`, its tables in
-//! `shared/schema.rs` and its constraints in `error.rs`.
+//! `shared/schema.rs` and in `health`'s list, and its constraints in `error.rs`.
 
 mod database;
 mod error;

@@ -59,34 +59,6 @@ diesel::table! {
     }
 }
 
-diesel::table! {
-    use diesel::sql_types::*;
-    use crate::shared::sql_types::{PortableTimestamp, PortableUuid};
-
-    request_notes (id) {
-        id -> PortableUuid,
-        request_id -> PortableUuid,
-        author_kind -> Text,
-        author_id -> PortableUuid,
-        body -> Text,
-        created_at -> PortableTimestamp,
-    }
-}
-
-diesel::table! {
-    use diesel::sql_types::*;
-    use crate::shared::sql_types::{PortableTimestamp, PortableUuid};
-
-    request_messages (id) {
-        id -> PortableUuid,
-        request_id -> PortableUuid,
-        author_kind -> Text,
-        author_id -> PortableUuid,
-        body -> Text,
-        created_at -> PortableTimestamp,
-    }
-}
-
 /// The unique constraints of the requests' tables (see `crate::error`).
 pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[
     ("service_requests_pkey", "service_requests.id"),
@@ -263,9 +235,24 @@ impl TryFrom<HistoryRow> for HistoryEntry {
     }
 }
 
-/// `request_notes` and `request_messages` have the same shape; so do `Note` and `Message`.
-macro_rules! thread_row {
-    ($row:ident, $table:ident, $item:ident) => {
+/// `request_notes` and `request_messages` have the same shape; so do `Note` and `Message`:
+/// the table, its row and their conversions, once for both.
+macro_rules! thread_table {
+    ($table:ident, $row:ident, $item:ident) => {
+        diesel::table! {
+            use diesel::sql_types::*;
+            use crate::shared::sql_types::{PortableTimestamp, PortableUuid};
+
+            $table (id) {
+                id -> PortableUuid,
+                request_id -> PortableUuid,
+                author_kind -> Text,
+                author_id -> PortableUuid,
+                body -> Text,
+                created_at -> PortableTimestamp,
+            }
+        }
+
         #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
         #[diesel(table_name = $table)]
         pub(crate) struct $row {
@@ -309,8 +296,8 @@ macro_rules! thread_row {
     };
 }
 
-thread_row!(NoteRow, request_notes, Note);
-thread_row!(MessageRow, request_messages, Message);
+thread_table!(request_notes, NoteRow, Note);
+thread_table!(request_messages, MessageRow, Message);
 
 #[cfg(test)]
 mod tests {
