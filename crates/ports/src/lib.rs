@@ -28,7 +28,7 @@ pub use tokens::{
     RefreshOutcome, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind, SigningKeyRecord,
     SigningKeyRepository, TokenRepository,
 };
-pub use write::{IdempotencyRecord, OutboxEvent, StoredResponse, WriteMeta};
+pub use write::{IdempotencyRecord, OutboxEvent, StoredOutcome, WriteMeta};
 
 #[cfg(feature = "mock")]
 pub use clock::MockClock;

@@ -1,13 +1,15 @@
 use consular_domain::{AuditRecord, ClientId};
 use time::OffsetDateTime;
 
-/// A response as it was first sent, kept so that a retried request with the same
-/// `Idempotency-Key` receives exactly the same answer.
+/// What a creation produced, as the core knows it, kept so that a retried request with
+/// the same `Idempotency-Key` receives the same answer: the created resource's id and a
+/// JSON snapshot of the created object (written and read by the use case that created
+/// it). Nothing HTTP: the delivery layer derives status and headers from the object
+/// again when it replays (docs/architecture.md, "Writes").
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredResponse {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: String,
+pub struct StoredOutcome {
+    pub resource_id: uuid::Uuid,
+    pub snapshot: serde_json::Value,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,7 +19,7 @@ pub struct IdempotencyRecord {
     pub key: String,
     /// Hash of method, path and body of the first request.
     pub fingerprint: String,
-    pub response: StoredResponse,
+    pub outcome: StoredOutcome,
     pub created_at: OffsetDateTime,
     pub expires_at: OffsetDateTime,
 }

@@ -15,7 +15,7 @@ use consular_ports::{
     HealthCheck, IdempotencyRecord, IdempotencyRepository, Message, MissionRepository, Note, OutboxEvent,
     QueueGroup, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, RequestFilter,
     RequestRepository, Revocation, RevocationKind, ServiceTypeFilter, ServiceTypeRepository,
-    SigningKeyRecord, SigningKeyRepository, StaffFilter, StaffRepository, StoredResponse, SystemClock,
+    SigningKeyRecord, SigningKeyRepository, StaffFilter, StaffRepository, StoredOutcome, SystemClock,
     TokenRepository, WriteMeta,
 };
 use std::path::Path;
@@ -117,13 +117,9 @@ fn idempotency(owner: ClientId, key: &str, expires_in: Duration) -> IdempotencyR
         owner,
         key: key.to_owned(),
         fingerprint: "POST /v1/missions 1f2e".to_owned(),
-        response: StoredResponse {
-            status: 201,
-            headers: vec![
-                ("location".to_owned(), "/v1/missions/x".to_owned()),
-                ("etag".to_owned(), "\"1\"".to_owned()),
-            ],
-            body: "{\"id\":\"x\"}".to_owned(),
+        outcome: StoredOutcome {
+            resource_id: Uuid::now_v7(),
+            snapshot: serde_json::json!({ "code": "x", "version": 1 }),
         },
         created_at: now,
         expires_at: now + expires_in,

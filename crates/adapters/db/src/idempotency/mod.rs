@@ -1,4 +1,4 @@
-//! Stored responses of requests that carried an `Idempotency-Key`: the `idempotency_keys`
+//! Stored outcomes of requests that carried an `Idempotency-Key`: the `idempotency_keys`
 //! table, its row, and [`IdempotencyRepository`]. Records are written with every write's
 //! `WriteMeta` (`write_meta/queries.rs`).
 
@@ -7,7 +7,7 @@ use crate::shared::columns::corrupt;
 use crate::shared::repository;
 use crate::shared::sql_types::{DbTime, DbUuid};
 use consular_domain::ClientId;
-use consular_ports::{IdempotencyRecord, IdempotencyRepository, StoredResponse};
+use consular_ports::{IdempotencyRecord, IdempotencyRepository, StoredOutcome};
 use diesel::prelude::*;
 use time::OffsetDateTime;
 
@@ -19,9 +19,8 @@ diesel::table! {
         owner -> PortableUuid,
         key -> Text,
         fingerprint -> Text,
-        status -> Integer,
-        headers -> Text,
-        body -> Text,
+        resource_id -> PortableUuid,
+        outcome -> Text,
         created_at -> PortableTimestamp,
         expires_at -> PortableTimestamp,
     }
@@ -47,9 +46,8 @@ pub(crate) struct IdempotencyRow {
     pub owner: DbUuid,
     pub key: String,
     pub fingerprint: String,
-    pub status: i32,
-    pub headers: String,
-    pub body: String,
+    pub resource_id: DbUuid,
+    pub outcome: String,
     pub created_at: DbTime,
     pub expires_at: DbTime,
 }
@@ -61,10 +59,9 @@ impl TryFrom<&IdempotencyRecord> for IdempotencyRow {
             owner: DbUuid(r.owner.0),
             key: r.key.clone(),
             fingerprint: r.fingerprint.clone(),
-            status: i32::from(r.response.status),
-            headers: serde_json::to_string(&r.response.headers)
-                .map_err(|e| corrupt("idempotency headers", e))?,
-            body: r.response.body.clone(),
+            resource_id: DbUuid(r.outcome.resource_id),
+            outcome: serde_json::to_string(&r.outcome.snapshot)
+                .map_err(|e| corrupt("idempotency outcome", e))?,
             created_at: DbTime(r.created_at),
             expires_at: DbTime(r.expires_at),
         })
@@ -78,11 +75,10 @@ impl TryFrom<IdempotencyRow> for IdempotencyRecord {
             owner: row.owner.0.into(),
             key: row.key,
             fingerprint: row.fingerprint,
-            response: StoredResponse {
-                status: u16::try_from(row.status).map_err(|e| corrupt("idempotency_keys.status", e))?,
-                headers: serde_json::from_str(&row.headers)
-                    .map_err(|e| corrupt("idempotency_keys.headers", e))?,
-                body: row.body,
+            outcome: StoredOutcome {
+                resource_id: row.resource_id.0,
+                snapshot: serde_json::from_str(&row.outcome)
+                    .map_err(|e| corrupt("idempotency_keys.outcome", e))?,
             },
             created_at: row.created_at.0,
             expires_at: row.expires_at.0,
