@@ -1,4 +1,5 @@
-//! `/api/v1/auth/clients`: API clients, managed by admins (docs/api.md, "Clients, principals and scopes").
+//! `/api/v1/auth/clients`: API clients, managed by admins (docs/api.md, "Clients,
+//! principals and scopes").
 
 use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency};
 use crate::problem::{ApiError, Problem};

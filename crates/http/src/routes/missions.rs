@@ -1,4 +1,5 @@
-//! `/api/v1/missions`: embassies and consulates (an extension of the spec; docs/api.md, "Product decisions").
+//! `/api/v1/missions`: embassies and consulates (an extension of the spec; docs/api.md,
+//! "Product decisions").
 
 use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match};
 use crate::problem::{ApiError, Problem};
