@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use consular_app::cli::{Cli, ClientsCommand, Command, CreateArgs};
-use consular_app::{Application, Services, Settings, telemetry};
+use consular_app::{Application, Settings, services, telemetry};
 use consular_application::clients::Actor;
 use consular_domain::{ClientId, NewClient, PageRequest, ScopeSet};
 use serde_json::json;
@@ -38,7 +38,7 @@ async fn run(command: Command, settings: &Settings) -> Result<(), String> {
     match command {
         Command::Serve { .. } => serve(settings).await,
         Command::Migrate => {
-            Services::build(settings).await.map_err(|e| e.to_string())?;
+            services::build(settings).await.map_err(|e| e.to_string())?;
             println!("migrations applied");
             Ok(())
         }
@@ -59,7 +59,7 @@ async fn serve(settings: &Settings) -> Result<(), String> {
 }
 
 async fn clients(command: ClientsCommand, settings: &Settings) -> Result<(), String> {
-    let services = Services::build(settings).await.map_err(|e| e.to_string())?;
+    let services = services::build(settings).await.map_err(|e| e.to_string())?;
     match command {
         ClientsCommand::Create(CreateArgs { name, scopes, mission, principal, json }) => {
             let input = NewClient {

@@ -10,7 +10,7 @@ use consular_application::auth::{
 use consular_domain::{
     ApiClient, ClientId, ClientStatus, PrincipalId, PrincipalKind, Scope, ScopeSet, Subject,
 };
-use consular_ports::{Clock, MockClientRepository, MockTokenRepository, SystemClock};
+use consular_ports::{MockClientRepository, MockTokenRepository, SystemClock};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -68,7 +68,7 @@ fn main() {
     let per_round = 5_000u32;
     let mut elapsed = Duration::ZERO;
     for _ in 0..rounds {
-        runtime.block_on(service.revocations().sync(service.token_repository(), SystemClock.now())).unwrap();
+        runtime.block_on(service.sync_revocations()).unwrap();
         let started = Instant::now();
         for _ in 0..per_round {
             black_box(

@@ -19,7 +19,9 @@ pub mod idempotency;
 pub mod missions;
 pub mod paging;
 pub mod requests;
+pub mod services;
 pub mod staff;
 
 pub use error::ServiceError;
 pub use idempotency::{IdempotencyRequest, Written};
+pub use services::Services;

@@ -330,19 +330,6 @@ fn decode_cursor(cursor: &str) -> Result<Uuid, ApiError> {
     })
 }
 
-/// The `Link: <...>; rel="next"` value for the next page: the same query with the cursor
-/// replaced.
-pub fn next_link(req: &HttpRequest, cursor: &str) -> String {
-    let mut query = url::form_urlencoded::Serializer::new(String::new());
-    for (key, value) in url::form_urlencoded::parse(req.query_string().as_bytes()) {
-        if key != "cursor" {
-            query.append_pair(&key, &value);
-        }
-    }
-    query.append_pair("cursor", cursor);
-    format!("<{}?{}>; rel=\"next\"", req.path(), query.finish())
-}
-
 /// The versions named by `If-Match` (`None` for `*`). PATCH requires it: absent is 428.
 /// Weak and foreign tags never match: a list of only those yields no version, and the
 /// use case answers 412 once the request is otherwise valid.
@@ -363,11 +350,6 @@ pub fn if_match(headers: &HeaderMap) -> Result<Option<Vec<i64>>, ApiError> {
         .filter_map(|tag| tag.trim().strip_prefix('"')?.strip_suffix('"')?.parse::<i64>().ok())
         .collect();
     Ok(Some(versions))
-}
-
-/// The strong ETag of a resource at `version`.
-pub fn etag(version: i64) -> String {
-    format!("\"{version}\"")
 }
 
 /// The `Idempotency-Key` of a creating request with the fingerprint of its method, path

@@ -3,14 +3,22 @@
 //!
 //! Handlers translate HTTP to use-case calls and back; they hold no business rule and
 //! never reach a database or storage adapter (this crate depends on no adapter).
+//!
+//! The modules form layers, without cycles (a test in `tests/module_graph.rs` keeps it
+//! so): `problem`, `metrics` and `wire` at the bottom; `spec` (the document as data);
+//! `state`; `extract` and `respond`; then one module per area under `routes`, each using
+//! only the layers below and never another area. This root ties the routes to the spec
+//! and to the app.
 
 pub mod extract;
 pub mod metrics;
 pub mod middleware;
 pub mod problem;
+pub mod respond;
 pub mod routes;
 pub mod spec;
 pub mod state;
+pub mod wire;
 
 pub use metrics::Metrics;
 pub use spec::ApiSpec;
@@ -21,6 +29,12 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{App, Error, HttpResponse, web};
 use utoipa_actix_web::AppExt;
 use utoipa_swagger_ui::SwaggerUi;
+
+/// The OpenAPI document of every route [`app`] serves, with the tables derived from it;
+/// built once per process and held by [`AppState`].
+pub fn api_spec() -> ApiSpec {
+    ApiSpec::build(routes::register)
+}
 
 /// The application for one worker. `state` is shared by all workers.
 pub fn app(
@@ -49,4 +63,39 @@ pub fn app(
         )
         .default_service(web::to(middleware::fallback))
         .wrap(actix_web::middleware::from_fn(middleware::conventions))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::api_spec;
+    use crate::spec::METHODS;
+
+    #[test]
+    fn every_operation_has_a_maturity_label_and_documents_its_errors() {
+        let spec = api_spec();
+        assert_eq!(spec.document()["openapi"].as_str().map(|v| &v[..3]), Some("3.1"));
+        let paths = spec.document()["paths"].as_object().unwrap();
+        assert!(paths.len() >= 10, "{:?}", paths.keys());
+        for (path, item) in paths {
+            for method in METHODS {
+                let Some(op) = item.get(method) else { continue };
+                let label =
+                    op["x-maturity"].as_str().unwrap_or_else(|| panic!("{method} {path} has no x-maturity"));
+                assert!(["Available", "Beta", "Coming Soon"].contains(&label), "{method} {path}: {label}");
+                assert!(op["operationId"].is_string(), "{method} {path}");
+                if op.get("security").is_some_and(|s| s.to_string().contains("bearer")) {
+                    assert!(op["responses"].get("401").is_some(), "{method} {path}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn routes_answer_which_methods_they_allow() {
+        let spec = api_spec();
+        let methods = spec.allowed_methods("/api/v1/missions/0190c7f4-0000-7000-8000-000000000000").unwrap();
+        assert!(methods.contains(&"GET".to_owned()) && methods.contains(&"PATCH".to_owned()));
+        assert!(spec.allowed_methods("/nowhere").is_none());
+        assert_eq!(spec.maturity("POST", "/api/v1/auth/token"), Some("Available"));
+    }
 }

@@ -1,35 +1,38 @@
-//! What every handler can reach: the use cases, the readiness probe, the metrics and the
-//! per-node rate limiters.
+//! What every handler can reach: the use cases, the OpenAPI document with its route
+//! tables, the metrics and the per-node rate limiters.
 
 use crate::metrics::Metrics;
 use crate::spec::ApiSpec;
-use consular_application::audit::AuditService;
-use consular_application::auth::TokenService;
-use consular_application::catalog::CatalogService;
-use consular_application::citizens::CitizenService;
-use consular_application::clients::ClientService;
-use consular_application::health::HealthService;
-use consular_application::missions::MissionService;
-use consular_application::requests::RequestService;
-use consular_application::staff::StaffService;
+use consular_application::Services;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use std::net::IpAddr;
 use std::num::NonZeroU32;
+use std::ops::Deref;
 use std::sync::Arc;
 
 pub struct AppState {
-    pub missions: MissionService,
-    pub clients: ClientService,
-    pub catalog: CatalogService,
-    pub citizens: CitizenService,
-    pub staff: StaffService,
-    pub audit: AuditService,
-    pub requests: RequestService,
-    pub tokens: TokenService,
-    pub health: HealthService,
+    /// The use cases, built once at start-up; handlers reach them through `Deref`
+    /// (`state.requests`).
+    pub services: Services,
     pub metrics: Arc<Metrics>,
+    /// Built once by `consular_http::api_spec`: the state holds the document as data and
+    /// does not know the routes it was generated from.
     pub spec: Arc<ApiSpec>,
     pub token_limits: TokenRateLimits,
+}
+
+impl AppState {
+    pub fn new(services: Services, spec: ApiSpec, token_limits: TokenRateLimits) -> Self {
+        AppState { services, metrics: Arc::new(Metrics::default()), spec: Arc::new(spec), token_limits }
+    }
+}
+
+impl Deref for AppState {
+    type Target = Services;
+
+    fn deref(&self) -> &Services {
+        &self.services
+    }
 }
 
 /// Rate limits of `/auth/token` and `/auth/refresh`, per client and per address.

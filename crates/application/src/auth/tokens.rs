@@ -1,4 +1,5 @@
-//! Issuing, refreshing, revoking and checking tokens (DESIGN.md "Tokens").
+//! Issuing, refreshing, revoking and checking tokens (docs/architecture.md, "Tokens without
+//! a database round trip").
 
 use super::{KeySet, RevocationCache, secrets};
 use consular_domain::{ApiClient, ClientId, MissionId, Principal, ScopeSet, Subject};
@@ -140,17 +141,22 @@ impl TokenService {
         &self.keys
     }
 
-    pub fn revocations(&self) -> &RevocationCache {
-        &self.revocations
-    }
-
     /// The shared handle of this node's revocation view.
     pub fn revocation_cache(&self) -> Arc<RevocationCache> {
         self.revocations.clone()
     }
 
-    pub fn token_repository(&self) -> &dyn TokenRepository {
-        &*self.tokens
+    /// Pulls new revocations into this node's view, as of the service's clock. Run once
+    /// before serving and then every [`SYNC_INTERVAL`](super::revocation::SYNC_INTERVAL),
+    /// so that a token revoked on another node is refused here within a second.
+    pub async fn sync_revocations(&self) -> Result<(), RepoError> {
+        self.revocations.sync(&*self.tokens, self.clock.now()).await
+    }
+
+    /// Deletes what has expired by the service's clock (refresh tokens, access-token
+    /// revocations, idempotency records); returns how many rows went.
+    pub async fn purge_expired(&self) -> Result<u64, RepoError> {
+        self.tokens.purge_expired(self.clock.now()).await
     }
 
     /// Checks client credentials. An unknown client, a wrong secret and a disabled client
@@ -496,7 +502,7 @@ mod tests {
         tokens.expect_insert_revocation().times(1).returning(|_| Ok(()));
         tokens.expect_active_revocations().returning(|_| Ok(vec![]));
         let svc = service(clients_with(c.clone()), tokens);
-        svc.revocations().sync(svc.token_repository(), OffsetDateTime::now_utc()).await.unwrap();
+        svc.sync_revocations().await.unwrap();
         let issued = svc.client_credentials(&credentials(&c, SECRET), None).await.unwrap();
         assert!(svc.authenticate_bearer(&issued.access_token).await.is_ok());
         svc.revoke(c.id, &issued.access_token, None).await.unwrap();

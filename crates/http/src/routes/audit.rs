@@ -1,9 +1,10 @@
 //! `/api/v1/audit-events`: the audit log (global admins).
 
-use super::list;
 use crate::extract::{ApiQuery, Authenticated, page_request, query_text};
 use crate::problem::ApiError;
+use crate::respond::list;
 use crate::state::AppState;
+use crate::wire::ActorBody;
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use consular_domain::AuditRecord;
 use consular_ports::AuditFilter;
@@ -11,20 +12,6 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
-
-/// Who acted: the principal's kind and id.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ActorBody {
-    /// `admin`, `staff` or `citizen`.
-    pub kind: String,
-    pub id: Uuid,
-}
-
-impl From<consular_domain::Subject> for ActorBody {
-    fn from(s: consular_domain::Subject) -> Self {
-        ActorBody { kind: s.kind.as_str().to_owned(), id: s.id.as_uuid() }
-    }
-}
 
 /// One create, update or state change.
 #[derive(Debug, Serialize, ToSchema)]

@@ -1,11 +1,12 @@
 //! `/api/v1/citizens`: citizen profiles and their registration with a mission (spec 4.2).
 
-use super::{IssuedClientBody, created_headers, iso_date, list, send, stored_json, with_etag};
 use crate::extract::{
     ApiJson, ApiQuery, Authenticated, idempotency, if_match, page_request, query_country, query_text,
 };
 use crate::problem::{ApiError, Problem};
+use crate::respond::{created_headers, list, send, stored_json, with_etag};
 use crate::state::AppState;
+use crate::wire::{IssuedClientBody, iso_date, wire_enum};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use consular_application::citizens::IssuedClient;

@@ -1,9 +1,11 @@
-//! `/api/v1/auth/clients`: API clients, managed by admins (DESIGN.md "Principals").
+//! `/api/v1/auth/clients`: API clients, managed by admins (docs/api.md, "Clients,
+//! principals and scopes").
 
-use super::{created_headers, list, send, stored_json, with_etag};
 use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency};
 use crate::problem::{ApiError, Problem};
+use crate::respond::{created_headers, list, send, stored_json, with_etag};
 use crate::state::AppState;
+use crate::wire::{ScopeName, wire_enum};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use consular_application::clients::Actor;
@@ -15,7 +17,6 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-wire_enum!(ScopeName mirrors Scope { Admin, Staff, Citizen });
 wire_enum!(PrincipalKindName mirrors PrincipalKind { Admin, Staff, Citizen });
 wire_enum!(ClientStatusName mirrors ClientStatus { Active, Disabled });
 

@@ -1,8 +1,9 @@
-//! `/api/v1/missions`: embassies and consulates (an extension of the spec; DESIGN.md).
+//! `/api/v1/missions`: embassies and consulates (an extension of the spec; docs/api.md,
+//! "Product decisions").
 
-use super::{created_headers, list, send, stored_json, with_etag};
 use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match};
 use crate::problem::{ApiError, Problem};
+use crate::respond::{created_headers, list, send, stored_json, with_etag};
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};

@@ -1,12 +1,11 @@
 //! `/api/v1/requests`: service requests, their workflow, internal notes and messages
 //! (spec 4.3 and 4.9), and `/api/v1/staff/{id}/queue` (4.6).
 
-use super::audit::ActorBody;
-use super::services::StageBody;
-use super::{created_headers, list, send, stored_json, with_etag};
 use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match, page_request};
 use crate::problem::{ApiError, Problem};
+use crate::respond::{created_headers, list, send, stored_json, with_etag};
 use crate::state::AppState;
+use crate::wire::{ActorBody, StageBody, wire_enum};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use consular_application::requests::{NewRequest, RequestDetails, StatusChange, TimelineItem};

@@ -1,9 +1,10 @@
 //! `/api/v1/services`: the service catalog (spec 4.7).
 
-use super::{created_headers, list, send, stored_json, with_etag};
 use crate::extract::{ApiJson, ApiQuery, Authenticated, idempotency, if_match, page_request};
 use crate::problem::{ApiError, Problem};
+use crate::respond::{created_headers, list, send, stored_json, with_etag};
 use crate::state::AppState;
+use crate::wire::StageBody;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use consular_domain::{Money, NewServiceType, ServiceType, ServiceTypeChanges, ServiceTypeId, Stage};
@@ -23,29 +24,9 @@ pub struct MoneyBody {
     pub currency: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StageBody {
-    #[schema(
-        min_length = 1,
-        max_length = 100,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub name: String,
-    #[serde(default)]
-    #[schema(max_length = 1000)]
-    pub description: String,
-}
-
 impl From<MoneyBody> for Money {
     fn from(m: MoneyBody) -> Self {
         Money { amount_minor: m.amount_minor, currency: m.currency }
-    }
-}
-
-impl From<StageBody> for Stage {
-    fn from(s: StageBody) -> Self {
-        Stage { name: s.name, description: s.description }
     }
 }
 

@@ -1,9 +1,10 @@
 //! `/api/v1/staff`: staff members and their service assignments (spec 4.6).
 
-use super::{IssuedClientBody, created_headers, list, send, stored_json, with_etag};
 use crate::extract::{ApiJson, ApiQuery, Authenticated, idempotency, if_match, page_request};
 use crate::problem::{ApiError, Problem};
+use crate::respond::{created_headers, list, send, stored_json, with_etag};
 use crate::state::AppState;
+use crate::wire::IssuedClientBody;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use consular_application::citizens::IssuedClient;

@@ -1,0 +1,80 @@
+//! Wiring: the adapters the configuration names, handed to the use cases as ports. The
+//! one place that builds [`Services`]; the server, the command line and the background
+//! tasks all use what it returns.
+
+use crate::config::Settings;
+use crate::error::StartError;
+use consular_application::Services;
+use consular_application::audit::AuditService;
+use consular_application::auth::{KeySet, RevocationCache, TokenConfig, TokenService};
+use consular_application::catalog::CatalogService;
+use consular_application::citizens::CitizenService;
+use consular_application::clients::ClientService;
+use consular_application::health::HealthService;
+use consular_application::missions::MissionService;
+use consular_application::requests::RequestService;
+use consular_application::staff::StaffService;
+use consular_db::{Database, DbConfig};
+use consular_ports::{Clock, HealthCheck, SystemClock};
+use consular_storage::ObjectBlobStore;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Connects and migrates the database, opens the blob store, loads the signing keys and
+/// builds every use case on them, all with the same clock.
+pub async fn build(settings: &Settings) -> Result<Services, StartError> {
+    let database = Database::connect(&DbConfig {
+        url: settings.database_url.clone(),
+        max_connections: settings.db_max_connections as usize,
+        acquire_timeout: Duration::from_millis(settings.db_acquire_timeout_ms),
+        statement_timeout: Duration::from_millis(settings.db_statement_timeout_ms),
+    })
+    .map_err(|e| StartError::Database(e.to_string()))?;
+    database.migrate().await.map_err(|e| StartError::Database(e.to_string()))?;
+    let storage = ObjectBlobStore::from_url(&settings.storage_url).map_err(StartError::Storage)?;
+
+    let db = Arc::new(database);
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let keys = KeySet::load_or_create(&*db, &*clock).await.map_err(|e| StartError::Keys(e.to_string()))?;
+    let tokens = TokenService::new(
+        db.clone(),
+        db.clone(),
+        clock.clone(),
+        Arc::new(keys),
+        Arc::new(RevocationCache::new()),
+        TokenConfig {
+            issuer: settings.issuer.clone(),
+            audience: settings.audience.clone(),
+            access_ttl: time::Duration::seconds(i64::from(settings.access_token_ttl_secs)),
+            refresh_ttl: time::Duration::seconds(i64::from(settings.refresh_token_ttl_secs)),
+            leeway_secs: 30,
+        },
+    );
+    let checks: Vec<Arc<dyn HealthCheck>> = vec![db.clone(), Arc::new(storage)];
+    Ok(Services {
+        missions: MissionService::new(db.clone(), db.clone(), clock.clone()),
+        clients: ClientService::new(
+            db.clone(),
+            db.clone(),
+            db.clone(),
+            db.clone(),
+            db.clone(),
+            clock.clone(),
+        )
+        .with_revocations(tokens.revocation_cache()),
+        catalog: CatalogService::new(db.clone(), db.clone(), clock.clone()),
+        citizens: CitizenService::new(db.clone(), db.clone(), db.clone(), clock.clone()),
+        staff: StaffService::new(db.clone(), db.clone(), db.clone(), db.clone(), clock.clone()),
+        audit: AuditService::new(db.clone()),
+        requests: RequestService::new(
+            db.clone(),
+            db.clone(),
+            db.clone(),
+            db.clone(),
+            db.clone(),
+            clock.clone(),
+        ),
+        tokens,
+        health: HealthService::new(checks),
+    })
+}

@@ -1,0 +1,27 @@
+//! Every use case, wired once at start-up and shared by whatever drives them (the HTTP
+//! server, the command line, the background tasks), so that the list of services exists
+//! in one place only.
+
+use crate::audit::AuditService;
+use crate::auth::TokenService;
+use crate::catalog::CatalogService;
+use crate::citizens::CitizenService;
+use crate::clients::ClientService;
+use crate::health::HealthService;
+use crate::missions::MissionService;
+use crate::requests::RequestService;
+use crate::staff::StaffService;
+
+/// The use cases of one node. Cloning is cheap: each service holds shared handles.
+#[derive(Clone)]
+pub struct Services {
+    pub missions: MissionService,
+    pub clients: ClientService,
+    pub catalog: CatalogService,
+    pub citizens: CitizenService,
+    pub staff: StaffService,
+    pub audit: AuditService,
+    pub requests: RequestService,
+    pub tokens: TokenService,
+    pub health: HealthService,
+}

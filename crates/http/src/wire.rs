@@ -1,0 +1,105 @@
+//! The wire types more than one route module shares: the macro that mirrors domain enums,
+//! the date format, who acted, workflow stages, the client issued with a principal and
+//! the list-page envelope. Route modules import these from here and never from each
+//! other, so that each area can change on its own.
+
+use consular_domain::{Scope, Stage};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// An enum of the wire that mirrors a domain enum (the domain does not depend on utoipa
+/// or serde naming): snake_case values, an OpenAPI schema, and conversions both ways.
+/// The domain enum must be in scope under `$domain`.
+macro_rules! wire_enum {
+    ($(#[$meta:meta])* $name:ident mirrors $domain:ident { $($variant:ident),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name {
+            $($variant),+
+        }
+
+        impl From<$name> for $domain {
+            fn from(value: $name) -> Self {
+                match value {
+                    $($name::$variant => $domain::$variant),+
+                }
+            }
+        }
+
+        impl From<$domain> for $name {
+            fn from(value: $domain) -> Self {
+                match value {
+                    $($domain::$variant => $name::$variant),+
+                }
+            }
+        }
+    };
+}
+pub(crate) use wire_enum;
+
+wire_enum!(ScopeName mirrors Scope { Admin, Staff, Citizen });
+
+time::serde::format_description!(pub iso_date, Date, "[year]-[month]-[day]");
+
+/// Who acted: the principal's kind and id.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ActorBody {
+    /// `admin`, `staff` or `citizen`.
+    pub kind: String,
+    pub id: Uuid,
+}
+
+impl From<consular_domain::Subject> for ActorBody {
+    fn from(s: consular_domain::Subject) -> Self {
+        ActorBody { kind: s.kind.as_str().to_owned(), id: s.id.as_uuid() }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StageBody {
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
+    pub name: String,
+    #[serde(default)]
+    #[schema(max_length = 1000)]
+    pub description: String,
+}
+
+impl From<StageBody> for Stage {
+    fn from(s: StageBody) -> Self {
+        Stage { name: s.name, description: s.description }
+    }
+}
+
+/// The API client issued together with a citizen or staff member.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IssuedClientBody {
+    pub client_id: Uuid,
+    /// Shown once, in the response that created the client; never in a replay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    pub scopes: Vec<ScopeName>,
+}
+
+impl From<consular_application::citizens::IssuedClient<'_>> for IssuedClientBody {
+    fn from(issued: consular_application::citizens::IssuedClient<'_>) -> Self {
+        IssuedClientBody {
+            client_id: issued.client.id.as_uuid(),
+            client_secret: issued.secret.map(str::to_owned),
+            scopes: issued.client.scopes.iter().map(ScopeName::from).collect(),
+        }
+    }
+}
+
+/// A list page: `{items, next_cursor}`.
+#[derive(Debug, Serialize)]
+pub struct ListBody<T> {
+    pub items: Vec<T>,
+    pub next_cursor: Option<String>,
+}
