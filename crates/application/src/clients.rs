@@ -92,7 +92,7 @@ impl ClientService {
         {
             return Err(ValidationErrors::single("mission_id", "unknown", "no such mission").into());
         }
-        self.check_principal(kind, input.principal, input.mission).await?;
+        self.validate_principal(kind, input.principal, input.mission).await?;
         issue(
             input.name,
             input.scopes,
@@ -104,7 +104,7 @@ impl ClientService {
 
     /// A citizen or staff client names an existing citizen or staff member of its
     /// mission (or a fresh id): a client must never act as someone of another mission.
-    async fn check_principal(
+    async fn validate_principal(
         &self,
         kind: PrincipalKind,
         principal: Option<PrincipalId>,

@@ -40,7 +40,7 @@ impl StaffService {
     }
 
     /// Every id must name an active service type; the failing ones are listed.
-    async fn check_service_types(&self, field: &str, ids: &[ServiceTypeId]) -> Result<(), ServiceError> {
+    async fn validate_service_types(&self, field: &str, ids: &[ServiceTypeId]) -> Result<(), ServiceError> {
         let mut errors = ValidationErrors::new();
         self.collect_service_type_errors(field, ids, &mut errors).await?;
         Ok(errors.into_result()?)
@@ -158,7 +158,7 @@ impl StaffService {
         let mut member = self.staff.get(id).await?.ok_or(ServiceError::NotFound)?;
         policy::assign(actor, member.id, member.mission_id)?;
         assignments.validate()?;
-        self.check_service_types("service_type_ids", &assignments.service_type_ids).await?;
+        self.validate_service_types("service_type_ids", &assignments.service_type_ids).await?;
         let stored_version = member.version;
         crate::concurrency::require_version(expected_versions, stored_version)?;
         let now = self.clock.now();

@@ -188,7 +188,7 @@ pub struct CitizenChanges {
 }
 
 /// Date rules that need "today": born in the past (after 1900), passport expiring after birth.
-fn check_dates(errors: &mut ValidationErrors, birth: Option<Date>, expiry: Option<Date>, today: Date) {
+fn validate_dates(errors: &mut ValidationErrors, birth: Option<Date>, expiry: Option<Date>, today: Date) {
     if let Some(birth) = birth
         && (birth > today || birth.year() < 1900)
     {
@@ -215,7 +215,7 @@ impl NewCitizen {
     /// Every failing field at once, as JSON pointers; dates are judged against `today`.
     pub fn validate(&self, today: Date) -> Result<(), ValidationErrors> {
         let mut dates = ValidationErrors::new();
-        check_dates(&mut dates, Some(self.date_of_birth), Some(self.passport_expiry), today);
+        validate_dates(&mut dates, Some(self.date_of_birth), Some(self.passport_expiry), today);
         merge(Validate::validate(self), dates)
     }
 
@@ -287,7 +287,7 @@ impl CitizenChanges {
         let expiry = self.passport_expiry.unwrap_or(current.passport_expiry);
         let touches_dates = self.date_of_birth.is_some() || self.passport_expiry.is_some();
         if touches_dates {
-            check_dates(&mut extra, Some(birth), Some(expiry), today);
+            validate_dates(&mut extra, Some(birth), Some(expiry), today);
         }
         if let Some(next) = self.registration_status
             && next != current.registration_status

@@ -68,7 +68,7 @@ impl NewClient {
     /// Checks the request on its own; whether the mission exists is the use case's job.
     pub fn validate(&self) -> Result<PrincipalKind, ValidationErrors> {
         let mut errors = ValidationErrors::new();
-        errors.check_text("name", &self.name, 100);
+        errors.validate_text("name", &self.name, 100);
         let kind = self.scopes.principal_kind();
         match kind {
             None => errors.add(

@@ -350,9 +350,30 @@ impl ServiceRequest {
         reason: Option<String>,
         now: OffsetDateTime,
     ) -> Result<HistoryEntry, IllegalTransition> {
-        let entry = self.transition(role, action, actor, reason, now)?;
+        let allowed = self.allowed_actions(role);
+        if !allowed.contains(&action) {
+            return Err(IllegalTransition { from: self.status, action, allowed });
+        }
+        let (from_status, from_stage) = (self.status, self.current_stage);
+        match action {
+            Action::To(status) => {
+                self.status = status;
+                if status.is_final() {
+                    self.closed_at = Some(now);
+                }
+            }
+            Action::AdvanceStage => self.current_stage += 1,
+        }
         self.touch(now);
-        Ok(entry)
+        Ok(HistoryEntry {
+            at: now,
+            actor,
+            from_status: Some(from_status),
+            to_status: self.status,
+            from_stage: Some(from_stage),
+            to_stage: self.current_stage,
+            reason,
+        })
     }
 
     /// Assigns the request to `assignee` (`None`: nobody) as a change of its own; the
@@ -373,50 +394,15 @@ impl ServiceRequest {
         now: OffsetDateTime,
     ) -> Result<Changed, IllegalTransition> {
         let entry = match change.action {
-            Some(action) => {
-                Some(self.transition(role, action, actor, change.reason.map(String::from), now)?)
-            }
+            Some(action) => Some(self.apply(role, action, actor, change.reason.map(String::from), now)?),
             None => None,
         };
         let previous_assignee = change.assignee.and_then(|assignee| self.swap_assignee(assignee));
-        let changed = Changed { entry, previous_assignee };
-        if !changed.is_empty() {
+        // The action, if any, made the new version already.
+        if entry.is_none() && previous_assignee.is_some() {
             self.touch(now);
         }
-        Ok(changed)
-    }
-
-    fn transition(
-        &mut self,
-        role: Role,
-        action: Action,
-        actor: Option<Subject>,
-        reason: Option<String>,
-        now: OffsetDateTime,
-    ) -> Result<HistoryEntry, IllegalTransition> {
-        let allowed = self.allowed_actions(role);
-        if !allowed.contains(&action) {
-            return Err(IllegalTransition { from: self.status, action, allowed });
-        }
-        let (from_status, from_stage) = (self.status, self.current_stage);
-        match action {
-            Action::To(status) => {
-                self.status = status;
-                if status.is_final() {
-                    self.closed_at = Some(now);
-                }
-            }
-            Action::AdvanceStage => self.current_stage += 1,
-        }
-        Ok(HistoryEntry {
-            at: now,
-            actor,
-            from_status: Some(from_status),
-            to_status: self.status,
-            from_stage: Some(from_stage),
-            to_stage: self.current_stage,
-            reason,
-        })
+        Ok(Changed { entry, previous_assignee })
     }
 
     /// The previous assignee if `assignee` is a different one.

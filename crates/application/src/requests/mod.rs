@@ -12,7 +12,10 @@ mod tests;
 mod transitions;
 
 use crate::ServiceError;
-use consular_domain::{Action, CitizenId, HistoryEntry, RequestId, ServiceRequest, ServiceTypeId, StaffId};
+use consular_domain::policy::requests as policy;
+use consular_domain::{
+    Action, CitizenId, HistoryEntry, Principal, RequestId, ServiceRequest, ServiceTypeId, StaffId,
+};
 use consular_ports::{
     CitizenRepository, Clock, IdempotencyRepository, Message, Note, OutboxEvent, QueueGroup,
     RequestRepository, ServiceTypeRepository, StaffRepository,
@@ -130,9 +133,23 @@ impl RequestService {
         RequestService { requests, citizens, service_types, staff, idempotency, clock }
     }
 
-    /// The request, or `NotFound` when it does not exist; the caller's policy check
-    /// follows.
     async fn fetch(&self, id: RequestId) -> Result<ServiceRequest, ServiceError> {
         self.requests.get(id).await?.ok_or(ServiceError::NotFound)
+    }
+
+    /// The request, if the caller may read it (and its thread).
+    async fn readable(&self, actor: &Principal, id: RequestId) -> Result<ServiceRequest, ServiceError> {
+        let request = self.fetch(id).await?;
+        policy::read(actor, request.citizen_id, request.mission_id)?;
+        Ok(request)
+    }
+
+    /// The request, if the caller may work on it (change it, write or read its notes);
+    /// the scope is checked before the request is looked up.
+    async fn workable(&self, actor: &Principal, id: RequestId) -> Result<ServiceRequest, ServiceError> {
+        policy::work(actor)?;
+        let request = self.fetch(id).await?;
+        policy::work_on(actor, request.citizen_id, request.mission_id)?;
+        Ok(request)
     }
 }

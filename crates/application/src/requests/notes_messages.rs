@@ -5,7 +5,6 @@
 use super::{RequestService, event};
 use crate::ServiceError;
 use crate::idempotency::{self, IdempotencyRequest, Written};
-use consular_domain::policy::requests as policy;
 use consular_domain::request::validate_post_body;
 use consular_domain::{AuditAction, AuditRecord, Page, PageRequest, Principal, RequestId};
 use consular_ports::{Message, Note, StoredResponse, WriteMeta};
@@ -22,9 +21,7 @@ impl RequestService {
         idempotency_key: Option<&IdempotencyRequest>,
         render: impl FnOnce(&Note) -> StoredResponse + Send,
     ) -> Result<Written, ServiceError> {
-        policy::work(actor)?;
-        let request = self.fetch(id).await?;
-        policy::work_on(actor, request.citizen_id, request.mission_id)?;
+        self.workable(actor, id).await?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
             return Ok(replayed);
@@ -55,9 +52,7 @@ impl RequestService {
         id: RequestId,
         page: PageRequest,
     ) -> Result<Page<Note>, ServiceError> {
-        policy::work(actor)?;
-        let request = self.fetch(id).await?;
-        policy::work_on(actor, request.citizen_id, request.mission_id)?;
+        self.workable(actor, id).await?;
         Ok(self.requests.notes(id, page).await?)
     }
 
@@ -68,8 +63,7 @@ impl RequestService {
         id: RequestId,
         page: PageRequest,
     ) -> Result<Page<Message>, ServiceError> {
-        let request = self.fetch(id).await?;
-        policy::read(actor, request.citizen_id, request.mission_id)?;
+        self.readable(actor, id).await?;
         Ok(self.requests.messages(id, page).await?)
     }
 
@@ -82,8 +76,7 @@ impl RequestService {
         idempotency_key: Option<&IdempotencyRequest>,
         render: impl FnOnce(&Message) -> StoredResponse + Send,
     ) -> Result<Written, ServiceError> {
-        let request = self.fetch(id).await?;
-        policy::read(actor, request.citizen_id, request.mission_id)?;
+        let request = self.readable(actor, id).await?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
             return Ok(replayed);

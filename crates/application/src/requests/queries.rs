@@ -37,8 +37,7 @@ impl RequestService {
     /// The request with its stage history and a timeline of status and stage changes and
     /// messages; staff and admins also get the internal notes in it.
     pub async fn get(&self, actor: &Principal, id: RequestId) -> Result<RequestDetails, ServiceError> {
-        let request = self.fetch(id).await?;
-        policy::read(actor, request.citizen_id, request.mission_id)?;
+        let request = self.readable(actor, id).await?;
         let history = self.requests.history(id).await?;
         let mut timeline: Vec<TimelineItem> = history.iter().cloned().map(TimelineItem::History).collect();
         timeline.extend(

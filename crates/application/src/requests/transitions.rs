@@ -41,9 +41,7 @@ impl RequestService {
         change: RequestChange,
         expected_versions: Option<&[i64]>,
     ) -> Result<RequestView, ServiceError> {
-        policy::work(actor)?;
-        let mut request = self.fetch(id).await?;
-        policy::work_on(actor, request.citizen_id, request.mission_id)?;
+        let mut request = self.workable(actor, id).await?;
         change.validate()?;
         if let Some(Some(staff_id)) = change.assignee {
             match self.staff.get(staff_id).await? {
