@@ -1,7 +1,7 @@
 //! The audit log, read by global admins.
 
 use crate::ServiceError;
-use crate::access::require_global_admin;
+use consular_domain::policy::audit as policy;
 use consular_domain::{AuditRecord, Page, PageRequest, Principal};
 use consular_ports::{AuditFilter, AuditRepository};
 use std::sync::Arc;
@@ -23,7 +23,7 @@ impl AuditService {
         filter: AuditFilter,
         page: PageRequest,
     ) -> Result<Page<AuditRecord>, ServiceError> {
-        require_global_admin(actor, "only a global admin reads the audit log")?;
+        policy::read(actor)?;
         Ok(self.audit.list(filter, page).await?)
     }
 }

@@ -2,8 +2,8 @@
 //! shared by all missions). Inactive types are shown only to admins who ask for them.
 
 use crate::ServiceError;
-use crate::access::require_global_admin;
 use crate::idempotency::{self, IdempotencyRequest, Written};
+use consular_domain::policy::{Listing, catalog as policy};
 use consular_domain::{
     AuditAction, AuditRecord, NewServiceType, Page, PageRequest, Principal, ServiceType, ServiceTypeChanges,
     ServiceTypeId,
@@ -15,7 +15,6 @@ use consular_ports::{
 use std::sync::Arc;
 
 pub const RESOURCE: &str = "service_type";
-const MANAGE: &str = "only a global admin manages the service catalog";
 
 #[derive(Clone)]
 pub struct CatalogService {
@@ -42,7 +41,7 @@ impl CatalogService {
         page: PageRequest,
     ) -> Result<Page<ServiceType>, ServiceError> {
         let wanted = active.unwrap_or(true);
-        if !wanted && !actor.is_admin() {
+        if policy::list(actor, wanted) == Listing::Empty {
             return Ok(Page::empty());
         }
         Ok(self.service_types.list(ServiceTypeFilter { active: Some(wanted) }, page).await?)
@@ -50,10 +49,9 @@ impl CatalogService {
 
     /// An active type, or any type for an admin.
     pub async fn get(&self, actor: &Principal, id: ServiceTypeId) -> Result<ServiceType, ServiceError> {
-        match self.service_types.get(id).await? {
-            Some(service) if service.active || actor.is_admin() => Ok(service),
-            _ => Err(ServiceError::NotFound),
-        }
+        let service = self.service_types.get(id).await?.ok_or(ServiceError::NotFound)?;
+        policy::read(actor, service.active)?;
+        Ok(service)
     }
 
     pub async fn create(
@@ -63,12 +61,12 @@ impl CatalogService {
         idempotency_key: Option<&IdempotencyRequest>,
         render: impl FnOnce(&ServiceType) -> StoredResponse + Send,
     ) -> Result<Written, ServiceError> {
-        require_global_admin(actor, MANAGE)?;
+        policy::manage(actor)?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
             return Ok(replayed);
         }
-        input.check()?;
+        input.validate()?;
         let service = input.into_service_type(ServiceTypeId::new(), now);
         let response = render(&service);
         let fields =
@@ -104,11 +102,11 @@ impl CatalogService {
         changes: ServiceTypeChanges,
         expected_versions: Option<&[i64]>,
     ) -> Result<ServiceType, ServiceError> {
-        require_global_admin(actor, MANAGE)?;
-        changes.check()?;
+        policy::manage(actor)?;
+        changes.validate()?;
         let mut service = self.service_types.get(id).await?.ok_or(ServiceError::NotFound)?;
         let stored_version = service.version;
-        crate::error::require_version(expected_versions, stored_version)?;
+        crate::concurrency::require_version(expected_versions, stored_version)?;
         let now = self.clock.now();
         let changed = service.apply(changes, now);
         if changed.is_empty() {

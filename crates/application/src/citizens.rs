@@ -3,9 +3,10 @@
 //! and by the citizens themselves, for their contact details only.
 
 use crate::ServiceError;
-use crate::access::{is_self, is_staff_of, require_admin_of, require_scope, restrict_to_own_mission};
 use crate::clients::{self, ClientWithSecret};
 use crate::idempotency::{self, IdempotencyRequest, Written};
+use consular_domain::policy::Listing;
+use consular_domain::policy::citizens::{self as policy, Editor};
 use consular_domain::{
     ApiClient, AuditAction, AuditRecord, Citizen, CitizenChanges, CitizenId, NewCitizen, Page, PageRequest,
     Principal, PrincipalKind, Scope, ScopeSet, Subject, ValidationErrors,
@@ -65,14 +66,6 @@ fn citizen_fields(input: &NewCitizen) -> Vec<String> {
     fields.into_iter().map(str::to_owned).collect()
 }
 
-/// Whether `actor` may see `citizen`: the citizen themself, staff of the citizen's
-/// mission, admins of that mission and global admins.
-pub fn sees(actor: &Principal, citizen: &Citizen) -> bool {
-    is_self(actor, PrincipalKind::Citizen, citizen.id.as_uuid(), citizen.mission_id)
-        || is_staff_of(actor, citizen.mission_id)
-        || (actor.is_admin() && actor.administers(citizen.mission_id))
-}
-
 impl CitizenService {
     pub fn new(
         citizens: Arc<dyn CitizenRepository>,
@@ -90,19 +83,17 @@ impl CitizenService {
         mut filter: CitizenFilter,
         page: PageRequest,
     ) -> Result<Page<Citizen>, ServiceError> {
-        require_scope(actor, &[Scope::Admin])?;
-        match restrict_to_own_mission(actor, filter.mission_id) {
-            Ok(mission) => filter.mission_id = mission,
-            Err(_) => return Ok(Page::empty()),
+        match policy::list(actor, filter.mission_id)? {
+            Listing::Within(mission) => filter.mission_id = mission,
+            Listing::Empty => return Ok(Page::empty()),
         }
         Ok(self.citizens.list(filter, page).await?)
     }
 
     pub async fn get(&self, actor: &Principal, id: CitizenId) -> Result<Citizen, ServiceError> {
-        match self.citizens.get(id).await? {
-            Some(citizen) if sees(actor, &citizen) => Ok(citizen),
-            _ => Err(ServiceError::NotFound),
-        }
+        let citizen = self.citizens.get(id).await?.ok_or(ServiceError::NotFound)?;
+        policy::read(actor, citizen.id, citizen.mission_id)?;
+        Ok(citizen)
     }
 
     /// Registers a citizen (admins of the mission). With `issue_client`, a citizen API
@@ -115,13 +106,13 @@ impl CitizenService {
         idempotency_key: Option<&IdempotencyRequest>,
         render: impl Fn(&Citizen, Option<IssuedClient<'_>>) -> StoredResponse + Send,
     ) -> Result<Written, ServiceError> {
-        require_admin_of(actor, input.mission_id, "an admin registers citizens of their own mission only")?;
+        policy::register(actor, input.mission_id)?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
             return Ok(replayed);
         }
         let mut errors = ValidationErrors::new();
-        errors.extend(input.check(now.date()));
+        errors.extend(input.validate(now.date()));
         if self.missions.get(input.mission_id).await?.is_none() {
             errors.add("mission_id", "unknown", "no such mission");
         }
@@ -177,25 +168,18 @@ impl CitizenService {
         changes: CitizenChanges,
         expected_versions: Option<&[i64]>,
     ) -> Result<Citizen, ServiceError> {
-        let mut citizen = self.get(actor, id).await?;
-        let own = is_self(actor, PrincipalKind::Citizen, id.as_uuid(), citizen.mission_id);
-        if !own {
-            require_admin_of(
-                actor,
-                citizen.mission_id,
-                "only the citizen and admins of the mission change a profile",
-            )?;
-        }
+        let mut citizen = self.citizens.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let editor = policy::change(actor, citizen.id, citizen.mission_id)?;
         let now = self.clock.now();
         // Every failing field at once: fields a citizen may not edit, and invalid values.
         let mut errors = ValidationErrors::new();
-        if own {
-            errors.extend(changes.check_contact_only());
+        if editor == Editor::Themself {
+            errors.extend(changes.validate_contact_only());
         }
-        errors.extend(changes.check(&citizen, now.date()));
+        errors.extend(changes.validate(&citizen, now.date()));
         errors.into_result()?;
         let stored_version = citizen.version;
-        crate::error::require_version(expected_versions, stored_version)?;
+        crate::concurrency::require_version(expected_versions, stored_version)?;
         let status_change = changes.registration_status.is_some_and(|s| s != citizen.registration_status);
         let changed = citizen.apply(changes, now);
         if changed.is_empty() {

@@ -4,11 +4,11 @@
 
 use crate::ServiceError;
 use crate::auth::secrets;
-use crate::error::require_scope;
 use crate::idempotency::{self, IdempotencyRequest, Written};
+use consular_domain::policy::clients as policy;
 use consular_domain::{
-    ApiClient, AuditAction, AuditRecord, CitizenId, ClientId, ClientStatus, NewClient, Page, PageRequest,
-    Principal, PrincipalId, PrincipalKind, Scope, StaffId, Subject, ValidationErrors,
+    ApiClient, AuditAction, AuditRecord, CitizenId, ClientId, NewClient, Page, PageRequest, Principal,
+    PrincipalId, PrincipalKind, Scope, StaffId, Subject, ValidationErrors,
 };
 use consular_ports::{
     CitizenRepository, ClientFilter, ClientRepository, Clock, IdempotencyRepository, MissionRepository,
@@ -18,31 +18,8 @@ use std::sync::Arc;
 
 pub const RESOURCE: &str = "api_client";
 
-/// Who acts: an authenticated admin, or the operator at the command line.
-#[derive(Debug, Clone, Copy)]
-pub enum Actor<'a> {
-    Principal(&'a Principal),
-    Operator,
-}
-
-impl<'a> Actor<'a> {
-    fn principal(self) -> Option<&'a Principal> {
-        match self {
-            Actor::Principal(p) => Some(p),
-            Actor::Operator => None,
-        }
-    }
-
-    fn authorize(self) -> Result<(), ServiceError> {
-        self.principal().map_or(Ok(()), |p| require_scope(p, &[Scope::Admin]))
-    }
-
-    /// Whether the actor may see `client`: the operator and global admins see all,
-    /// mission admins the clients of their mission.
-    fn sees(self, client: &ApiClient) -> bool {
-        self.principal().is_none_or(|p| p.mission.is_none() || p.mission == client.mission)
-    }
-}
+/// Who acts on clients: an authenticated admin, or the operator at the command line.
+pub use policy::Actor;
 
 /// A new active client for `subject`, with a fresh secret. Used for every client
 /// creation: by admins, by the operator, and with a citizen or staff registration.
@@ -54,18 +31,7 @@ pub(crate) fn issue(
     now: time::OffsetDateTime,
 ) -> Result<ClientWithSecret, ServiceError> {
     let secret = secrets::generate().map_err(ServiceError::Internal)?;
-    let client = ApiClient {
-        id: ClientId::new(),
-        name,
-        subject,
-        mission,
-        scopes,
-        secret_hash: secrets::hash(&secret),
-        status: ClientStatus::Active,
-        version: 1,
-        created_at: now,
-        updated_at: now,
-    };
+    let client = ApiClient::issue(name, scopes, subject, mission, secrets::hash(&secret), now);
     Ok(ClientWithSecret { client, secret })
 }
 
@@ -120,18 +86,13 @@ impl ClientService {
 
     async fn build(&self, actor: Actor<'_>, input: NewClient) -> Result<ClientWithSecret, ServiceError> {
         let kind = input.validate()?;
-        if let Some(p) = actor.principal()
-            && p.mission.is_some()
-            && p.mission != input.mission
-        {
-            return Err(ServiceError::Forbidden("a mission admin creates clients of their own mission only"));
-        }
+        policy::create(actor, input.mission)?;
         if let Some(mission) = input.mission
             && self.missions.get(mission).await?.is_none()
         {
             return Err(ValidationErrors::single("mission_id", "unknown", "no such mission").into());
         }
-        self.check_principal(kind, input.principal, input.mission).await?;
+        self.validate_principal(kind, input.principal, input.mission).await?;
         issue(
             input.name,
             input.scopes,
@@ -143,7 +104,7 @@ impl ClientService {
 
     /// A citizen or staff client names an existing citizen or staff member of its
     /// mission (or a fresh id): a client must never act as someone of another mission.
-    async fn check_principal(
+    async fn validate_principal(
         &self,
         kind: PrincipalKind,
         principal: Option<PrincipalId>,
@@ -203,7 +164,7 @@ impl ClientService {
         render: impl Fn(&ApiClient, Option<&str>) -> StoredResponse + Send,
     ) -> Result<Written, ServiceError> {
         let actor_ref = Actor::Principal(actor);
-        actor_ref.authorize()?;
+        policy::manage(actor_ref)?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
             return Ok(replayed);
@@ -245,31 +206,26 @@ impl ClientService {
     }
 
     pub async fn list(&self, actor: Actor<'_>, page: PageRequest) -> Result<Page<ApiClient>, ServiceError> {
-        actor.authorize()?;
-        let filter = ClientFilter { mission: actor.principal().and_then(|p| p.mission) };
+        let filter = ClientFilter { mission: policy::list(actor)? };
         Ok(self.clients.list(filter, page).await?)
     }
 
     pub async fn get(&self, actor: Actor<'_>, id: ClientId) -> Result<ApiClient, ServiceError> {
-        actor.authorize()?;
-        match self.clients.get(id).await? {
-            Some(client) if actor.sees(&client) => Ok(client),
-            _ => Err(ServiceError::NotFound),
-        }
+        policy::manage(actor)?;
+        let client = self.clients.get(id).await?.ok_or(ServiceError::NotFound)?;
+        policy::read(actor, client.mission)?;
+        Ok(client)
     }
 
     /// Disables a client: its tokens stop working on every node within a second and it
     /// can get no new ones. Disabling a disabled client changes nothing.
     pub async fn disable(&self, actor: Actor<'_>, id: ClientId) -> Result<ApiClient, ServiceError> {
         let mut client = self.get(actor, id).await?;
-        if !client.is_active() {
-            return Ok(client);
-        }
         let expected = client.version;
         let now = self.clock.now();
-        client.status = ClientStatus::Disabled;
-        client.version += 1;
-        client.updated_at = now;
+        if !client.disable(now) {
+            return Ok(client);
+        }
         let meta = WriteMeta {
             events: Vec::new(),
             audit: vec![Self::audit(actor, &client, AuditAction::Disabled, &["status"])],
@@ -295,15 +251,12 @@ impl ClientService {
     ) -> Result<ClientWithSecret, ServiceError> {
         let actor_ref = Actor::Principal(actor);
         let mut client = self.get(actor_ref, id).await?;
-        if !client.is_active() {
-            return Err(ServiceError::conflict("client_disabled", "a disabled client gets no new secret"));
-        }
         let expected = client.version;
         let now = self.clock.now();
         let secret = secrets::generate().map_err(ServiceError::Internal)?;
-        client.secret_hash = secrets::hash(&secret);
-        client.version += 1;
-        client.updated_at = now;
+        client
+            .rotate_secret(secrets::hash(&secret), now)
+            .map_err(|disabled| ServiceError::conflict("client_disabled", disabled.to_string()))?;
         let meta = WriteMeta {
             events: Vec::new(),
             audit: vec![Self::audit(actor_ref, &client, AuditAction::SecretRotated, &["secret"])],
@@ -317,7 +270,7 @@ impl ClientService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use consular_domain::{MissionId, PrincipalKind, ScopeSet};
+    use consular_domain::{ClientStatus, MissionId, PrincipalKind, ScopeSet};
     use consular_ports::{
         MockClientRepository, MockIdempotencyRepository, MockMissionRepository, SystemClock,
     };

@@ -1,16 +1,17 @@
 //! Use cases of the consular API, written against the ports only.
 //!
-//! Each service here checks who may do what for every object it touches (authorisation
-//! lives in the core, not in routes), validates input through the domain, and writes its
-//! changes together with their audit entries and idempotency records. It must not know
-//! about HTTP, SQL or any concrete adapter.
+//! Each service here asks the domain's access policy (`consular_domain::policy`) who may
+//! do what with every object it touches (authorisation lives in the core, not in
+//! routes), validates input through the domain, and writes its changes together with
+//! their audit entries and idempotency records. It must not know about HTTP, SQL or any
+//! concrete adapter.
 
-pub mod access;
 pub mod audit;
 pub mod auth;
 pub mod catalog;
 pub mod citizens;
 pub mod clients;
+pub mod concurrency;
 pub mod error;
 #[cfg(test)]
 mod fixtures;

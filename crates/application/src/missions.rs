@@ -3,6 +3,7 @@
 
 use crate::ServiceError;
 use crate::idempotency::{self, IdempotencyRequest, Written};
+use consular_domain::policy::missions as policy;
 use consular_domain::{
     AuditAction, AuditRecord, Mission, MissionChanges, MissionId, NewMission, Page, PageRequest, Principal,
 };
@@ -18,10 +19,6 @@ pub struct MissionService {
     clock: Arc<dyn Clock>,
 }
 
-fn require_global_admin(actor: &Principal) -> Result<(), ServiceError> {
-    crate::access::require_global_admin(actor, "only a global admin manages missions")
-}
-
 impl MissionService {
     pub fn new(
         missions: Arc<dyn MissionRepository>,
@@ -31,11 +28,13 @@ impl MissionService {
         MissionService { missions, idempotency, clock }
     }
 
-    pub async fn list(&self, _actor: &Principal, page: PageRequest) -> Result<Page<Mission>, ServiceError> {
+    pub async fn list(&self, actor: &Principal, page: PageRequest) -> Result<Page<Mission>, ServiceError> {
+        policy::read(actor)?;
         Ok(self.missions.list(page).await?)
     }
 
-    pub async fn get(&self, _actor: &Principal, id: MissionId) -> Result<Mission, ServiceError> {
+    pub async fn get(&self, actor: &Principal, id: MissionId) -> Result<Mission, ServiceError> {
+        policy::read(actor)?;
         self.missions.get(id).await?.ok_or(ServiceError::NotFound)
     }
 
@@ -48,7 +47,7 @@ impl MissionService {
         idempotency_key: Option<&IdempotencyRequest>,
         render: impl FnOnce(&Mission) -> StoredResponse + Send,
     ) -> Result<Written, ServiceError> {
-        require_global_admin(actor)?;
+        policy::manage(actor)?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
             return Ok(replayed);
@@ -87,11 +86,11 @@ impl MissionService {
         changes: MissionChanges,
         expected_versions: Option<&[i64]>,
     ) -> Result<Mission, ServiceError> {
-        require_global_admin(actor)?;
+        policy::manage(actor)?;
         changes.validate()?;
         let mut mission = self.missions.get(id).await?.ok_or(ServiceError::NotFound)?;
         let stored_version = mission.version;
-        crate::error::require_version(expected_versions, stored_version)?;
+        crate::concurrency::require_version(expected_versions, stored_version)?;
         let now = self.clock.now();
         let changed = mission.apply(changes, now);
         if changed.is_empty() {

@@ -2,10 +2,11 @@
 //! the same call), read by themselves and admins, assigned to service types by admins.
 
 use crate::ServiceError;
-use crate::access::{is_self, require_admin_of, require_scope, restrict_to_own_mission};
 use crate::citizens::IssuedClient;
 use crate::clients;
 use crate::idempotency::{self, IdempotencyRequest, Written};
+use consular_domain::policy::Listing;
+use consular_domain::policy::staff as policy;
 use consular_domain::{
     Assignments, AuditAction, AuditRecord, MissionId, NewStaffMember, Page, PageRequest, Principal,
     PrincipalKind, Scope, ScopeSet, ServiceTypeId, StaffId, StaffMember, Subject, ValidationErrors,
@@ -17,7 +18,6 @@ use consular_ports::{
 use std::sync::Arc;
 
 pub const RESOURCE: &str = "staff_member";
-const MANAGE: &str = "an admin manages the staff of their own mission only";
 
 #[derive(Clone)]
 pub struct StaffService {
@@ -26,12 +26,6 @@ pub struct StaffService {
     missions: Arc<dyn MissionRepository>,
     idempotency: Arc<dyn IdempotencyRepository>,
     clock: Arc<dyn Clock>,
-}
-
-/// Whether `actor` may see `member`: the member themself and admins of the mission.
-pub fn sees(actor: &Principal, member: &StaffMember) -> bool {
-    is_self(actor, PrincipalKind::Staff, member.id.as_uuid(), member.mission_id)
-        || (actor.is_admin() && actor.administers(member.mission_id))
 }
 
 impl StaffService {
@@ -46,7 +40,7 @@ impl StaffService {
     }
 
     /// Every id must name an active service type; the failing ones are listed.
-    async fn check_service_types(&self, field: &str, ids: &[ServiceTypeId]) -> Result<(), ServiceError> {
+    async fn validate_service_types(&self, field: &str, ids: &[ServiceTypeId]) -> Result<(), ServiceError> {
         let mut errors = ValidationErrors::new();
         self.collect_service_type_errors(field, ids, &mut errors).await?;
         Ok(errors.into_result()?)
@@ -83,13 +77,13 @@ impl StaffService {
         idempotency_key: Option<&IdempotencyRequest>,
         render: impl Fn(&StaffMember, Option<IssuedClient<'_>>) -> StoredResponse + Send,
     ) -> Result<Written, ServiceError> {
-        require_admin_of(actor, input.mission_id, MANAGE)?;
+        policy::create(actor, input.mission_id)?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
             return Ok(replayed);
         }
         let mut errors = ValidationErrors::new();
-        errors.extend(input.check());
+        errors.extend(input.validate());
         if self.missions.get(input.mission_id).await?.is_none() {
             errors.add("mission_id", "unknown", "no such mission");
         }
@@ -138,19 +132,17 @@ impl StaffService {
         mut filter: StaffFilter,
         page: PageRequest,
     ) -> Result<Page<StaffMember>, ServiceError> {
-        require_scope(actor, &[Scope::Admin])?;
-        match restrict_to_own_mission(actor, filter.mission_id) {
-            Ok(mission) => filter.mission_id = mission,
-            Err(_) => return Ok(Page::empty()),
+        match policy::list(actor, filter.mission_id)? {
+            Listing::Within(mission) => filter.mission_id = mission,
+            Listing::Empty => return Ok(Page::empty()),
         }
         Ok(self.staff.list(filter, page).await?)
     }
 
     pub async fn get(&self, actor: &Principal, id: StaffId) -> Result<StaffMember, ServiceError> {
-        match self.staff.get(id).await? {
-            Some(member) if sees(actor, &member) => Ok(member),
-            _ => Err(ServiceError::NotFound),
-        }
+        let member = self.staff.get(id).await?.ok_or(ServiceError::NotFound)?;
+        policy::read(actor, member.id, member.mission_id)?;
+        Ok(member)
     }
 
     /// Replaces the member's service assignments if the member is still at one of
@@ -162,13 +154,13 @@ impl StaffService {
         assignments: Assignments,
         expected_versions: Option<&[i64]>,
     ) -> Result<StaffMember, ServiceError> {
-        require_scope(actor, &[Scope::Admin])?;
-        let mut member = self.get(actor, id).await?;
-        require_admin_of(actor, member.mission_id, MANAGE)?;
-        assignments.check()?;
-        self.check_service_types("service_type_ids", &assignments.service_type_ids).await?;
+        policy::manage(actor)?;
+        let mut member = self.staff.get(id).await?.ok_or(ServiceError::NotFound)?;
+        policy::assign(actor, member.id, member.mission_id)?;
+        assignments.validate()?;
+        self.validate_service_types("service_type_ids", &assignments.service_type_ids).await?;
         let stored_version = member.version;
-        crate::error::require_version(expected_versions, stored_version)?;
+        crate::concurrency::require_version(expected_versions, stored_version)?;
         let now = self.clock.now();
         if !member.assign(assignments, now) {
             return Ok(member);

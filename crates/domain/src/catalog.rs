@@ -95,8 +95,9 @@ pub struct ServiceTypeChanges {
 }
 
 impl NewServiceType {
-    pub fn check(&self) -> Result<(), ValidationErrors> {
-        self.validate().map_err(|e| rules::flatten(&e))
+    /// Every failing field at once, as JSON pointers.
+    pub fn validate(&self) -> Result<(), ValidationErrors> {
+        Validate::validate(self).map_err(|e| rules::flatten(&e))
     }
 
     pub fn into_service_type(self, id: ServiceTypeId, now: OffsetDateTime) -> ServiceType {
@@ -118,8 +119,9 @@ impl NewServiceType {
 }
 
 impl ServiceTypeChanges {
-    pub fn check(&self) -> Result<(), ValidationErrors> {
-        self.validate().map_err(|e| rules::flatten(&e))
+    /// Every failing field at once, as JSON pointers.
+    pub fn validate(&self) -> Result<(), ValidationErrors> {
+        Validate::validate(self).map_err(|e| rules::flatten(&e))
     }
 }
 
@@ -143,7 +145,7 @@ impl ServiceType {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn renewal() -> NewServiceType {
@@ -164,7 +166,7 @@ mod tests {
 
     #[test]
     fn a_well_formed_service_type_is_valid() {
-        assert_eq!(renewal().check(), Ok(()));
+        assert_eq!(renewal().validate(), Ok(()));
     }
 
     #[test]
@@ -174,7 +176,7 @@ mod tests {
         bad.fee = Money { amount_minor: -1, currency: "EURO".into() };
         bad.sla_days = 0;
         bad.stages[1].name = String::new();
-        let pointers: Vec<String> = bad.check().unwrap_err().0.into_iter().map(|e| e.pointer).collect();
+        let pointers: Vec<String> = bad.validate().unwrap_err().0.into_iter().map(|e| e.pointer).collect();
         for expected in ["/code", "/fee/amount_minor", "/fee/currency", "/sla_days", "/stages/1/name"] {
             assert!(pointers.iter().any(|p| p == expected), "{expected} missing from {pointers:?}");
         }
@@ -184,10 +186,12 @@ mod tests {
     fn stages_need_unique_names_and_at_least_one_entry() {
         let mut dup = renewal();
         dup.stages[1].name = "Document check".into();
-        assert!(dup.check().unwrap_err().0.iter().any(|e| e.pointer == "/stages" && e.code == "duplicate"));
+        assert!(
+            dup.validate().unwrap_err().0.iter().any(|e| e.pointer == "/stages" && e.code == "duplicate")
+        );
         let mut none = renewal();
         none.stages.clear();
-        assert!(none.check().is_err());
+        assert!(none.validate().is_err());
     }
 
     #[test]

@@ -188,7 +188,7 @@ pub struct CitizenChanges {
 }
 
 /// Date rules that need "today": born in the past (after 1900), passport expiring after birth.
-fn check_dates(errors: &mut ValidationErrors, birth: Option<Date>, expiry: Option<Date>, today: Date) {
+fn validate_dates(errors: &mut ValidationErrors, birth: Option<Date>, expiry: Option<Date>, today: Date) {
     if let Some(birth) = birth
         && (birth > today || birth.year() < 1900)
     {
@@ -212,10 +212,11 @@ fn merge(
 }
 
 impl NewCitizen {
-    pub fn check(&self, today: Date) -> Result<(), ValidationErrors> {
+    /// Every failing field at once, as JSON pointers; dates are judged against `today`.
+    pub fn validate(&self, today: Date) -> Result<(), ValidationErrors> {
         let mut dates = ValidationErrors::new();
-        check_dates(&mut dates, Some(self.date_of_birth), Some(self.passport_expiry), today);
-        merge(self.validate(), dates)
+        validate_dates(&mut dates, Some(self.date_of_birth), Some(self.passport_expiry), today);
+        merge(Validate::validate(self), dates)
     }
 
     pub fn into_citizen(self, id: CitizenId, now: OffsetDateTime) -> Citizen {
@@ -270,7 +271,7 @@ impl CitizenChanges {
 
     /// For a change made by the citizen themself: every field that is not a contact field
     /// is an error.
-    pub fn check_contact_only(&self) -> Result<(), ValidationErrors> {
+    pub fn validate_contact_only(&self) -> Result<(), ValidationErrors> {
         let mut errors = ValidationErrors::new();
         for field in self.fields().into_iter().filter(|f| !CONTACT_FIELDS.contains(f)) {
             errors.add(field, "not_editable", "a citizen may change only their contact details");
@@ -280,13 +281,13 @@ impl CitizenChanges {
 
     /// Validates the change against the citizen it applies to (dates are checked on the
     /// result, so changing one date alone is checked against the other).
-    pub fn check(&self, current: &Citizen, today: Date) -> Result<(), ValidationErrors> {
+    pub fn validate(&self, current: &Citizen, today: Date) -> Result<(), ValidationErrors> {
         let mut extra = ValidationErrors::new();
         let birth = self.date_of_birth.unwrap_or(current.date_of_birth);
         let expiry = self.passport_expiry.unwrap_or(current.passport_expiry);
         let touches_dates = self.date_of_birth.is_some() || self.passport_expiry.is_some();
         if touches_dates {
-            check_dates(&mut extra, Some(birth), Some(expiry), today);
+            validate_dates(&mut extra, Some(birth), Some(expiry), today);
         }
         if let Some(next) = self.registration_status
             && next != current.registration_status
@@ -304,7 +305,7 @@ impl CitizenChanges {
                 ),
             );
         }
-        merge(self.validate(), extra)
+        merge(Validate::validate(self), extra)
     }
 }
 
@@ -376,7 +377,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_well_formed_citizen_is_valid() {
-        assert_eq!(alice(MissionId::new()).check(TODAY), Ok(()));
+        assert_eq!(alice(MissionId::new()).validate(TODAY), Ok(()));
     }
 
     #[test]
@@ -387,7 +388,8 @@ pub(crate) mod tests {
         bad.address.country = "XX".into();
         bad.date_of_birth = date!(2030 - 01 - 01);
         bad.passport_number = "ab".into();
-        let pointers: Vec<String> = bad.check(TODAY).unwrap_err().0.into_iter().map(|e| e.pointer).collect();
+        let pointers: Vec<String> =
+            bad.validate(TODAY).unwrap_err().0.into_iter().map(|e| e.pointer).collect();
         assert_eq!(pointers, ["/address/country", "/date_of_birth", "/email", "/passport_number", "/phone"]);
     }
 
@@ -414,13 +416,13 @@ pub(crate) mod tests {
             phone: Some("+33600000000".into()),
             ..Default::default()
         };
-        assert_eq!(contact.check_contact_only(), Ok(()));
+        assert_eq!(contact.validate_contact_only(), Ok(()));
         let identity = CitizenChanges {
             given_name: Some("Eve".into()),
             email: Some("a@b.org".into()),
             ..Default::default()
         };
-        let errors = identity.check_contact_only().unwrap_err();
+        let errors = identity.validate_contact_only().unwrap_err();
         assert_eq!(errors.0.len(), 1);
         assert_eq!(errors.0[0].pointer, "/given_name");
     }
@@ -431,11 +433,11 @@ pub(crate) mod tests {
         let mut citizen = alice(MissionId::new()).into_citizen(CitizenId::new(), now);
         let changes =
             CitizenChanges { registration_status: Some(RegistrationStatus::Active), ..Default::default() };
-        assert_eq!(changes.check(&citizen, TODAY), Ok(()));
+        assert_eq!(changes.validate(&citizen, TODAY), Ok(()));
         assert_eq!(citizen.apply(changes, now), ["registration_status"]);
         assert_eq!(citizen.activated_at, Some(now));
         let back =
             CitizenChanges { registration_status: Some(RegistrationStatus::Pending), ..Default::default() };
-        assert!(back.check(&citizen, TODAY).is_err());
+        assert!(back.validate(&citizen, TODAY).is_err());
     }
 }

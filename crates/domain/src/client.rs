@@ -68,7 +68,7 @@ impl NewClient {
     /// Checks the request on its own; whether the mission exists is the use case's job.
     pub fn validate(&self) -> Result<PrincipalKind, ValidationErrors> {
         let mut errors = ValidationErrors::new();
-        errors.check_text("name", &self.name, 100);
+        errors.validate_text("name", &self.name, 100);
         let kind = self.scopes.principal_kind();
         match kind {
             None => errors.add(
@@ -86,9 +86,63 @@ impl NewClient {
     }
 }
 
+/// A disabled client gets no new secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a disabled client gets no new secret")]
+pub struct ClientDisabled;
+
 impl ApiClient {
+    /// A new active client acting for `subject`, holding the hash of its fresh secret.
+    pub fn issue(
+        name: String,
+        scopes: ScopeSet,
+        subject: Subject,
+        mission: Option<MissionId>,
+        secret_hash: Vec<u8>,
+        now: OffsetDateTime,
+    ) -> ApiClient {
+        ApiClient {
+            id: ClientId::new(),
+            name,
+            subject,
+            mission,
+            scopes,
+            secret_hash,
+            status: ClientStatus::Active,
+            version: 1,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
     pub fn is_active(&self) -> bool {
         self.status == ClientStatus::Active
+    }
+
+    /// Disables the client for good (there is no way back: docs/api.md, decision 7);
+    /// `false`, and no new version, when it already was.
+    pub fn disable(&mut self, now: OffsetDateTime) -> bool {
+        if !self.is_active() {
+            return false;
+        }
+        self.status = ClientStatus::Disabled;
+        self.touch(now);
+        true
+    }
+
+    /// Replaces the secret (by its hash) of an active client.
+    pub fn rotate_secret(&mut self, secret_hash: Vec<u8>, now: OffsetDateTime) -> Result<(), ClientDisabled> {
+        if !self.is_active() {
+            return Err(ClientDisabled);
+        }
+        self.secret_hash = secret_hash;
+        self.touch(now);
+        Ok(())
+    }
+
+    fn touch(&mut self, now: OffsetDateTime) {
+        self.version += 1;
+        self.updated_at = now;
     }
 }
 
@@ -122,5 +176,21 @@ mod tests {
         assert_eq!(mixed.0[0].pointer, "/scopes");
         let empty = new_client("", None).validate().unwrap_err();
         assert_eq!(empty.0[0].code, "invalid_combination");
+    }
+
+    #[test]
+    fn disabling_is_final_and_a_disabled_client_gets_no_secret() {
+        let subject = Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() };
+        let (t0, t1) = (OffsetDateTime::UNIX_EPOCH, OffsetDateTime::UNIX_EPOCH + time::Duration::SECOND);
+        let mut client =
+            ApiClient::issue("desk".into(), ScopeSet::parse("staff").unwrap(), subject, None, vec![1], t0);
+        assert_eq!((client.status, client.version, client.created_at), (ClientStatus::Active, 1, t0));
+        assert_eq!(client.rotate_secret(vec![2], t1), Ok(()));
+        assert_eq!((client.secret_hash.as_slice(), client.version, client.updated_at), (&[2u8][..], 2, t1));
+        assert!(client.disable(t1));
+        assert!(!client.disable(t1), "disabling a disabled client changes nothing");
+        assert_eq!((client.status, client.version), (ClientStatus::Disabled, 3));
+        assert_eq!(client.rotate_secret(vec![3], t1), Err(ClientDisabled));
+        assert_eq!(client.secret_hash, [2]);
     }
 }

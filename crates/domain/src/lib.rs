@@ -11,6 +11,7 @@ pub mod client;
 pub mod ids;
 pub mod mission;
 pub mod page;
+pub mod policy;
 pub mod principal;
 pub mod request;
 pub mod rules;
@@ -21,12 +22,15 @@ pub mod validation;
 pub use audit::{AuditAction, AuditRecord};
 pub use catalog::{Money, NewServiceType, ServiceType, ServiceTypeChanges, Stage};
 pub use citizen::{Address, Citizen, CitizenChanges, EmergencyContact, NewCitizen, RegistrationStatus};
-pub use client::{ApiClient, ClientStatus, NewClient};
+pub use client::{ApiClient, ClientDisabled, ClientStatus, NewClient};
 pub use ids::{AuditEventId, CitizenId, ClientId, MissionId, PrincipalId, RequestId, ServiceTypeId, StaffId};
 pub use mission::{Mission, MissionChanges, NewMission};
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, PrincipalKind, Subject};
-pub use request::{Action, HistoryEntry, IllegalTransition, RequestStatus, Role, ServiceRequest};
+pub use request::{
+    Action, Changed, HistoryEntry, IllegalTransition, Reason, RequestChange, RequestStatus, Role,
+    ServiceRequest,
+};
 pub use scope::{Scope, ScopeSet};
 pub use staff::{Assignments, NewStaffMember, StaffMember};
 pub use validation::{FieldError, ValidationErrors};

@@ -40,7 +40,7 @@ pub struct MissionChanges {
     pub timezone: Option<String>,
 }
 
-pub(crate) fn check_code(errors: &mut ValidationErrors, code: &str) {
+pub(crate) fn validate_code(errors: &mut ValidationErrors, code: &str) {
     let mut parts = code.split('-');
     let country_ok = parts.next().is_some_and(|p| p.len() == 2 && p.bytes().all(|b| b.is_ascii_lowercase()));
     let rest: Vec<&str> = parts.collect();
@@ -57,13 +57,13 @@ pub(crate) fn check_code(errors: &mut ValidationErrors, code: &str) {
     }
 }
 
-pub(crate) fn check_country(errors: &mut ValidationErrors, field: &str, country: &str) {
+pub(crate) fn validate_country(errors: &mut ValidationErrors, field: &str, country: &str) {
     if crate::rules::country(country).is_err() {
         errors.add(field, "invalid_country", "must be an ISO 3166-1 alpha-2 country code in upper case");
     }
 }
 
-pub(crate) fn check_timezone(errors: &mut ValidationErrors, field: &str, timezone: &str) {
+pub(crate) fn validate_timezone(errors: &mut ValidationErrors, field: &str, timezone: &str) {
     if timezone.parse::<chrono_tz::Tz>().is_err() {
         errors.add(field, "invalid_timezone", "must be an IANA time zone name such as Europe/Paris");
     }
@@ -82,11 +82,11 @@ pub fn timezone_names() -> impl Iterator<Item = &'static str> {
 impl NewMission {
     pub fn validate(&self) -> Result<(), ValidationErrors> {
         let mut errors = ValidationErrors::new();
-        check_code(&mut errors, &self.code);
-        errors.check_text("name", &self.name, 200);
-        check_country(&mut errors, "country", &self.country);
-        errors.check_text("city", &self.city, 100);
-        check_timezone(&mut errors, "timezone", &self.timezone);
+        validate_code(&mut errors, &self.code);
+        errors.validate_text("name", &self.name, 200);
+        validate_country(&mut errors, "country", &self.country);
+        errors.validate_text("city", &self.city, 100);
+        validate_timezone(&mut errors, "timezone", &self.timezone);
         errors.into_result()
     }
 
@@ -109,16 +109,16 @@ impl MissionChanges {
     pub fn validate(&self) -> Result<(), ValidationErrors> {
         let mut errors = ValidationErrors::new();
         if let Some(name) = &self.name {
-            errors.check_text("name", name, 200);
+            errors.validate_text("name", name, 200);
         }
         if let Some(country) = &self.country {
-            check_country(&mut errors, "country", country);
+            validate_country(&mut errors, "country", country);
         }
         if let Some(city) = &self.city {
-            errors.check_text("city", city, 100);
+            errors.validate_text("city", city, 100);
         }
         if let Some(timezone) = &self.timezone {
-            check_timezone(&mut errors, "timezone", timezone);
+            validate_timezone(&mut errors, "timezone", timezone);
         }
         errors.into_result()
     }
@@ -187,7 +187,7 @@ mod tests {
             ("fr--paris", false),
         ] {
             let mut errors = ValidationErrors::new();
-            check_code(&mut errors, code);
+            validate_code(&mut errors, code);
             assert_eq!(errors.is_empty(), ok, "{code}");
         }
     }

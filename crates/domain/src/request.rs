@@ -1,5 +1,5 @@
 //! Service requests: a consular case from submission to completion, and the state
-//! machine that governs it (DESIGN.md "Domain").
+//! machine that governs it (docs/requests.md "Status machine" and "Submission").
 //!
 //! ```text
 //! submitted → in_review ⇄ action_required
@@ -9,10 +9,66 @@
 //! ```
 //! Stages advance one at a time, only within `in_review` and `approved`.
 
-use crate::{CitizenId, MissionId, ServiceTypeId, StaffId, Stage, Subject};
+use crate::{
+    Citizen, CitizenId, MissionId, ServiceType, ServiceTypeId, StaffId, Stage, Subject, ValidationErrors,
+};
 use std::fmt;
 use std::str::FromStr;
-use time::OffsetDateTime;
+use time::{Duration, OffsetDateTime};
+
+/// The longest reason, internal note or message, in characters.
+pub const MAX_TEXT: usize = 4000;
+
+fn too_long(field: &str) -> ValidationErrors {
+    ValidationErrors::single(field, "too_long", format!("must be at most {MAX_TEXT} characters"))
+}
+
+/// Why a request changed, as its history records it: at most `MAX_TEXT` characters, and
+/// present and not blank where the change requires one (a status change through the
+/// workflow). Parsed once, when the change is asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason(String);
+
+impl Reason {
+    /// The reason of a change that requires one.
+    pub fn required(raw: Option<String>) -> Result<Reason, ValidationErrors> {
+        match raw {
+            Some(text) if !text.trim().is_empty() => Self::parse(text),
+            _ => Err(ValidationErrors::single("/reason", "required", "a status change needs a reason")),
+        }
+    }
+
+    /// The reason of a change that may come without one.
+    pub fn optional(raw: Option<String>) -> Result<Option<Reason>, ValidationErrors> {
+        raw.map(Self::parse).transpose()
+    }
+
+    fn parse(text: String) -> Result<Reason, ValidationErrors> {
+        if text.chars().count() > MAX_TEXT { Err(too_long("reason")) } else { Ok(Reason(text)) }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<Reason> for String {
+    fn from(reason: Reason) -> String {
+        reason.0
+    }
+}
+
+/// Checks the body of an internal note or a message: not blank, at most `MAX_TEXT`
+/// characters.
+pub fn validate_post_body(body: &str) -> Result<(), ValidationErrors> {
+    if body.trim().is_empty() {
+        Err(ValidationErrors::single("body", "required", "must not be empty"))
+    } else if body.chars().count() > MAX_TEXT {
+        Err(too_long("body"))
+    } else {
+        Ok(())
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RequestStatus {
@@ -142,6 +198,60 @@ fn describe(from: RequestStatus, action: Action) -> String {
     }
 }
 
+/// A change staff ask of a request: a new status (with its reason) or a stage advance,
+/// and/or a reassignment (`Some(None)` unassigns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestChange {
+    pub action: Option<Action>,
+    pub reason: Option<Reason>,
+    pub assignee: Option<Option<StaffId>>,
+}
+
+impl RequestChange {
+    /// Parses a change as asked: a status change requires a reason, a stage advance or a
+    /// reassignment may carry one.
+    pub fn parse(
+        action: Option<Action>,
+        reason: Option<String>,
+        assignee: Option<Option<StaffId>>,
+    ) -> Result<Self, ValidationErrors> {
+        let reason = match action {
+            Some(Action::To(_)) => Some(Reason::required(reason)?),
+            _ => Reason::optional(reason)?,
+        };
+        Ok(RequestChange { action, reason, assignee })
+    }
+
+    /// Cancelling, with or without a reason.
+    pub fn cancellation(reason: Option<Reason>) -> Self {
+        RequestChange { action: Some(Action::To(RequestStatus::Cancelled)), reason, assignee: None }
+    }
+
+    /// A change must ask for something.
+    pub fn validate(&self) -> Result<(), ValidationErrors> {
+        if self.action.is_none() && self.assignee.is_none() {
+            Err(ValidationErrors::single("/", "empty", "send a status, advance_stage or an assignee"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// What a change did, for its audit entry and events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    /// The history entry of a status change or stage advance.
+    pub entry: Option<HistoryEntry>,
+    /// The assignee before a reassignment, when the assignee changed.
+    pub previous_assignee: Option<Option<StaffId>>,
+}
+
+impl Changed {
+    pub fn is_empty(&self) -> bool {
+        self.entry.is_none() && self.previous_assignee.is_none()
+    }
+}
+
 /// One entry of a request's stage history.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistoryEntry {
@@ -191,8 +301,47 @@ impl ServiceRequest {
         allowed
     }
 
-    /// Applies `action` by `role`, appending the history entry it makes; refuses an
-    /// illegal one and names the allowed actions.
+    /// A new request of `citizen` for `service_type`, as `actor` submits it at `now`:
+    /// `submitted` at the first stage of a snapshot of the type's stages, due `sla_days`
+    /// later, at version 1; with the first entry of its history.
+    pub fn submit(
+        citizen: &Citizen,
+        service_type: &ServiceType,
+        assignee: Option<StaffId>,
+        actor: Subject,
+        now: OffsetDateTime,
+    ) -> (ServiceRequest, HistoryEntry) {
+        let request = ServiceRequest {
+            id: crate::RequestId::new(),
+            mission_id: citizen.mission_id,
+            citizen_id: citizen.id,
+            service_type_id: service_type.id,
+            status: RequestStatus::Submitted,
+            stages: service_type.stages.clone(),
+            current_stage: 0,
+            assignee_id: assignee,
+            submitted_at: now,
+            sla_due_at: now + Duration::days(i64::from(service_type.sla_days)),
+            closed_at: None,
+            version: 1,
+            updated_at: now,
+        };
+        let first = HistoryEntry {
+            at: now,
+            actor: Some(actor),
+            from_status: None,
+            to_status: RequestStatus::Submitted,
+            from_stage: None,
+            to_stage: 0,
+            reason: None,
+        };
+        (request, first)
+    }
+
+    /// Applies `action` by `role` as a change of its own (the version moves), returning
+    /// the history entry it makes; refuses an illegal one and names the allowed actions.
+    /// The reason is recorded as given: what a caller sends goes through `RequestChange`
+    /// (and `Reason`) first, as the use cases do with `change`.
     pub fn apply(
         &mut self,
         role: Role,
@@ -215,8 +364,7 @@ impl ServiceRequest {
             }
             Action::AdvanceStage => self.current_stage += 1,
         }
-        self.version += 1;
-        self.updated_at = now;
+        self.touch(now);
         Ok(HistoryEntry {
             at: now,
             actor,
@@ -226,6 +374,46 @@ impl ServiceRequest {
             to_stage: self.current_stage,
             reason,
         })
+    }
+
+    /// Assigns the request to `assignee` (`None`: nobody) as a change of its own; the
+    /// previous assignee when it changed, `None` (and no new version) otherwise.
+    pub fn reassign(&mut self, assignee: Option<StaffId>, now: OffsetDateTime) -> Option<Option<StaffId>> {
+        let previous = self.swap_assignee(assignee)?;
+        self.touch(now);
+        Some(previous)
+    }
+
+    /// Applies a whole change by `role`: the action first (an illegal one changes
+    /// nothing), then the reassignment; one new version if anything changed.
+    pub fn change(
+        &mut self,
+        role: Role,
+        change: RequestChange,
+        actor: Option<Subject>,
+        now: OffsetDateTime,
+    ) -> Result<Changed, IllegalTransition> {
+        let entry = match change.action {
+            Some(action) => Some(self.apply(role, action, actor, change.reason.map(String::from), now)?),
+            None => None,
+        };
+        let previous_assignee = change.assignee.and_then(|assignee| self.swap_assignee(assignee));
+        // The action, if any, made the new version already.
+        if entry.is_none() && previous_assignee.is_some() {
+            self.touch(now);
+        }
+        Ok(Changed { entry, previous_assignee })
+    }
+
+    /// The previous assignee if `assignee` is a different one.
+    fn swap_assignee(&mut self, assignee: Option<StaffId>) -> Option<Option<StaffId>> {
+        (assignee != self.assignee_id).then(|| std::mem::replace(&mut self.assignee_id, assignee))
+    }
+
+    /// Every change makes a new version.
+    fn touch(&mut self, now: OffsetDateTime) {
+        self.version += 1;
+        self.updated_at = now;
     }
 
     /// Open and past its SLA.
@@ -340,5 +528,87 @@ mod tests {
         assert!(r.allowed_actions(Role::Staff).is_empty());
         assert!(!r.is_overdue(OffsetDateTime::now_utc()));
         assert!(request(Submitted, 0).is_overdue(OffsetDateTime::now_utc()));
+    }
+
+    #[test]
+    fn a_status_change_needs_a_reason_and_every_reason_has_a_limit() {
+        let pointers = |result: Result<RequestChange, ValidationErrors>| -> Vec<(String, String)> {
+            result.unwrap_err().0.into_iter().map(|e| (e.pointer, e.code)).collect()
+        };
+        let to_review = Some(Action::To(InReview));
+        let required = vec![("/reason".to_owned(), "required".to_owned())];
+        assert_eq!(pointers(RequestChange::parse(to_review, None, None)), required);
+        assert_eq!(pointers(RequestChange::parse(to_review, Some(" \n ".into()), None)), required);
+        let long = "r".repeat(MAX_TEXT + 1);
+        let too_long = vec![("/reason".to_owned(), "too_long".to_owned())];
+        assert_eq!(pointers(RequestChange::parse(to_review, Some(long.clone()), None)), too_long);
+        assert_eq!(
+            pointers(RequestChange::parse(Some(Action::AdvanceStage), Some(long.clone()), None)),
+            too_long
+        );
+        assert!(Reason::optional(Some(long)).is_err());
+        assert!(RequestChange::parse(to_review, Some("é".repeat(MAX_TEXT)), None).is_ok());
+        assert!(RequestChange::parse(Some(Action::AdvanceStage), None, None).is_ok());
+        assert!(Reason::optional(Some(" ".into())).is_ok(), "an optional reason may be blank");
+        let empty = RequestChange::parse(None, Some("why".into()), None).unwrap();
+        assert_eq!(empty.validate().unwrap_err().0[0].pointer, "/");
+        assert!(validate_post_body(" ").is_err() && validate_post_body(&"x".repeat(MAX_TEXT + 1)).is_err());
+        assert!(validate_post_body("hello").is_ok());
+    }
+
+    #[test]
+    fn a_change_makes_one_version_and_a_refused_one_none() {
+        let staff = Some(StaffId::new());
+        let mut r = request(Submitted, 0);
+        let change =
+            RequestChange::parse(Some(Action::To(InReview)), Some("ok".into()), Some(staff)).unwrap();
+        let changed = r.change(Role::Staff, change, None, OffsetDateTime::UNIX_EPOCH).unwrap();
+        assert_eq!(changed.previous_assignee, Some(None));
+        assert_eq!(changed.entry.and_then(|e| e.reason).as_deref(), Some("ok"));
+        assert_eq!((r.status, r.assignee_id, r.version), (InReview, staff, 2));
+        let same = RequestChange { action: None, reason: None, assignee: Some(staff) };
+        assert!(r.change(Role::Staff, same, None, OffsetDateTime::UNIX_EPOCH).unwrap().is_empty());
+        assert_eq!(r.version, 2, "reassigning to the same member changes nothing");
+        assert_eq!(r.reassign(None, OffsetDateTime::UNIX_EPOCH), Some(staff));
+        assert_eq!(r.version, 3);
+        let illegal =
+            RequestChange { action: Some(Action::To(Completed)), reason: None, assignee: Some(staff) };
+        assert!(r.change(Role::Staff, illegal, None, OffsetDateTime::UNIX_EPOCH).is_err());
+        assert_eq!(
+            (r.status, r.assignee_id, r.version),
+            (InReview, None, 3),
+            "a refused change changes nothing"
+        );
+    }
+
+    #[test]
+    fn a_submission_sets_every_field_and_its_first_history_entry() {
+        let citizen = crate::citizen::tests::alice(MissionId::new())
+            .into_citizen(CitizenId::new(), OffsetDateTime::UNIX_EPOCH);
+        let service_type = crate::catalog::tests::renewal()
+            .into_service_type(ServiceTypeId::new(), OffsetDateTime::UNIX_EPOCH);
+        let actor = Subject { kind: crate::PrincipalKind::Citizen, id: citizen.id.as_uuid().into() };
+        let now = OffsetDateTime::UNIX_EPOCH + Duration::hours(5);
+        let staff = Some(StaffId::new());
+        let (r, first) = ServiceRequest::submit(&citizen, &service_type, staff, actor, now);
+        assert_eq!(
+            (r.mission_id, r.citizen_id, r.service_type_id),
+            (citizen.mission_id, citizen.id, service_type.id)
+        );
+        assert_eq!((r.status, r.current_stage, r.assignee_id, r.version), (Submitted, 0, staff, 1));
+        assert_eq!(r.stages, service_type.stages);
+        assert_eq!((r.submitted_at, r.updated_at, r.closed_at), (now, now, None));
+        assert_eq!(r.sla_due_at - now, Duration::days(i64::from(service_type.sla_days)));
+        assert!(!r.is_overdue(now) && r.is_overdue(r.sla_due_at + Duration::SECOND));
+        let expected = HistoryEntry {
+            at: now,
+            actor: Some(actor),
+            from_status: None,
+            to_status: Submitted,
+            from_stage: None,
+            to_stage: 0,
+            reason: None,
+        };
+        assert_eq!(first, expected);
     }
 }

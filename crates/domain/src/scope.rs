@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// A scope a token can hold. Spec section 5 names `admin` and `staff`; DESIGN.md adds
-/// `citizen` for the citizen portal clients.
+/// A scope a token can hold: `admin` and `staff`, and `citizen` for the citizen portal
+/// clients (docs/api.md "Clients, principals and scopes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {

@@ -45,8 +45,9 @@ pub struct NewStaffMember {
 }
 
 impl NewStaffMember {
-    pub fn check(&self) -> Result<(), ValidationErrors> {
-        self.validate().map_err(|e| rules::flatten(&e))
+    /// Every failing field at once, as JSON pointers.
+    pub fn validate(&self) -> Result<(), ValidationErrors> {
+        Validate::validate(self).map_err(|e| rules::flatten(&e))
     }
 
     pub fn into_staff_member(self, id: StaffId, now: OffsetDateTime) -> StaffMember {
@@ -73,8 +74,9 @@ pub struct Assignments {
 }
 
 impl Assignments {
-    pub fn check(&self) -> Result<(), ValidationErrors> {
-        self.validate().map_err(|e| rules::flatten(&e))
+    /// Every failing field at once, as JSON pointers.
+    pub fn validate(&self) -> Result<(), ValidationErrors> {
+        Validate::validate(self).map_err(|e| rules::flatten(&e))
     }
 }
 
@@ -99,7 +101,7 @@ mod tests {
     fn assignments_must_not_repeat_and_replace_the_list() {
         let a = ServiceTypeId::new();
         let b = ServiceTypeId::new();
-        assert!(Assignments { service_type_ids: vec![a, a] }.check().is_err());
+        assert!(Assignments { service_type_ids: vec![a, a] }.validate().is_err());
         let mut member = NewStaffMember {
             mission_id: MissionId::new(),
             name: "Bob Lee".into(),
@@ -123,7 +125,7 @@ mod tests {
             job_title: String::new(),
             service_type_ids: vec![],
         };
-        let pointers: Vec<String> = bad.check().unwrap_err().0.into_iter().map(|e| e.pointer).collect();
+        let pointers: Vec<String> = bad.validate().unwrap_err().0.into_iter().map(|e| e.pointer).collect();
         assert!(pointers.contains(&"/name".to_owned()) && pointers.contains(&"/email".to_owned()));
         assert!(pointers.contains(&"/job_title".to_owned()));
     }

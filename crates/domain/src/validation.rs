@@ -67,7 +67,7 @@ impl ValidationErrors {
     }
 
     /// Checks that a trimmed text field is non-empty and at most `max` characters.
-    pub fn check_text(&mut self, field: &str, value: &str, max: usize) {
+    pub fn validate_text(&mut self, field: &str, value: &str, max: usize) {
         let trimmed = value.trim();
         if trimmed.is_empty() {
             self.add(field, "required", "must not be empty");

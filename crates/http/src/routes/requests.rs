@@ -58,7 +58,7 @@ pub struct RequestBody {
 }
 
 impl RequestBody {
-    fn new(r: &ServiceRequest, now: OffsetDateTime) -> Self {
+    fn new(r: &ServiceRequest, overdue: bool) -> Self {
         RequestBody {
             id: r.id.as_uuid(),
             mission_id: r.mission_id.as_uuid(),
@@ -77,7 +77,7 @@ impl RequestBody {
             assignee_id: r.assignee_id.map(|s| s.as_uuid()),
             submitted_at: r.submitted_at,
             sla_due_at: r.sla_due_at,
-            overdue: r.is_overdue(now),
+            overdue,
             closed_at: r.closed_at,
             updated_at: r.updated_at,
         }
@@ -199,9 +199,9 @@ pub struct RequestDetailsBody {
 }
 
 impl RequestDetailsBody {
-    fn new(d: &RequestDetails, now: OffsetDateTime) -> Self {
+    fn new(d: &RequestDetails) -> Self {
         RequestDetailsBody {
-            request: RequestBody::new(&d.request, now),
+            request: RequestBody::new(&d.request, d.overdue),
             stage_history: d.history.iter().map(HistoryEntryBody::from).collect(),
             timeline: d.timeline.iter().map(TimelineItemBody::from).collect(),
         }
@@ -359,10 +359,6 @@ pub struct RequestListParams {
     pub overdue: Option<bool>,
 }
 
-fn now() -> OffsetDateTime {
-    OffsetDateTime::now_utc()
-}
-
 /// List service requests, newest first.
 ///
 /// A citizen sees their own requests; staff and mission admins their mission's.
@@ -395,8 +391,7 @@ pub async fn list_requests(
         overdue_at: None,
     };
     let page = state.requests.list(&actor, filter, page).await?;
-    let at = now();
-    Ok(list(&req, page, |r| RequestBody::new(&r, at)))
+    Ok(list(&req, page, |v| RequestBody::new(&v.request, v.overdue)))
 }
 
 /// Submit a service request.
@@ -434,7 +429,7 @@ pub async fn submit_request(
         .requests
         .submit(&actor, input, key.as_ref(), |r| {
             let headers = created_headers(format!("/api/v1/requests/{}", r.id), r.version);
-            stored_json(StatusCode::CREATED, &RequestBody::new(r, r.submitted_at), headers)
+            stored_json(StatusCode::CREATED, &RequestBody::new(r, r.is_overdue(r.submitted_at)), headers)
         })
         .await?;
     Ok(send(written))
@@ -459,7 +454,7 @@ pub async fn get_request(
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     let details = state.requests.get(&actor, RequestId(id.into_inner())).await?;
-    Ok(with_etag(&RequestDetailsBody::new(&details, now()), details.request.version))
+    Ok(with_etag(&RequestDetailsBody::new(&details), details.request.version))
 }
 
 fn to_change(body: ChangeStatus) -> Result<StatusChange, ApiError> {
@@ -473,12 +468,8 @@ fn to_change(body: ChangeStatus) -> Result<StatusChange, ApiError> {
         (Some(_), Some(true)) => {
             return Err(invalid("/advance_stage", "conflicting", "send a status or advance_stage, not both"));
         }
-        (Some(status), _) => {
-            if body.reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
-                return Err(invalid("/reason", "required", "a status change needs a reason"));
-            }
-            Some(Action::To(status.into()))
-        }
+        // The reason a status change needs is the core's rule.
+        (Some(status), _) => Some(Action::To(status.into())),
         (None, Some(true)) => Some(Action::AdvanceStage),
         (None, _) => None,
     };
@@ -515,9 +506,9 @@ pub async fn change_request_status(
 ) -> Result<HttpResponse, ApiError> {
     let expected = if_match(req.headers())?;
     let change = to_change(body.value)?;
-    let request =
+    let changed =
         state.requests.change(&actor, RequestId(id.into_inner()), change, expected.as_deref()).await?;
-    Ok(with_etag(&RequestBody::new(&request, now()), request.version))
+    Ok(with_etag(&RequestBody::new(&changed.request, changed.overdue), changed.request.version))
 }
 
 /// Cancel a request (an extension of the spec).
@@ -552,11 +543,11 @@ pub async fn cancel_request(
         true => if_match(req.headers())?,
         false => None,
     };
-    let request = state
+    let cancelled = state
         .requests
         .cancel(&actor, RequestId(id.into_inner()), body.value.reason, expected.as_deref())
         .await?;
-    Ok(with_etag(&RequestBody::new(&request, now()), request.version))
+    Ok(with_etag(&RequestBody::new(&cancelled.request, cancelled.overdue), cancelled.request.version))
 }
 
 /// Add an internal note (staff/admin). Notes are never shown to citizens.

@@ -1,0 +1,108 @@
+//! Internal notes (staff and admins of the mission) and the message thread between the
+//! citizen who owns a request and the mission's staff (docs/requests.md "Notes,
+//! messages, queues").
+
+use super::{RequestService, event};
+use crate::ServiceError;
+use crate::idempotency::{self, IdempotencyRequest, Written};
+use consular_domain::request::validate_post_body;
+use consular_domain::{AuditAction, AuditRecord, Page, PageRequest, Principal, RequestId};
+use consular_ports::{Message, Note, StoredResponse, WriteMeta};
+use serde_json::json;
+use uuid::Uuid;
+
+impl RequestService {
+    /// Adds an internal note (staff and admins of the mission).
+    pub async fn add_note(
+        &self,
+        actor: &Principal,
+        id: RequestId,
+        body: String,
+        idempotency_key: Option<&IdempotencyRequest>,
+        render: impl FnOnce(&Note) -> StoredResponse + Send,
+    ) -> Result<Written, ServiceError> {
+        self.workable(actor, id).await?;
+        let now = self.clock.now();
+        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+            return Ok(replayed);
+        }
+        validate_post_body(&body)?;
+        let note = Note { id: Uuid::now_v7(), request_id: id, author: actor.subject, body, created_at: now };
+        let response = render(&note);
+        let meta = WriteMeta {
+            audit: vec![AuditRecord::new(
+                Some(actor),
+                now,
+                AuditAction::Created,
+                "request_note",
+                note.id,
+                vec!["body".into()],
+            )],
+            events: Vec::new(),
+            idempotency: idempotency::record(actor, idempotency_key, &response, now),
+        };
+        self.requests.add_note(&note, &meta).await?;
+        Ok(Written::fresh(response))
+    }
+
+    /// The internal notes (staff and admins of the mission), oldest first.
+    pub async fn notes(
+        &self,
+        actor: &Principal,
+        id: RequestId,
+        page: PageRequest,
+    ) -> Result<Page<Note>, ServiceError> {
+        self.workable(actor, id).await?;
+        Ok(self.requests.notes(id, page).await?)
+    }
+
+    /// The message thread (the owner, staff and admins of the mission), oldest first.
+    pub async fn messages(
+        &self,
+        actor: &Principal,
+        id: RequestId,
+        page: PageRequest,
+    ) -> Result<Page<Message>, ServiceError> {
+        self.readable(actor, id).await?;
+        Ok(self.requests.messages(id, page).await?)
+    }
+
+    /// Posts a message on the thread (the owner, staff and admins of the mission).
+    pub async fn post_message(
+        &self,
+        actor: &Principal,
+        id: RequestId,
+        body: String,
+        idempotency_key: Option<&IdempotencyRequest>,
+        render: impl FnOnce(&Message) -> StoredResponse + Send,
+    ) -> Result<Written, ServiceError> {
+        let request = self.readable(actor, id).await?;
+        let now = self.clock.now();
+        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+            return Ok(replayed);
+        }
+        validate_post_body(&body)?;
+        let message =
+            Message { id: Uuid::now_v7(), request_id: id, author: actor.subject, body, created_at: now };
+        let response = render(&message);
+        let meta = WriteMeta {
+            audit: vec![AuditRecord::new(
+                Some(actor),
+                now,
+                AuditAction::Created,
+                "request_message",
+                message.id,
+                vec!["body".into()],
+            )],
+            events: vec![event(
+                "message.posted",
+                &request,
+                json!({ "message_id": message.id, "author_kind": actor.subject.kind.as_str(), "citizen_id": request.citizen_id }),
+                now,
+            )],
+            idempotency: idempotency::record(actor, idempotency_key, &response, now),
+        };
+        self.requests.add_message(&message, &meta).await?;
+        Ok(Written::fresh(response))
+    }
+}

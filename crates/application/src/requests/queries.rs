@@ -1,0 +1,65 @@
+//! Reading requests: the list, one request with its history and timeline, and a staff
+//! member's queue (docs/requests.md "Reading").
+
+use super::{Queue, RequestDetails, RequestService, RequestView, TimelineItem};
+use crate::ServiceError;
+use crate::paging::all_pages;
+use consular_domain::policy::Listing;
+use consular_domain::policy::requests::{self as policy, RequestReach};
+use consular_domain::{Page, PageRequest, Principal, RequestId, StaffId};
+use consular_ports::RequestFilter;
+
+impl RequestService {
+    /// Newest first. A citizen sees their own requests; staff and mission admins their
+    /// mission's; global admins all.
+    pub async fn list(
+        &self,
+        actor: &Principal,
+        mut filter: RequestFilter,
+        page: PageRequest,
+    ) -> Result<Page<RequestView>, ServiceError> {
+        match policy::list(actor, filter.mission_id, filter.citizen_id) {
+            Listing::Within(RequestReach::Citizen(own)) => filter.citizen_id = Some(own),
+            Listing::Within(RequestReach::Mission(mission)) => filter.mission_id = mission,
+            Listing::Empty => return Ok(Page::empty()),
+        }
+        let now = self.clock.now();
+        if filter.overdue.is_some() {
+            filter.overdue_at = Some(now);
+        }
+        let page = self.requests.list(filter, page).await?;
+        Ok(Page {
+            items: page.items.into_iter().map(|r| RequestView::at(r, now)).collect(),
+            next_after: page.next_after,
+        })
+    }
+
+    /// The request with its stage history and a timeline of status and stage changes and
+    /// messages; staff and admins also get the internal notes in it.
+    pub async fn get(&self, actor: &Principal, id: RequestId) -> Result<RequestDetails, ServiceError> {
+        let request = self.readable(actor, id).await?;
+        let history = self.requests.history(id).await?;
+        let mut timeline: Vec<TimelineItem> = history.iter().cloned().map(TimelineItem::History).collect();
+        timeline.extend(
+            all_pages(|page| self.requests.messages(id, page)).await?.into_iter().map(TimelineItem::Message),
+        );
+        if policy::work_on(actor, request.citizen_id, request.mission_id).is_ok() {
+            timeline.extend(
+                all_pages(|page| self.requests.notes(id, page)).await?.into_iter().map(TimelineItem::Note),
+            );
+        }
+        timeline.sort_by_key(TimelineItem::at);
+        let overdue = request.is_overdue(self.clock.now());
+        Ok(RequestDetails { request, overdue, history, timeline })
+    }
+
+    /// A staff member's open requests by service type (the member themself, or an admin
+    /// of their mission).
+    pub async fn queue(&self, actor: &Principal, staff_id: StaffId) -> Result<Queue, ServiceError> {
+        policy::work(actor)?;
+        let member = self.staff.get(staff_id).await?.ok_or(ServiceError::NotFound)?;
+        policy::queue(actor, member.id, member.mission_id)?;
+        let groups = self.requests.queue(member.id, self.clock.now()).await?;
+        Ok(Queue { staff_id: member.id, groups })
+    }
+}

@@ -1,0 +1,323 @@
+//! The use cases of service requests against the port mocks.
+
+use super::*;
+use crate::fixtures::{alice, principal, service_type};
+use consular_domain::{
+    Citizen, MissionId, NewCitizen, Page, PageRequest, PrincipalId, PrincipalKind, RegistrationStatus,
+    RequestStatus, ServiceType, StaffMember, Subject,
+};
+use consular_ports::{
+    Clock, MockCitizenRepository, MockClock, MockIdempotencyRepository, MockRequestRepository,
+    MockServiceTypeRepository, MockStaffRepository, RequestFilter, StoredResponse, SystemClock,
+};
+use time::Duration;
+
+fn citizen(mission: MissionId) -> Citizen {
+    NewCitizen { registration_status: RegistrationStatus::Active, ..alice(mission) }
+        .into_citizen(CitizenId::new(), OffsetDateTime::UNIX_EPOCH)
+}
+
+struct Fixture {
+    requests: MockRequestRepository,
+    citizens: MockCitizenRepository,
+    service_types: MockServiceTypeRepository,
+    staff: MockStaffRepository,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        Fixture {
+            requests: MockRequestRepository::new(),
+            citizens: MockCitizenRepository::new(),
+            service_types: MockServiceTypeRepository::new(),
+            staff: MockStaffRepository::new(),
+        }
+    }
+
+    fn with_citizen(mut self, c: Citizen) -> Self {
+        self.citizens.expect_get().returning(move |id| Ok((id == c.id).then(|| c.clone())));
+        self
+    }
+
+    fn with_type(mut self, t: ServiceType) -> Self {
+        self.service_types.expect_get().returning(move |id| Ok((id == t.id).then(|| t.clone())));
+        self
+    }
+
+    fn service(self) -> RequestService {
+        self.service_with(Arc::new(SystemClock))
+    }
+
+    /// The service with a clock stopped at `now`.
+    fn service_at(self, now: OffsetDateTime) -> RequestService {
+        let mut clock = MockClock::new();
+        clock.expect_now().returning(move || now);
+        self.service_with(Arc::new(clock))
+    }
+
+    fn service_with(self, clock: Arc<dyn Clock>) -> RequestService {
+        RequestService::new(
+            Arc::new(self.requests),
+            Arc::new(self.citizens),
+            Arc::new(self.service_types),
+            Arc::new(self.staff),
+            Arc::new(MockIdempotencyRepository::new()),
+            clock,
+        )
+    }
+}
+
+fn render(r: &ServiceRequest) -> StoredResponse {
+    StoredResponse { status: 201, headers: vec![], body: r.id.to_string() }
+}
+
+fn stored_request(mission: MissionId, citizen: CitizenId, status: RequestStatus) -> ServiceRequest {
+    let t = service_type(true);
+    ServiceRequest {
+        id: RequestId::new(),
+        mission_id: mission,
+        citizen_id: citizen,
+        service_type_id: t.id,
+        status,
+        stages: t.stages,
+        current_stage: 0,
+        assignee_id: None,
+        submitted_at: OffsetDateTime::UNIX_EPOCH,
+        sla_due_at: OffsetDateTime::UNIX_EPOCH,
+        closed_at: None,
+        version: 3,
+        updated_at: OffsetDateTime::UNIX_EPOCH,
+    }
+}
+
+#[tokio::test]
+async fn a_citizen_submits_for_themself_and_the_least_loaded_member_is_assigned() {
+    let mission = MissionId::new();
+    let alice = citizen(mission);
+    let visa = service_type(true);
+    let staff_id = StaffId::new();
+    let mut fixture = Fixture::new().with_citizen(alice.clone()).with_type(visa.clone());
+    fixture.requests.expect_least_loaded_staff().returning(move |_, _| Ok(Some(staff_id)));
+    let (alice_id, visa_stages) = (alice.id, visa.stages.clone());
+    fixture
+        .requests
+        .expect_insert()
+        .withf(move |r, first, meta| {
+            let kinds: Vec<&str> = meta.events.iter().map(|e| e.kind.as_str()).collect();
+            r.citizen_id == alice_id
+                && r.status == RequestStatus::Submitted
+                && r.stages == visa_stages
+                && r.assignee_id == Some(staff_id)
+                && r.sla_due_at - r.submitted_at == Duration::days(10)
+                && first.to_status == RequestStatus::Submitted
+                && kinds == ["request.submitted", "request.assigned"]
+        })
+        .times(1)
+        .returning(|_, _, _| Ok(()));
+    let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
+    let input = NewRequest { citizen_id: None, service_type_id: visa.id };
+    fixture.service().submit(&me, input, None, render).await.unwrap();
+}
+
+#[tokio::test]
+async fn an_inactive_type_takes_no_request_and_other_missions_citizens_are_unknown() {
+    let mission = MissionId::new();
+    let alice = citizen(mission);
+    let closed = service_type(false);
+    let svc = Fixture::new().with_citizen(alice.clone()).with_type(closed.clone()).service();
+    let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
+    let result =
+        svc.submit(&me, NewRequest { citizen_id: None, service_type_id: closed.id }, None, render).await;
+    assert!(matches!(result, Err(ServiceError::Conflict { code: "service_inactive", .. })));
+    let foreign_staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(MissionId::new()));
+    let input = NewRequest { citizen_id: Some(alice.id), service_type_id: closed.id };
+    let result = svc.submit(&foreign_staff, input, None, render).await;
+    assert!(matches!(result, Err(ServiceError::Validation(e)) if e.0[0].pointer == "/citizen_id"));
+}
+
+#[tokio::test]
+async fn an_illegal_change_names_the_allowed_ones_and_a_stale_etag_is_refused() {
+    let mission = MissionId::new();
+    let request = stored_request(mission, CitizenId::new(), RequestStatus::Submitted);
+    let id = request.id;
+    let mut fixture = Fixture::new();
+    fixture.requests.expect_get().returning(move |_| Ok(Some(request.clone())));
+    fixture.requests.expect_update().never();
+    let svc = fixture.service();
+    let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
+    let to =
+        |status| StatusChange { action: Some(Action::To(status)), reason: Some("r".into()), assignee: None };
+    let approve = to(RequestStatus::Approved);
+    let Err(ServiceError::IllegalTransition { allowed, .. }) =
+        svc.change(&staff, id, approve.clone(), None).await
+    else {
+        panic!("expected an illegal transition")
+    };
+    assert_eq!(allowed, ["in_review", "cancelled"]);
+    assert!(matches!(
+        svc.change(&staff, id, to(RequestStatus::InReview), Some(&[2])).await,
+        Err(ServiceError::PreconditionFailed)
+    ));
+    // A status change without a reason is refused before anything is read.
+    let unexplained = StatusChange { reason: None, ..to(RequestStatus::InReview) };
+    assert!(matches!(
+        svc.change(&staff, id, unexplained, Some(&[3])).await,
+        Err(ServiceError::Validation(e)) if e.0[0].pointer == "/reason" && e.0[0].code == "required"
+    ));
+}
+
+#[tokio::test]
+async fn a_legal_change_writes_history_and_its_event() {
+    let mission = MissionId::new();
+    let request = stored_request(mission, CitizenId::new(), RequestStatus::Submitted);
+    let id = request.id;
+    let mut fixture = Fixture::new();
+    fixture.requests.expect_get().returning(move |_| Ok(Some(request.clone())));
+    fixture
+        .requests
+        .expect_update()
+        .withf(|r, expected, entry, meta| {
+            r.status == RequestStatus::InReview
+                && *expected == 3
+                && entry.as_ref().is_some_and(|e| e.reason.as_deref() == Some("looks complete"))
+                && meta.events.len() == 1
+                && meta.events[0].kind == "request.status_changed"
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(()));
+    let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
+    let review = StatusChange {
+        action: Some(Action::To(RequestStatus::InReview)),
+        reason: Some("looks complete".into()),
+        assignee: None,
+    };
+    let changed = fixture.service().change(&staff, id, review, Some(&[3])).await.unwrap();
+    assert_eq!(changed.request.version, 4);
+}
+
+#[tokio::test]
+async fn citizens_never_see_notes_and_cannot_change_status() {
+    let mission = MissionId::new();
+    let alice = citizen(mission);
+    let request = stored_request(mission, alice.id, RequestStatus::InReview);
+    let id = request.id;
+    let mut fixture = Fixture::new();
+    fixture.requests.expect_get().returning(move |_| Ok(Some(request.clone())));
+    fixture.requests.expect_history().returning(|_| Ok(vec![]));
+    fixture.requests.expect_messages().returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+    let author = Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() };
+    fixture.requests.expect_notes().returning(move |request_id, _| {
+        Ok(Page {
+            items: vec![Note {
+                id: Uuid::now_v7(),
+                request_id,
+                author,
+                body: "secret".into(),
+                created_at: OffsetDateTime::UNIX_EPOCH,
+            }],
+            next_after: None,
+        })
+    });
+    let svc = fixture.service();
+    let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
+    let mine = svc.get(&me, id).await.unwrap();
+    assert!(mine.timeline.iter().all(|item| !matches!(item, TimelineItem::Note(_))));
+    let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
+    let theirs = svc.get(&staff, id).await.unwrap();
+    assert!(theirs.timeline.iter().any(|item| matches!(item, TimelineItem::Note(_))));
+    assert!(matches!(
+        svc.notes(&me, id, PageRequest::default()).await,
+        Err(ServiceError::InsufficientScope { .. })
+    ));
+    let cancel = StatusChange {
+        action: Some(Action::To(RequestStatus::Cancelled)),
+        reason: Some("r".into()),
+        assignee: None,
+    };
+    assert!(matches!(svc.change(&me, id, cancel, None).await, Err(ServiceError::InsufficientScope { .. })));
+    let other = principal(PrincipalKind::Citizen, Uuid::now_v7(), "citizen", Some(mission));
+    assert!(matches!(svc.get(&other, id).await, Err(ServiceError::NotFound)));
+}
+
+#[tokio::test]
+async fn lists_are_scoped_to_the_caller() {
+    let mission = MissionId::new();
+    let citizen_id = Uuid::now_v7();
+    let mut fixture = Fixture::new();
+    fixture
+        .requests
+        .expect_list()
+        .withf(move |f, _| f.citizen_id == Some(CitizenId(citizen_id)) && f.mission_id.is_none())
+        .times(1)
+        .returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+    fixture
+        .requests
+        .expect_list()
+        .withf(move |f, _| f.mission_id == Some(mission) && f.overdue_at.is_some())
+        .times(1)
+        .returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+    let svc = fixture.service();
+    let me = principal(PrincipalKind::Citizen, citizen_id, "citizen", Some(mission));
+    svc.list(&me, RequestFilter::default(), PageRequest::default()).await.unwrap();
+    let someone_else = RequestFilter { citizen_id: Some(CitizenId::new()), ..Default::default() };
+    assert!(svc.list(&me, someone_else, PageRequest::default()).await.unwrap().items.is_empty());
+    let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
+    let overdue = RequestFilter { overdue: Some(true), ..Default::default() };
+    svc.list(&staff, overdue, PageRequest::default()).await.unwrap();
+    let elsewhere = RequestFilter { mission_id: Some(MissionId::new()), ..Default::default() };
+    assert!(svc.list(&staff, elsewhere, PageRequest::default()).await.unwrap().items.is_empty());
+}
+
+#[tokio::test]
+async fn a_queue_is_for_the_member_themself_or_an_admin_of_the_mission() {
+    let mission = MissionId::new();
+    let member = StaffMember {
+        id: StaffId::new(),
+        mission_id: mission,
+        name: "Bob".into(),
+        email: "bob@example.org".into(),
+        job_title: "Officer".into(),
+        active: true,
+        service_type_ids: vec![],
+        version: 1,
+        created_at: OffsetDateTime::UNIX_EPOCH,
+        updated_at: OffsetDateTime::UNIX_EPOCH,
+    };
+    let id = member.id;
+    let mut fixture = Fixture::new();
+    fixture.staff.expect_get().returning(move |_| Ok(Some(member.clone())));
+    fixture.requests.expect_queue().returning(|_, _| Ok(vec![]));
+    let svc = fixture.service();
+    let me = principal(PrincipalKind::Staff, id.as_uuid(), "staff", Some(mission));
+    let colleague = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
+    let admin = principal(PrincipalKind::Admin, Uuid::now_v7(), "admin", Some(mission));
+    assert!(svc.queue(&me, id).await.is_ok());
+    assert!(svc.queue(&admin, id).await.is_ok());
+    assert!(matches!(svc.queue(&colleague, id).await, Err(ServiceError::NotFound)));
+}
+
+#[tokio::test]
+async fn overdue_is_judged_at_the_injected_clock() {
+    let mission = MissionId::new();
+    let mut request = stored_request(mission, CitizenId::new(), RequestStatus::InReview);
+    request.sla_due_at = OffsetDateTime::UNIX_EPOCH + Duration::days(10);
+    let id = request.id;
+    let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
+    for (day, overdue) in [(9, false), (11, true)] {
+        let mut fixture = Fixture::new();
+        let stored = request.clone();
+        fixture.requests.expect_get().returning(move |_| Ok(Some(stored.clone())));
+        fixture.requests.expect_history().returning(|_| Ok(vec![]));
+        fixture.requests.expect_messages().returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+        fixture.requests.expect_notes().returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+        let listed = request.clone();
+        fixture
+            .requests
+            .expect_list()
+            .returning(move |_, _| Ok(Page { items: vec![listed.clone()], next_after: None }));
+        let svc = fixture.service_at(OffsetDateTime::UNIX_EPOCH + Duration::days(day));
+        assert_eq!(svc.get(&staff, id).await.unwrap().overdue, overdue, "day {day}");
+        let page = svc.list(&staff, RequestFilter::default(), PageRequest::default()).await.unwrap();
+        assert_eq!(page.items[0].overdue, overdue, "day {day}");
+    }
+}
