@@ -2,15 +2,14 @@
 //! shared by all missions). Inactive types are shown only to admins who ask for them.
 
 use crate::ServiceError;
-use crate::idempotency::{self, IdempotencyRequest, Written};
+use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::{Listing, catalog as policy};
 use consular_domain::{
     AuditAction, AuditRecord, NewServiceType, Page, PageRequest, Principal, ServiceType, ServiceTypeChanges,
     ServiceTypeId,
 };
 use consular_ports::{
-    Clock, IdempotencyRepository, RepoError, ServiceTypeFilter, ServiceTypeRepository, StoredResponse,
-    WriteMeta,
+    Clock, IdempotencyRepository, RepoError, ServiceTypeFilter, ServiceTypeRepository, WriteMeta,
 };
 use std::sync::Arc;
 
@@ -59,8 +58,7 @@ impl CatalogService {
         actor: &Principal,
         input: NewServiceType,
         idempotency_key: Option<&IdempotencyRequest>,
-        render: impl FnOnce(&ServiceType) -> StoredResponse + Send,
-    ) -> Result<Written, ServiceError> {
+    ) -> Result<Created<ServiceType>, ServiceError> {
         policy::manage(actor)?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
@@ -68,7 +66,6 @@ impl CatalogService {
         }
         input.validate()?;
         let service = input.into_service_type(ServiceTypeId::new(), now);
-        let response = render(&service);
         let fields =
             ["code", "name", "description", "fee", "sla_days", "required_documents", "stages", "active"];
         let meta = WriteMeta {
@@ -81,7 +78,7 @@ impl CatalogService {
                 service.id.as_uuid(),
                 fields.map(str::to_owned).to_vec(),
             )],
-            idempotency: idempotency::record(actor, idempotency_key, &response, now),
+            idempotency: idempotency::record(actor, idempotency_key, service.id.as_uuid(), &service, now)?,
         };
         self.service_types.insert(&service, &meta).await.map_err(|e| match e {
             RepoError::Duplicate { .. } => ServiceError::conflict(
@@ -90,7 +87,7 @@ impl CatalogService {
             ),
             other => other.into(),
         })?;
-        Ok(Written::fresh(response))
+        Ok(Created::fresh(service))
     }
 
     /// Changes a type if it is still at one of `expected_versions`. Requests already
@@ -147,15 +144,11 @@ mod tests {
         CatalogService::new(Arc::new(repo), Arc::new(MockIdempotencyRepository::new()), Arc::new(SystemClock))
     }
 
-    fn render(s: &ServiceType) -> StoredResponse {
-        StoredResponse { status: 201, headers: vec![], body: s.code.clone() }
-    }
-
     #[tokio::test]
     async fn only_global_admins_change_the_catalog() {
         for (scopes, mission) in [("admin", Some(MissionId::new())), ("staff", None), ("citizen", None)] {
             let result = service(MockServiceTypeRepository::new())
-                .create(&principal(scopes, mission), renewal(), None, render)
+                .create(&principal(scopes, mission), renewal(), None)
                 .await;
             assert!(
                 matches!(result, Err(ServiceError::Forbidden(_) | ServiceError::InsufficientScope { .. })),
@@ -164,7 +157,7 @@ mod tests {
         }
         let mut repo = MockServiceTypeRepository::new();
         repo.expect_insert().times(1).returning(|_, _| Ok(()));
-        assert!(service(repo).create(&principal("admin", None), renewal(), None, render).await.is_ok());
+        assert!(service(repo).create(&principal("admin", None), renewal(), None).await.is_ok());
     }
 
     #[tokio::test]

@@ -3,37 +3,20 @@
 //! and by the citizens themselves, for their contact details only.
 
 use crate::ServiceError;
-use crate::clients::{self, ClientWithSecret};
-use crate::idempotency::{self, IdempotencyRequest, Written};
+use crate::clients::{self, IssuedClient, WithClient};
+use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::Listing;
 use consular_domain::policy::citizens::{self as policy, Editor};
 use consular_domain::{
-    ApiClient, AuditAction, AuditRecord, Citizen, CitizenChanges, CitizenId, NewCitizen, Page, PageRequest,
-    Principal, PrincipalKind, Scope, ScopeSet, Subject, ValidationErrors,
+    AuditAction, AuditRecord, Citizen, CitizenChanges, CitizenId, NewCitizen, Page, PageRequest, Principal,
+    PrincipalKind, Scope, ScopeSet, Subject, ValidationErrors,
 };
 use consular_ports::{
-    CitizenFilter, CitizenRepository, Clock, IdempotencyRepository, MissionRepository, RepoError,
-    StoredResponse, WriteMeta,
+    CitizenFilter, CitizenRepository, Clock, IdempotencyRepository, MissionRepository, RepoError, WriteMeta,
 };
 use std::sync::Arc;
 
 pub const RESOURCE: &str = "citizen";
-
-/// A client issued with a registration, as rendered: with its secret for the caller, and
-/// without it for the stored idempotent replay.
-#[derive(Debug, Clone, Copy)]
-pub struct IssuedClient<'a> {
-    pub client: &'a ApiClient,
-    pub secret: Option<&'a str>,
-}
-
-impl<'a> IssuedClient<'a> {
-    fn views(issued: Option<&'a ClientWithSecret>) -> (Option<Self>, Option<Self>) {
-        let shown = issued.map(|c| IssuedClient { client: &c.client, secret: Some(&c.secret) });
-        let stored = issued.map(|c| IssuedClient { client: &c.client, secret: None });
-        (shown, stored)
-    }
-}
 
 #[derive(Clone)]
 pub struct CitizenService {
@@ -104,8 +87,7 @@ impl CitizenService {
         input: NewCitizen,
         issue_client: bool,
         idempotency_key: Option<&IdempotencyRequest>,
-        render: impl Fn(&Citizen, Option<IssuedClient<'_>>) -> StoredResponse + Send,
-    ) -> Result<Written, ServiceError> {
+    ) -> Result<Created<WithClient<Citizen>>, ServiceError> {
         policy::register(actor, input.mission_id)?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
@@ -132,9 +114,6 @@ impl CitizenService {
         } else {
             None
         };
-        let (shown, stored) = IssuedClient::views(issued.as_ref());
-        let response = render(&citizen, shown);
-        let stored = render(&citizen, stored);
         let mut audit = vec![AuditRecord::new(
             Some(actor),
             now,
@@ -144,19 +123,27 @@ impl CitizenService {
             fields,
         )];
         audit.extend(issued.as_ref().map(|c| clients::creation_audit(Some(actor), &c.client)));
+        let registered = WithClient { value: citizen, client: issued.map(IssuedClient::from) };
         let meta = WriteMeta {
             events: Vec::new(),
             audit,
-            idempotency: idempotency::record(actor, idempotency_key, &stored, now),
+            idempotency: idempotency::record(
+                actor,
+                idempotency_key,
+                registered.value.id.as_uuid(),
+                &registered,
+                now,
+            )?,
         };
-        self.citizens.insert(&citizen, issued.map(|c| c.client), &meta).await.map_err(|e| match e {
+        let client = registered.client.as_ref().map(|c| c.client.clone());
+        self.citizens.insert(&registered.value, client, &meta).await.map_err(|e| match e {
             RepoError::Duplicate { .. } => ServiceError::conflict(
                 "passport_already_registered",
                 "a citizen with this passport number is already registered with the mission",
             ),
             other => other.into(),
         })?;
-        Ok(Written::fresh(response))
+        Ok(Created::fresh(registered))
     }
 
     /// Changes a profile if it is still at one of `expected_versions`. The citizen may
@@ -227,11 +214,6 @@ mod tests {
         )
     }
 
-    fn render(c: &Citizen, issued: Option<IssuedClient<'_>>) -> StoredResponse {
-        let secret = issued.and_then(|i| i.secret).unwrap_or("-");
-        StoredResponse { status: 201, headers: vec![], body: format!("{}:{secret}", c.id) }
-    }
-
     fn stored(mission: MissionId) -> Citizen {
         alice(mission).into_citizen(CitizenId::new(), OffsetDateTime::UNIX_EPOCH)
     }
@@ -257,21 +239,23 @@ mod tests {
             .times(1)
             .returning(|_, _, _| Ok(()));
         let written =
-            service(repo).register(&admin(Some(mission)), alice(mission), true, None, render).await.unwrap();
-        assert!(!written.response.body.ends_with(":-"), "the caller sees the secret once");
+            service(repo).register(&admin(Some(mission)), alice(mission), true, None).await.unwrap();
+        let issued = written.value.client.unwrap();
+        assert!(issued.secret.is_some(), "the caller sees the secret once");
+        assert_eq!(issued.client.subject.id.as_uuid(), written.value.value.id.as_uuid());
     }
 
     #[tokio::test]
     async fn admins_of_another_mission_cannot_register_and_duplicates_conflict() {
         let mission = MissionId::new();
         let result = service(MockCitizenRepository::new())
-            .register(&admin(Some(MissionId::new())), alice(mission), false, None, render)
+            .register(&admin(Some(MissionId::new())), alice(mission), false, None)
             .await;
         assert!(matches!(result, Err(ServiceError::Forbidden(_))));
         let mut repo = MockCitizenRepository::new();
         repo.expect_insert()
             .returning(|_, _, _| Err(RepoError::Duplicate { constraint: "citizens_passport".into() }));
-        let duplicate = service(repo).register(&admin(None), alice(mission), false, None, render).await;
+        let duplicate = service(repo).register(&admin(None), alice(mission), false, None).await;
         assert!(matches!(duplicate, Err(ServiceError::Conflict { code: "passport_already_registered", .. })));
     }
 

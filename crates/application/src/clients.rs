@@ -4,7 +4,7 @@
 
 use crate::ServiceError;
 use crate::auth::secrets;
-use crate::idempotency::{self, IdempotencyRequest, Written};
+use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::clients as policy;
 use consular_domain::{
     ApiClient, AuditAction, AuditRecord, CitizenId, ClientId, NewClient, Page, PageRequest, Principal,
@@ -12,7 +12,7 @@ use consular_domain::{
 };
 use consular_ports::{
     CitizenRepository, ClientFilter, ClientRepository, Clock, IdempotencyRepository, MissionRepository,
-    StaffRepository, StoredResponse, WriteMeta,
+    StaffRepository, WriteMeta,
 };
 use std::sync::Arc;
 
@@ -52,6 +52,30 @@ pub(crate) fn creation_audit(actor: Option<&Principal>, client: &ApiClient) -> A
 pub struct ClientWithSecret {
     pub client: ApiClient,
     pub secret: String,
+}
+
+/// A client as its creation answers it: with its secret in the answer to the creating
+/// request; without it in a replay. The secret is never serialized, so the snapshot an
+/// idempotency record keeps (and a replay built from it) cannot hold it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IssuedClient {
+    pub client: ApiClient,
+    #[serde(skip)]
+    pub secret: Option<String>,
+}
+
+impl From<ClientWithSecret> for IssuedClient {
+    fn from(created: ClientWithSecret) -> Self {
+        IssuedClient { client: created.client, secret: Some(created.secret) }
+    }
+}
+
+/// A registered citizen or staff member and, when one was asked for, the API client
+/// issued with the registration in the same transaction.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WithClient<T> {
+    pub value: T,
+    pub client: Option<IssuedClient>,
 }
 
 #[derive(Clone)]
@@ -153,16 +177,14 @@ impl ClientService {
         }
     }
 
-    /// Creates a client for an admin. `render(client, secret)` is called twice: with the
-    /// secret for the caller, and without it for the stored idempotent replay, so that
-    /// the secret is never stored in clear.
+    /// Creates a client for an admin. Its secret is in the answer, never in the stored
+    /// idempotent outcome (see [`IssuedClient`]), so it is never stored in clear.
     pub async fn create(
         &self,
         actor: &Principal,
         input: NewClient,
         idempotency_key: Option<&IdempotencyRequest>,
-        render: impl Fn(&ApiClient, Option<&str>) -> StoredResponse + Send,
-    ) -> Result<Written, ServiceError> {
+    ) -> Result<Created<IssuedClient>, ServiceError> {
         let actor_ref = Actor::Principal(actor);
         policy::manage(actor_ref)?;
         let now = self.clock.now();
@@ -170,15 +192,20 @@ impl ClientService {
             return Ok(replayed);
         }
         let created = self.build(actor_ref, input).await?;
-        let response = render(&created.client, Some(&created.secret));
-        let stored = render(&created.client, None);
+        let issued = IssuedClient::from(created);
         let meta = WriteMeta {
             events: Vec::new(),
-            audit: vec![creation_audit(Some(actor), &created.client)],
-            idempotency: idempotency::record(actor, idempotency_key, &stored, now),
+            audit: vec![creation_audit(Some(actor), &issued.client)],
+            idempotency: idempotency::record(
+                actor,
+                idempotency_key,
+                issued.client.id.as_uuid(),
+                &issued,
+                now,
+            )?,
         };
-        self.clients.insert(&created.client, &meta).await?;
-        Ok(Written::fresh(response))
+        self.clients.insert(&issued.client, &meta).await?;
+        Ok(Created::fresh(issued))
     }
 
     /// Creates a client for the operator (CLI).
@@ -302,14 +329,6 @@ mod tests {
         )
     }
 
-    fn render(client: &ApiClient, secret: Option<&str>) -> StoredResponse {
-        StoredResponse {
-            status: 201,
-            headers: vec![],
-            body: format!("{}:{}", client.id, secret.unwrap_or("-")),
-        }
-    }
-
     fn staff_client(mission: MissionId) -> NewClient {
         NewClient {
             name: "desk".into(),
@@ -325,10 +344,11 @@ mod tests {
         let mut clients = MockClientRepository::new();
         clients.expect_insert().times(1).returning(|_, _| Ok(()));
         let written = service(clients, missions_with(mission))
-            .create(&admin(None), staff_client(mission), None, render)
+            .create(&admin(None), staff_client(mission), None)
             .await
             .unwrap();
-        assert!(!written.response.body.ends_with(":-"));
+        assert!(written.value.secret.is_some_and(|s| !s.is_empty()));
+        assert!(!written.replayed);
     }
 
     #[tokio::test]
@@ -338,8 +358,11 @@ mod tests {
         clients
             .expect_insert()
             .withf(|c, meta| {
-                let stored = &meta.idempotency.as_ref().unwrap().response.body;
-                stored == &format!("{}:-", c.id) && !c.secret_hash.is_empty()
+                let outcome = &meta.idempotency.as_ref().unwrap().outcome;
+                let snapshot = outcome.snapshot.to_string();
+                outcome.resource_id == c.id.as_uuid()
+                    && !snapshot.contains("secret")
+                    && !c.secret_hash.is_empty()
             })
             .times(1)
             .returning(|_, _| Ok(()));
@@ -354,7 +377,13 @@ mod tests {
             Arc::new(SystemClock),
         );
         let key = IdempotencyRequest { key: "k".into(), fingerprint: "f".into() };
-        svc.create(&admin(None), staff_client(mission), Some(&key), render).await.unwrap();
+        let created = svc.create(&admin(None), staff_client(mission), Some(&key)).await.unwrap();
+        let secret = created.value.secret.clone().unwrap();
+        let snapshot = serde_json::to_value(&created.value).unwrap();
+        assert!(!snapshot.to_string().contains(&secret));
+        let replayed: IssuedClient = serde_json::from_value(snapshot).unwrap();
+        assert_eq!(replayed.secret, None);
+        assert_eq!(replayed.client.id, created.value.client.id);
     }
 
     #[tokio::test]
@@ -362,7 +391,7 @@ mod tests {
         let own = MissionId::new();
         let other = MissionId::new();
         let svc = service(MockClientRepository::new(), missions_with(other));
-        let elsewhere = svc.create(&admin(Some(own)), staff_client(other), None, render).await;
+        let elsewhere = svc.create(&admin(Some(own)), staff_client(other), None).await;
         assert!(matches!(elsewhere, Err(ServiceError::Forbidden(_))));
         let global = NewClient {
             name: "root".into(),
@@ -370,14 +399,14 @@ mod tests {
             mission: None,
             principal: None,
         };
-        let result = svc.create(&admin(Some(own)), global, None, render).await;
+        let result = svc.create(&admin(Some(own)), global, None).await;
         assert!(matches!(result, Err(ServiceError::Forbidden(_))));
     }
 
     #[tokio::test]
     async fn an_unknown_mission_is_a_validation_error() {
         let svc = service(MockClientRepository::new(), missions_with(MissionId::new()));
-        let result = svc.create(&admin(None), staff_client(MissionId::new()), None, render).await;
+        let result = svc.create(&admin(None), staff_client(MissionId::new()), None).await;
         assert!(matches!(result, Err(ServiceError::Validation(e)) if e.0[0].pointer == "/mission_id"));
     }
 

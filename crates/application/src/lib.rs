@@ -24,5 +24,5 @@ pub mod services;
 pub mod staff;
 
 pub use error::ServiceError;
-pub use idempotency::{IdempotencyRequest, Written};
+pub use idempotency::{Created, IdempotencyRequest};
 pub use services::Services;

@@ -2,12 +2,12 @@
 //! admins only.
 
 use crate::ServiceError;
-use crate::idempotency::{self, IdempotencyRequest, Written};
+use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::missions as policy;
 use consular_domain::{
     AuditAction, AuditRecord, Mission, MissionChanges, MissionId, NewMission, Page, PageRequest, Principal,
 };
-use consular_ports::{Clock, IdempotencyRepository, MissionRepository, StoredResponse, WriteMeta};
+use consular_ports::{Clock, IdempotencyRepository, MissionRepository, WriteMeta};
 use std::sync::Arc;
 
 pub const RESOURCE: &str = "mission";
@@ -38,15 +38,14 @@ impl MissionService {
         self.missions.get(id).await?.ok_or(ServiceError::NotFound)
     }
 
-    /// Creates a mission; `render` turns it into the response that is returned and, with
-    /// an idempotency key, stored with it.
+    /// Creates a mission; with an idempotency key, the mission is also stored as the
+    /// key's outcome, and a retry answers with it.
     pub async fn create(
         &self,
         actor: &Principal,
         input: NewMission,
         idempotency_key: Option<&IdempotencyRequest>,
-        render: impl FnOnce(&Mission) -> StoredResponse + Send,
-    ) -> Result<Written, ServiceError> {
+    ) -> Result<Created<Mission>, ServiceError> {
         policy::manage(actor)?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
@@ -54,7 +53,6 @@ impl MissionService {
         }
         input.validate()?;
         let mission = input.into_mission(MissionId::new(), now);
-        let response = render(&mission);
         let meta = WriteMeta {
             events: Vec::new(),
             audit: vec![AuditRecord::new(
@@ -65,7 +63,7 @@ impl MissionService {
                 mission.id.as_uuid(),
                 vec!["code".into(), "name".into(), "country".into(), "city".into(), "timezone".into()],
             )],
-            idempotency: idempotency::record(actor, idempotency_key, &response, now),
+            idempotency: idempotency::record(actor, idempotency_key, mission.id.as_uuid(), &mission, now)?,
         };
         self.missions.insert(&mission, &meta).await.map_err(|e| match e {
             consular_ports::RepoError::Duplicate { .. } => ServiceError::conflict(
@@ -74,7 +72,7 @@ impl MissionService {
             ),
             other => other.into(),
         })?;
-        Ok(Written::fresh(response))
+        Ok(Created::fresh(mission))
     }
 
     /// Applies `changes` if the mission is still at one of `expected_versions` (the
@@ -137,10 +135,6 @@ mod tests {
         }
     }
 
-    fn render(m: &Mission) -> StoredResponse {
-        StoredResponse { status: 201, headers: vec![], body: m.code.clone() }
-    }
-
     fn service(missions: MockMissionRepository, idem: MockIdempotencyRepository) -> MissionService {
         MissionService::new(Arc::new(missions), Arc::new(idem), clock())
     }
@@ -156,10 +150,10 @@ mod tests {
             .times(1)
             .returning(|_, _| Ok(()));
         let written = service(missions, MockIdempotencyRepository::new())
-            .create(&principal("admin", None), paris(), None, render)
+            .create(&principal("admin", None), paris(), None)
             .await
             .unwrap();
-        assert_eq!(written.response.body, "fr-paris");
+        assert_eq!(written.value.code, "fr-paris");
         assert!(!written.replayed);
     }
 
@@ -167,7 +161,7 @@ mod tests {
     async fn mission_admins_staff_and_citizens_cannot_create_missions() {
         for (scopes, mission) in [("admin", Some(MissionId::new())), ("staff", None), ("citizen", None)] {
             let result = service(MockMissionRepository::new(), MockIdempotencyRepository::new())
-                .create(&principal(scopes, mission), paris(), None, render)
+                .create(&principal(scopes, mission), paris(), None)
                 .await;
             assert!(
                 matches!(result, Err(ServiceError::Forbidden(_) | ServiceError::InsufficientScope { .. })),
@@ -181,7 +175,7 @@ mod tests {
         let mut bad = paris();
         bad.country = "ZZ".into();
         let result = service(MockMissionRepository::new(), MockIdempotencyRepository::new())
-            .create(&principal("admin", None), bad, None, render)
+            .create(&principal("admin", None), bad, None)
             .await;
         assert!(matches!(result, Err(ServiceError::Validation(_))));
     }
@@ -190,24 +184,29 @@ mod tests {
     async fn a_repeated_idempotency_key_replays_or_refuses() {
         let actor = principal("admin", None);
         let owner = actor.client_id;
+        let first = paris().into_mission(MissionId::new(), clock().now());
+        let stored = consular_ports::StoredOutcome {
+            resource_id: first.id.as_uuid(),
+            snapshot: serde_json::to_value(&first).unwrap(),
+        };
         let mut idem = MockIdempotencyRepository::new();
         idem.expect_find().returning(move |_, key, now| {
             Ok(Some(consular_ports::IdempotencyRecord {
                 owner,
                 key: key.to_owned(),
                 fingerprint: "f1".into(),
-                response: StoredResponse { status: 201, headers: vec![], body: "first".into() },
+                outcome: stored.clone(),
                 created_at: now,
                 expires_at: now,
             }))
         });
         let svc = service(MockMissionRepository::new(), idem);
         let same = IdempotencyRequest { key: "k".into(), fingerprint: "f1".into() };
-        let written = svc.create(&actor, paris(), Some(&same), render).await.unwrap();
+        let written = svc.create(&actor, paris(), Some(&same)).await.unwrap();
         assert!(written.replayed);
-        assert_eq!(written.response.body, "first");
+        assert_eq!(written.value, first, "the mission the first request created, not a new one");
         let other = IdempotencyRequest { key: "k".into(), fingerprint: "f2".into() };
-        let refused = svc.create(&actor, paris(), Some(&other), render).await;
+        let refused = svc.create(&actor, paris(), Some(&other)).await;
         assert!(matches!(refused, Err(ServiceError::IdempotencyKeyMismatch)));
     }
 
@@ -218,7 +217,7 @@ mod tests {
             .expect_insert()
             .returning(|_, _| Err(RepoError::Duplicate { constraint: "missions_code".into() }));
         let result = service(missions, MockIdempotencyRepository::new())
-            .create(&principal("admin", None), paris(), None, render)
+            .create(&principal("admin", None), paris(), None)
             .await;
         assert!(matches!(result, Err(ServiceError::Conflict { code: "mission_code_taken", .. })));
     }

@@ -2,9 +2,8 @@
 //! the same call), read by themselves and admins, assigned to service types by admins.
 
 use crate::ServiceError;
-use crate::citizens::IssuedClient;
-use crate::clients;
-use crate::idempotency::{self, IdempotencyRequest, Written};
+use crate::clients::{self, IssuedClient, WithClient};
+use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::Listing;
 use consular_domain::policy::staff as policy;
 use consular_domain::{
@@ -13,7 +12,7 @@ use consular_domain::{
 };
 use consular_ports::{
     Clock, IdempotencyRepository, MissionRepository, ServiceTypeRepository, StaffFilter, StaffRepository,
-    StoredResponse, WriteMeta,
+    WriteMeta,
 };
 use std::sync::Arc;
 
@@ -75,8 +74,7 @@ impl StaffService {
         input: NewStaffMember,
         issue_client: bool,
         idempotency_key: Option<&IdempotencyRequest>,
-        render: impl Fn(&StaffMember, Option<IssuedClient<'_>>) -> StoredResponse + Send,
-    ) -> Result<Written, ServiceError> {
+    ) -> Result<Created<WithClient<StaffMember>>, ServiceError> {
         policy::create(actor, input.mission_id)?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
@@ -102,10 +100,6 @@ impl StaffService {
         } else {
             None
         };
-        let shown = issued.as_ref().map(|c| IssuedClient { client: &c.client, secret: Some(&c.secret) });
-        let hidden = issued.as_ref().map(|c| IssuedClient { client: &c.client, secret: None });
-        let response = render(&member, shown);
-        let stored = render(&member, hidden);
         let fields = ["name", "email", "job_title", "mission_id", "service_type_ids"];
         let mut audit = vec![AuditRecord::new(
             Some(actor),
@@ -116,13 +110,21 @@ impl StaffService {
             fields.map(str::to_owned).to_vec(),
         )];
         audit.extend(issued.as_ref().map(|c| clients::creation_audit(Some(actor), &c.client)));
+        let registered = WithClient { value: member, client: issued.map(IssuedClient::from) };
         let meta = WriteMeta {
             events: Vec::new(),
             audit,
-            idempotency: idempotency::record(actor, idempotency_key, &stored, now),
+            idempotency: idempotency::record(
+                actor,
+                idempotency_key,
+                registered.value.id.as_uuid(),
+                &registered,
+                now,
+            )?,
         };
-        self.staff.insert(&member, issued.map(|c| c.client), &meta).await?;
-        Ok(Written::fresh(response))
+        let client = registered.client.as_ref().map(|c| c.client.clone());
+        self.staff.insert(&registered.value, client, &meta).await?;
+        Ok(Created::fresh(registered))
     }
 
     /// Admins only; a mission admin sees only their mission's staff.
@@ -288,11 +290,8 @@ mod tests {
             job_title: "Officer".into(),
             service_type_ids: vec![type_id],
         };
-        let render = |m: &StaffMember, _: Option<IssuedClient<'_>>| StoredResponse {
-            status: 201,
-            headers: vec![],
-            body: m.name.clone(),
-        };
-        svc.create(&admin, input, true, None, render).await.unwrap();
+        let created = svc.create(&admin, input, true, None).await.unwrap();
+        assert_eq!(created.value.value.name, "Bob Lee");
+        assert!(created.value.client.and_then(|c| c.secret).is_some());
     }
 }

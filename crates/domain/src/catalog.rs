@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use validator::Validate;
 
 /// An amount in the currency's minor unit (cents), so no float ever holds money.
-#[derive(Debug, Clone, PartialEq, Eq, Validate)]
+#[derive(Debug, Clone, PartialEq, Eq, Validate, serde::Serialize, serde::Deserialize)]
 pub struct Money {
     #[validate(range(min = 0, max = 100_000_000_000i64))]
     pub amount_minor: i64,
@@ -17,7 +17,7 @@ pub struct Money {
 }
 
 /// One step of a service's workflow.
-#[derive(Debug, Clone, PartialEq, Eq, Validate, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Validate, serde::Serialize, serde::Deserialize)]
 pub struct Stage {
     #[validate(length(min = 1, max = 100), custom(function = "rules::clean_text"))]
     pub name: String,
@@ -25,7 +25,7 @@ pub struct Stage {
     pub description: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ServiceType {
     pub id: ServiceTypeId,
     /// Stable public code, e.g. `passport_renewal`; unique and never changed.

@@ -10,7 +10,7 @@ use time::{Date, OffsetDateTime};
 use validator::Validate;
 
 /// Where a citizen's registration with their mission stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum RegistrationStatus {
     Pending,
     Active,
@@ -60,7 +60,7 @@ impl FromStr for RegistrationStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Validate)]
+#[derive(Debug, Clone, PartialEq, Eq, Validate, serde::Serialize, serde::Deserialize)]
 pub struct Address {
     #[validate(length(min = 1, max = 200), custom(function = "rules::clean_text"))]
     pub line1: String,
@@ -76,7 +76,7 @@ pub struct Address {
     pub country: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Validate)]
+#[derive(Debug, Clone, PartialEq, Eq, Validate, serde::Serialize, serde::Deserialize)]
 pub struct EmergencyContact {
     #[validate(length(min = 1, max = 200), custom(function = "rules::clean_text"))]
     pub name: String,
@@ -86,7 +86,7 @@ pub struct EmergencyContact {
     pub relationship: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Citizen {
     pub id: CitizenId,
     pub mission_id: MissionId,

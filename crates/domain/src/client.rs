@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 use time::OffsetDateTime;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ClientStatus {
     Active,
     Disabled,
@@ -37,7 +37,7 @@ impl FromStr for ClientStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ApiClient {
     pub id: ClientId,
     pub name: String,
@@ -46,7 +46,9 @@ pub struct ApiClient {
     pub mission: Option<MissionId>,
     /// The scopes tokens of this client may hold.
     pub scopes: ScopeSet,
-    /// SHA-256 of the secret; the secret itself is never stored.
+    /// SHA-256 of the secret; the secret itself is never stored. Never serialized:
+    /// snapshots of a client (an idempotent creation's outcome) carry no credential.
+    #[serde(skip)]
     pub secret_hash: Vec<u8>,
     pub status: ClientStatus,
     pub version: i64,

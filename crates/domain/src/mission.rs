@@ -4,7 +4,7 @@ use crate::validation::set;
 use crate::{MissionId, ValidationErrors};
 use time::OffsetDateTime;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Mission {
     pub id: MissionId,
     /// Stable public code such as `fr-paris`; unique and never changed.

@@ -42,7 +42,7 @@ impl FromStr for PrincipalKind {
 }
 
 /// The person or role a client acts for. Rendered as the token's `sub`: `kind:uuid`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Subject {
     pub kind: PrincipalKind,
     pub id: PrincipalId,

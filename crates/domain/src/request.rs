@@ -70,7 +70,7 @@ pub fn validate_post_body(body: &str) -> Result<(), ValidationErrors> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum RequestStatus {
     Submitted,
     InReview,
@@ -265,7 +265,7 @@ pub struct HistoryEntry {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ServiceRequest {
     pub id: crate::RequestId,
     pub mission_id: MissionId,

@@ -57,7 +57,7 @@ impl FromStr for Scope {
 }
 
 /// A set of scopes, rendered as the space-separated list OAuth uses (RFC 6749 §3.3).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ScopeSet(u8);
 
 impl ScopeSet {

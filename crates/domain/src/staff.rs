@@ -5,7 +5,7 @@ use crate::{MissionId, ServiceTypeId, StaffId, ValidationErrors};
 use time::OffsetDateTime;
 use validator::Validate;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StaffMember {
     pub id: StaffId,
     pub mission_id: MissionId,

@@ -1,14 +1,12 @@
-//! The response-side conventions every handler shares: ETags, created resources, stored
-//! (idempotent) responses and list pages with their `Link` header.
+//! The response-side conventions every handler shares: ETags, created resources (fresh or
+//! replayed for an `Idempotency-Key`) and list pages with their `Link` header.
 
 use crate::extract::encode_cursor;
 use crate::wire::ListBody;
-use actix_web::http::StatusCode;
-use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
-use consular_application::Written;
+use consular_application::Created;
 use consular_domain::Page;
-use consular_ports::StoredResponse;
 use serde::Serialize;
 
 /// The strong ETag of a resource at `version`.
@@ -29,34 +27,30 @@ fn next_link(req: &HttpRequest, cursor: &str) -> String {
     format!("<{}?{}>; rel=\"next\"", req.path(), query.finish())
 }
 
-/// A JSON response as it is sent and, for idempotent creations, stored.
-pub fn stored_json<T: Serialize>(
-    status: StatusCode,
-    body: &T,
-    headers: Vec<(String, String)>,
-) -> StoredResponse {
-    StoredResponse { status: status.as_u16(), headers, body: serde_json::to_string(body).unwrap_or_default() }
+/// Where a created resource lives and its version, for `Location` and `ETag`.
+pub struct Resource {
+    pub location: String,
+    pub version: i64,
 }
 
-/// The headers of a created resource: where it lives and its ETag.
-pub fn created_headers(location: String, version: i64) -> Vec<(String, String)> {
-    vec![("location".to_owned(), location), ("etag".to_owned(), etag(version))]
-}
-
-/// Sends a written (fresh or replayed) response.
-pub fn send(written: Written) -> HttpResponse {
-    let status = StatusCode::from_u16(written.response.status).unwrap_or(StatusCode::OK);
-    let mut response = HttpResponse::build(status);
-    response.content_type("application/json");
-    for (name, value) in &written.response.headers {
-        if let Ok(value) = HeaderValue::from_str(value) {
-            response.insert_header((name.as_str(), value));
-        }
+/// `201 Created` with the representation of what a use case created, rendered the same
+/// way whether it was created now or is the replay of an earlier request with the same
+/// `Idempotency-Key` (then `Idempotent-Replayed: true`); `Location` and `ETag` when the
+/// resource is addressable and versioned.
+pub fn created<T, B: Serialize>(
+    created: &Created<T>,
+    resource: Option<Resource>,
+    render: impl FnOnce(&T) -> B,
+) -> HttpResponse {
+    let mut response = HttpResponse::Created();
+    if let Some(resource) = resource {
+        response.insert_header((header::LOCATION, resource.location));
+        response.insert_header((header::ETAG, etag(resource.version)));
     }
-    if written.replayed {
+    if created.replayed {
         response.insert_header(("idempotent-replayed", "true"));
     }
-    response.body(written.response.body)
+    response.json(render(&created.value))
 }
 
 /// A JSON resource with its ETag.

@@ -87,11 +87,11 @@ pub struct IssuedClientBody {
     pub scopes: Vec<ScopeName>,
 }
 
-impl From<consular_application::citizens::IssuedClient<'_>> for IssuedClientBody {
-    fn from(issued: consular_application::citizens::IssuedClient<'_>) -> Self {
+impl From<&consular_application::clients::IssuedClient> for IssuedClientBody {
+    fn from(issued: &consular_application::clients::IssuedClient) -> Self {
         IssuedClientBody {
             client_id: issued.client.id.as_uuid(),
-            client_secret: issued.secret.map(str::to_owned),
+            client_secret: issued.secret.clone(),
             scopes: issued.client.scopes.iter().map(ScopeName::from).collect(),
         }
     }

@@ -36,7 +36,7 @@ pub struct QueueGroup {
 }
 
 /// A staff-only note on a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Note {
     pub id: Uuid,
     pub request_id: RequestId,
@@ -46,7 +46,7 @@ pub struct Note {
 }
 
 /// A message of a request's thread between the citizen and the mission's staff.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Message {
     pub id: Uuid,
     pub request_id: RequestId,

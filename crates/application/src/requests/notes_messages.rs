@@ -4,10 +4,10 @@
 
 use super::{RequestService, event};
 use crate::ServiceError;
-use crate::idempotency::{self, IdempotencyRequest, Written};
+use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::request::validate_post_body;
 use consular_domain::{AuditAction, AuditRecord, Page, PageRequest, Principal, RequestId};
-use consular_ports::{Message, Note, StoredResponse, WriteMeta};
+use consular_ports::{Message, Note, WriteMeta};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -19,8 +19,7 @@ impl RequestService {
         id: RequestId,
         body: String,
         idempotency_key: Option<&IdempotencyRequest>,
-        render: impl FnOnce(&Note) -> StoredResponse + Send,
-    ) -> Result<Written, ServiceError> {
+    ) -> Result<Created<Note>, ServiceError> {
         self.workable(actor, id).await?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
@@ -28,7 +27,6 @@ impl RequestService {
         }
         validate_post_body(&body)?;
         let note = Note { id: Uuid::now_v7(), request_id: id, author: actor.subject, body, created_at: now };
-        let response = render(&note);
         let meta = WriteMeta {
             audit: vec![AuditRecord::new(
                 Some(actor),
@@ -39,10 +37,10 @@ impl RequestService {
                 vec!["body".into()],
             )],
             events: Vec::new(),
-            idempotency: idempotency::record(actor, idempotency_key, &response, now),
+            idempotency: idempotency::record(actor, idempotency_key, note.id, &note, now)?,
         };
         self.requests.add_note(&note, &meta).await?;
-        Ok(Written::fresh(response))
+        Ok(Created::fresh(note))
     }
 
     /// The internal notes (staff and admins of the mission), oldest first.
@@ -74,8 +72,7 @@ impl RequestService {
         id: RequestId,
         body: String,
         idempotency_key: Option<&IdempotencyRequest>,
-        render: impl FnOnce(&Message) -> StoredResponse + Send,
-    ) -> Result<Written, ServiceError> {
+    ) -> Result<Created<Message>, ServiceError> {
         let request = self.readable(actor, id).await?;
         let now = self.clock.now();
         if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
@@ -84,7 +81,6 @@ impl RequestService {
         validate_post_body(&body)?;
         let message =
             Message { id: Uuid::now_v7(), request_id: id, author: actor.subject, body, created_at: now };
-        let response = render(&message);
         let meta = WriteMeta {
             audit: vec![AuditRecord::new(
                 Some(actor),
@@ -100,9 +96,9 @@ impl RequestService {
                 json!({ "message_id": message.id, "author_kind": actor.subject.kind.as_str(), "citizen_id": request.citizen_id }),
                 now,
             )],
-            idempotency: idempotency::record(actor, idempotency_key, &response, now),
+            idempotency: idempotency::record(actor, idempotency_key, message.id, &message, now)?,
         };
         self.requests.add_message(&message, &meta).await?;
-        Ok(Written::fresh(response))
+        Ok(Created::fresh(message))
     }
 }

@@ -2,13 +2,13 @@
 
 use super::{RESOURCE, RequestService, event};
 use crate::ServiceError;
-use crate::idempotency::{self, IdempotencyRequest, Written};
+use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::requests as policy;
 use consular_domain::{
     AuditAction, AuditRecord, CitizenId, Principal, PrincipalKind, RegistrationStatus, ServiceRequest,
     ValidationErrors,
 };
-use consular_ports::{StoredResponse, WriteMeta};
+use consular_ports::WriteMeta;
 use serde_json::json;
 
 use super::NewRequest;
@@ -39,8 +39,7 @@ impl RequestService {
         actor: &Principal,
         input: NewRequest,
         idempotency_key: Option<&IdempotencyRequest>,
-        render: impl FnOnce(&ServiceRequest) -> StoredResponse + Send,
-    ) -> Result<Written, ServiceError> {
+    ) -> Result<Created<ServiceRequest>, ServiceError> {
         let now = self.clock.now();
         let citizen_id = citizen_of(actor, input.citizen_id)?;
         policy::submit(actor)?;
@@ -74,7 +73,6 @@ impl RequestService {
         }
         let assignee = self.requests.least_loaded_staff(citizen.mission_id, service_type.id).await?;
         let (request, first) = ServiceRequest::submit(&citizen, &service_type, assignee, actor.subject, now);
-        let response = render(&request);
         let mut events = vec![event(
             "request.submitted",
             &request,
@@ -99,9 +97,9 @@ impl RequestService {
                 vec!["service_type_id".into(), "citizen_id".into(), "assignee_id".into()],
             )],
             events,
-            idempotency: idempotency::record(actor, idempotency_key, &response, now),
+            idempotency: idempotency::record(actor, idempotency_key, request.id.as_uuid(), &request, now)?,
         };
         self.requests.insert(&request, &first, &meta).await?;
-        Ok(Written::fresh(response))
+        Ok(Created::fresh(request))
     }
 }

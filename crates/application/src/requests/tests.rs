@@ -8,7 +8,7 @@ use consular_domain::{
 };
 use consular_ports::{
     Clock, MockCitizenRepository, MockClock, MockIdempotencyRepository, MockRequestRepository,
-    MockServiceTypeRepository, MockStaffRepository, RequestFilter, StoredResponse, SystemClock,
+    MockServiceTypeRepository, MockStaffRepository, RequestFilter, SystemClock,
 };
 use time::Duration;
 
@@ -67,10 +67,6 @@ impl Fixture {
     }
 }
 
-fn render(r: &ServiceRequest) -> StoredResponse {
-    StoredResponse { status: 201, headers: vec![], body: r.id.to_string() }
-}
-
 fn stored_request(mission: MissionId, citizen: CitizenId, status: RequestStatus) -> ServiceRequest {
     let t = service_type(true);
     ServiceRequest {
@@ -116,7 +112,7 @@ async fn a_citizen_submits_for_themself_and_the_least_loaded_member_is_assigned(
         .returning(|_, _, _| Ok(()));
     let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
     let input = NewRequest { citizen_id: None, service_type_id: visa.id };
-    fixture.service().submit(&me, input, None, render).await.unwrap();
+    fixture.service().submit(&me, input, None).await.unwrap();
 }
 
 #[tokio::test]
@@ -126,12 +122,11 @@ async fn an_inactive_type_takes_no_request_and_other_missions_citizens_are_unkno
     let closed = service_type(false);
     let svc = Fixture::new().with_citizen(alice.clone()).with_type(closed.clone()).service();
     let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
-    let result =
-        svc.submit(&me, NewRequest { citizen_id: None, service_type_id: closed.id }, None, render).await;
+    let result = svc.submit(&me, NewRequest { citizen_id: None, service_type_id: closed.id }, None).await;
     assert!(matches!(result, Err(ServiceError::Conflict { code: "service_inactive", .. })));
     let foreign_staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(MissionId::new()));
     let input = NewRequest { citizen_id: Some(alice.id), service_type_id: closed.id };
-    let result = svc.submit(&foreign_staff, input, None, render).await;
+    let result = svc.submit(&foreign_staff, input, None).await;
     assert!(matches!(result, Err(ServiceError::Validation(e)) if e.0[0].pointer == "/citizen_id"));
 }
 

@@ -4,12 +4,11 @@ use crate::extract::{
     ApiJson, ApiQuery, Authenticated, idempotency, if_match, page_request, query_country, query_text,
 };
 use crate::problem::{ApiError, Problem};
-use crate::respond::{created_headers, list, send, stored_json, with_etag};
+use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
 use crate::wire::{IssuedClientBody, iso_date, wire_enum};
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
-use consular_application::citizens::IssuedClient;
+use consular_application::clients::IssuedClient;
 use consular_domain::{
     Address, Citizen, CitizenChanges, CitizenId, EmergencyContact, MissionId, NewCitizen, RegistrationStatus,
 };
@@ -170,7 +169,7 @@ pub struct CitizenBody {
 }
 
 impl CitizenBody {
-    fn new(c: &Citizen, issued: Option<IssuedClient<'_>>) -> Self {
+    fn new(c: &Citizen, issued: Option<&IssuedClient>) -> Self {
         CitizenBody {
             id: c.id.as_uuid(),
             mission_id: c.mission_id.as_uuid(),
@@ -428,14 +427,11 @@ pub async fn register_citizen(
         preferred_language: input.preferred_language,
         registration_status: input.registration_status.map_or(RegistrationStatus::Pending, Into::into),
     };
-    let written = state
-        .citizens
-        .register(&actor, new, issue_client, key.as_ref(), |c, issued| {
-            let headers = created_headers(format!("/api/v1/citizens/{}", c.id), c.version);
-            stored_json(StatusCode::CREATED, &CitizenBody::new(c, issued), headers)
-        })
-        .await?;
-    Ok(send(written))
+    let written = state.citizens.register(&actor, new, issue_client, key.as_ref()).await?;
+    let citizen = &written.value.value;
+    let resource =
+        Resource { location: format!("/api/v1/citizens/{}", citizen.id), version: citizen.version };
+    Ok(respond::created(&written, Some(resource), |r| CitizenBody::new(&r.value, r.client.as_ref())))
 }
 
 /// Update a citizen's profile.

@@ -3,10 +3,9 @@
 
 use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency};
 use crate::problem::{ApiError, Problem};
-use crate::respond::{created_headers, list, send, stored_json, with_etag};
+use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
 use crate::wire::{ScopeName, wire_enum};
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use consular_application::clients::Actor;
 use consular_domain::{
@@ -144,14 +143,12 @@ pub async fn create_client(
         mission: input.mission_id.map(MissionId),
         principal: input.principal_id.map(PrincipalId),
     };
-    let written = state
-        .clients
-        .create(&actor, new, key.as_ref(), |client, secret| {
-            let headers = created_headers(client_path(client.id), client.version);
-            stored_json(StatusCode::CREATED, &ClientBody::new(client, secret), headers)
-        })
-        .await?;
-    Ok(send(written))
+    let written = state.clients.create(&actor, new, key.as_ref()).await?;
+    let resource =
+        Resource { location: client_path(written.value.client.id), version: written.value.client.version };
+    Ok(respond::created(&written, Some(resource), |issued| {
+        ClientBody::new(&issued.client, issued.secret.as_deref())
+    }))
 }
 
 /// Get an API client (admin).

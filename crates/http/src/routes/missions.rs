@@ -3,9 +3,8 @@
 
 use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match};
 use crate::problem::{ApiError, Problem};
-use crate::respond::{created_headers, list, send, stored_json, with_etag};
+use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use consular_domain::{Mission, MissionChanges, MissionId, NewMission};
 use serde::{Deserialize, Serialize};
@@ -176,14 +175,12 @@ pub async fn create_mission(
         city: input.city,
         timezone: input.timezone,
     };
-    let written = state
-        .missions
-        .create(&actor, new, key.as_ref(), |m| {
-            let headers = created_headers(format!("/api/v1/missions/{}", m.id), m.version);
-            stored_json(StatusCode::CREATED, &MissionBody::from(m.clone()), headers)
-        })
-        .await?;
-    Ok(send(written))
+    let created = state.missions.create(&actor, new, key.as_ref()).await?;
+    let resource = Resource {
+        location: format!("/api/v1/missions/{}", created.value.id),
+        version: created.value.version,
+    };
+    Ok(respond::created(&created, Some(resource), |m| MissionBody::from(m.clone())))
 }
 
 /// Update a mission (global admin).

@@ -3,10 +3,9 @@
 
 use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match, page_request};
 use crate::problem::{ApiError, Problem};
-use crate::respond::{created_headers, list, send, stored_json, with_etag};
+use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
 use crate::wire::{ActorBody, StageBody, wire_enum};
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use consular_application::requests::{NewRequest, RequestDetails, StatusChange, TimelineItem};
 use consular_domain::{
@@ -425,14 +424,11 @@ pub async fn submit_request(
         citizen_id: body.value.citizen_id.map(CitizenId),
         service_type_id: ServiceTypeId(body.value.service_type_id),
     };
-    let written = state
-        .requests
-        .submit(&actor, input, key.as_ref(), |r| {
-            let headers = created_headers(format!("/api/v1/requests/{}", r.id), r.version);
-            stored_json(StatusCode::CREATED, &RequestBody::new(r, r.is_overdue(r.submitted_at)), headers)
-        })
-        .await?;
-    Ok(send(written))
+    let written = state.requests.submit(&actor, input, key.as_ref()).await?;
+    let request = &written.value;
+    let resource =
+        Resource { location: format!("/api/v1/requests/{}", request.id), version: request.version };
+    Ok(respond::created(&written, Some(resource), |r| RequestBody::new(r, r.is_overdue(r.submitted_at))))
 }
 
 /// Get a request with its stage history and timeline.
@@ -575,13 +571,9 @@ pub async fn add_request_note(
     body: ApiJson<NewPost>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency(&req, &body.raw)?;
-    let written = state
-        .requests
-        .add_note(&actor, RequestId(id.into_inner()), body.value.body, key.as_ref(), |n| {
-            stored_json(StatusCode::CREATED, &PostBody::from(n), Vec::new())
-        })
-        .await?;
-    Ok(send(written))
+    let written =
+        state.requests.add_note(&actor, RequestId(id.into_inner()), body.value.body, key.as_ref()).await?;
+    Ok(respond::created(&written, None, |p| PostBody::from(p)))
 }
 
 /// List internal notes (staff/admin; an extension of the spec).
@@ -655,11 +647,9 @@ pub async fn post_request_message(
     let key = idempotency(&req, &body.raw)?;
     let written = state
         .requests
-        .post_message(&actor, RequestId(id.into_inner()), body.value.body, key.as_ref(), |m| {
-            stored_json(StatusCode::CREATED, &PostBody::from(m), Vec::new())
-        })
+        .post_message(&actor, RequestId(id.into_inner()), body.value.body, key.as_ref())
         .await?;
-    Ok(send(written))
+    Ok(respond::created(&written, None, |p| PostBody::from(p)))
 }
 
 /// Get a staff member's queue: open requests assigned to them, by service type (the

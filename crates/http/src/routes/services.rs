@@ -2,10 +2,9 @@
 
 use crate::extract::{ApiJson, ApiQuery, Authenticated, idempotency, if_match, page_request};
 use crate::problem::{ApiError, Problem};
-use crate::respond::{created_headers, list, send, stored_json, with_etag};
+use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
 use crate::wire::StageBody;
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use consular_domain::{Money, NewServiceType, ServiceType, ServiceTypeChanges, ServiceTypeId, Stage};
 use serde::{Deserialize, Serialize};
@@ -230,14 +229,11 @@ pub async fn create_service(
         stages: input.stages.into_iter().map(Stage::from).collect(),
         active: input.active,
     };
-    let written = state
-        .catalog
-        .create(&actor, new, key.as_ref(), |s| {
-            let headers = created_headers(format!("/api/v1/services/{}", s.id), s.version);
-            stored_json(StatusCode::CREATED, &ServiceTypeBody::from(s), headers)
-        })
-        .await?;
-    Ok(send(written))
+    let written = state.catalog.create(&actor, new, key.as_ref()).await?;
+    let service = &written.value;
+    let resource =
+        Resource { location: format!("/api/v1/services/{}", service.id), version: service.version };
+    Ok(respond::created(&written, Some(resource), |s| ServiceTypeBody::from(s)))
 }
 
 /// Update a service type or toggle its active status (global admin).

@@ -2,12 +2,11 @@
 
 use crate::extract::{ApiJson, ApiQuery, Authenticated, idempotency, if_match, page_request};
 use crate::problem::{ApiError, Problem};
-use crate::respond::{created_headers, list, send, stored_json, with_etag};
+use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
 use crate::wire::IssuedClientBody;
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
-use consular_application::citizens::IssuedClient;
+use consular_application::clients::IssuedClient;
 use consular_domain::{Assignments, MissionId, NewStaffMember, ServiceTypeId, StaffId, StaffMember};
 use consular_ports::StaffFilter;
 use serde::{Deserialize, Serialize};
@@ -38,7 +37,7 @@ pub struct StaffBody {
 }
 
 impl StaffBody {
-    fn new(m: &StaffMember, issued: Option<IssuedClient<'_>>) -> Self {
+    fn new(m: &StaffMember, issued: Option<&IssuedClient>) -> Self {
         StaffBody {
             id: m.id.as_uuid(),
             mission_id: m.mission_id.as_uuid(),
@@ -190,14 +189,10 @@ pub async fn create_staff(
         job_title: input.job_title,
         service_type_ids: input.service_type_ids.into_iter().map(ServiceTypeId).collect(),
     };
-    let written = state
-        .staff
-        .create(&actor, new, issue_client, key.as_ref(), |m, issued| {
-            let headers = created_headers(format!("/api/v1/staff/{}", m.id), m.version);
-            stored_json(StatusCode::CREATED, &StaffBody::new(m, issued), headers)
-        })
-        .await?;
-    Ok(send(written))
+    let written = state.staff.create(&actor, new, issue_client, key.as_ref()).await?;
+    let member = &written.value.value;
+    let resource = Resource { location: format!("/api/v1/staff/{}", member.id), version: member.version };
+    Ok(respond::created(&written, Some(resource), |r| StaffBody::new(&r.value, r.client.as_ref())))
 }
 
 /// Update a staff member's service assignments (admin of the mission).
