@@ -1,4 +1,4 @@
-//! Tokens end to end (DESIGN.md "Tokens"): the client credentials grant through the
+//! Tokens end to end (docs/api.md "Authentication"): the client credentials grant through the
 //! `oauth2` crate, refresh rotation and reuse detection, RFC 7009 revocation on one and
 //! two nodes, every way a bearer token is refused, scopes, the token endpoint's errors,
 //! disabled clients, secret rotation and the JWKS.
@@ -22,8 +22,9 @@ const REVOKE: &str = "/api/v1/auth/revoke";
 const MISSIONS: &str = "/api/v1/missions";
 const CLIENTS: &str = "/api/v1/auth/clients";
 
-/// How long a revocation may take to reach every node (DESIGN.md: "at once"; the product
-/// promises within a second), with some slack for a loaded test machine.
+/// How long a revocation may take to reach every node (within a second: docs/architecture.md,
+/// "Revocation reaches every node within a second"), with some slack for a loaded test
+/// machine.
 const PROPAGATION: Duration = Duration::from_millis(1500);
 
 type OAuthClient = oauth2::basic::BasicClient<
@@ -316,7 +317,7 @@ async fn revocation_by_bearer_defaults_to_the_bearer_itself(backend: Backend) {
 }
 both!(revocation_by_bearer_defaults_to_the_bearer_itself);
 
-/// DESIGN.md: the body's `token` defaults to the bearer token; a bearer request with no
+/// docs/api.md "Revoking": the body's `token` defaults to the bearer token; a bearer request with no
 /// body at all (so no form content type) should revoke the bearer token too.
 async fn revocation_by_bearer_without_a_body(backend: Backend) {
     let app = TestApp::spawn(backend).await;

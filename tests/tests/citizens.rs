@@ -611,7 +611,7 @@ async fn the_registration_status_follows_its_transitions(backend: Backend) {
 }
 both!(the_registration_status_follows_its_transitions);
 
-/// Every caller against every citizen endpoint (DESIGN.md "Principals"): objects the
+/// Every caller against every citizen endpoint (docs/api.md "Who sees what"): objects the
 /// caller may not see are 404, endpoints their scope does not reach are 403, and lists
 /// hold only what they may see.
 async fn the_citizen_isolation_matrix(backend: Backend) {

@@ -1,4 +1,4 @@
-//! The HTTP conventions every endpoint shares (DESIGN.md "HTTP conventions"): problem
+//! The HTTP conventions every endpoint shares (docs/api.md "Basics"): problem
 //! details, 404/405/413/415/400/422, cursor pagination, `Idempotency-Key`, `If-Match`,
 //! `X-Request-Id`, security and maturity headers, and the operations endpoints.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -401,7 +401,7 @@ async fn staff_lists_filter_and_paginate(backend: Backend) {
 }
 both!(staff_lists_filter_and_paginate);
 
-/// Every caller against every staff endpoint (DESIGN.md "Principals"): a member sees
+/// Every caller against every staff endpoint (docs/api.md "Who sees what"): a member sees
 /// only themself, admins their mission's members; objects the caller may not see are
 /// 404, endpoints their scope does not reach are 403, and lists hold only what they may see.
 async fn the_staff_isolation_matrix(backend: Backend) {

@@ -7,8 +7,8 @@ use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::Listing;
 use consular_domain::policy::staff as policy;
 use consular_domain::{
-    Assignments, AuditAction, AuditRecord, MissionId, NewStaffMember, Page, PageRequest, Principal,
-    PrincipalKind, Scope, ScopeSet, ServiceTypeId, StaffId, StaffMember, Subject, ValidationErrors,
+    Assignments, AuditAction, AuditRecord, NewStaffMember, Page, PageRequest, Principal, PrincipalKind,
+    Scope, ScopeSet, ServiceTypeId, StaffId, StaffMember, Subject, ValidationErrors,
 };
 use consular_ports::{
     Clock, IdempotencyRepository, MissionRepository, ServiceTypeRepository, StaffFilter, StaffRepository,
@@ -182,18 +182,13 @@ impl StaffService {
         self.staff.update(&member, stored_version, &meta).await?;
         Ok(member)
     }
-
-    /// The mission of a member, for callers that need it (e.g. the queue of a member).
-    pub async fn mission_of(&self, id: StaffId) -> Result<Option<MissionId>, ServiceError> {
-        Ok(self.staff.get(id).await?.map(|m| m.mission_id))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fixtures::{any_mission, principal, service_type};
-    use consular_domain::ServiceType;
+    use consular_domain::{MissionId, ServiceType};
     use consular_ports::{
         MockIdempotencyRepository, MockServiceTypeRepository, MockStaffRepository, SystemClock,
     };

@@ -4,44 +4,59 @@
 //!
 //! This crate holds traits and plain data only: no adapter, no I/O library.
 
+mod audit;
+mod catalog;
+mod citizens;
+mod clients;
 mod clock;
 mod error;
 mod health;
-mod reference;
-mod repos;
+mod idempotency;
+mod missions;
 mod requests;
+mod staff;
 mod storage;
 mod tokens;
 mod write;
 
+pub use audit::{AuditFilter, AuditRepository};
+pub use catalog::{ServiceTypeFilter, ServiceTypeRepository};
+pub use citizens::{CitizenFilter, CitizenRepository};
+pub use clients::{ClientFilter, ClientRepository};
 pub use clock::{Clock, SystemClock};
 pub use error::RepoError;
 pub use health::HealthCheck;
-pub use reference::{
-    AuditFilter, AuditRepository, CitizenFilter, CitizenRepository, ServiceTypeFilter, ServiceTypeRepository,
-    StaffFilter, StaffRepository,
-};
-pub use repos::{ClientFilter, ClientRepository, IdempotencyRepository, MissionRepository};
+pub use idempotency::{IdempotencyRecord, IdempotencyRepository, StoredOutcome};
+pub use missions::MissionRepository;
 pub use requests::{Message, Note, QueueGroup, RequestFilter, RequestRepository};
+pub use staff::{StaffFilter, StaffRepository};
 pub use storage::{BlobError, BlobStore};
 pub use tokens::{
     RefreshOutcome, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind, SigningKeyRecord,
     SigningKeyRepository, TokenRepository,
 };
-pub use write::{IdempotencyRecord, OutboxEvent, StoredOutcome, WriteMeta};
+pub use write::{OutboxEvent, WriteMeta};
 
+#[cfg(feature = "mock")]
+pub use audit::MockAuditRepository;
+#[cfg(feature = "mock")]
+pub use catalog::MockServiceTypeRepository;
+#[cfg(feature = "mock")]
+pub use citizens::MockCitizenRepository;
+#[cfg(feature = "mock")]
+pub use clients::MockClientRepository;
 #[cfg(feature = "mock")]
 pub use clock::MockClock;
 #[cfg(feature = "mock")]
 pub use health::MockHealthCheck;
 #[cfg(feature = "mock")]
-pub use reference::{
-    MockAuditRepository, MockCitizenRepository, MockServiceTypeRepository, MockStaffRepository,
-};
+pub use idempotency::MockIdempotencyRepository;
 #[cfg(feature = "mock")]
-pub use repos::{MockClientRepository, MockIdempotencyRepository, MockMissionRepository};
+pub use missions::MockMissionRepository;
 #[cfg(feature = "mock")]
 pub use requests::MockRequestRepository;
+#[cfg(feature = "mock")]
+pub use staff::MockStaffRepository;
 #[cfg(feature = "mock")]
 pub use storage::MockBlobStore;
 #[cfg(feature = "mock")]

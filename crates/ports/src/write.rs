@@ -1,28 +1,8 @@
-use consular_domain::{AuditRecord, ClientId};
+//! What every write stores besides the change itself.
+
+use crate::IdempotencyRecord;
+use consular_domain::AuditRecord;
 use time::OffsetDateTime;
-
-/// What a creation produced, as the core knows it, kept so that a retried request with
-/// the same `Idempotency-Key` receives the same answer: the created resource's id and a
-/// JSON snapshot of the created object (written and read by the use case that created
-/// it). Nothing HTTP: the delivery layer derives status and headers from the object
-/// again when it replays (docs/architecture.md, "Writes").
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredOutcome {
-    pub resource_id: uuid::Uuid,
-    pub snapshot: serde_json::Value,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdempotencyRecord {
-    /// The client that sent the key: keys are scoped per client.
-    pub owner: ClientId,
-    pub key: String,
-    /// Hash of method, path and body of the first request.
-    pub fingerprint: String,
-    pub outcome: StoredOutcome,
-    pub created_at: OffsetDateTime,
-    pub expires_at: OffsetDateTime,
-}
 
 /// A domain event (`request.submitted`, `message.posted`, ...) in the transactional
 /// outbox, for notification delivery to consume.

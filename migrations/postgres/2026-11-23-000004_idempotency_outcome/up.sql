@@ -5,7 +5,7 @@
 --
 -- Records of the old shape cannot be replayed by the new code. They live 24 hours at most
 -- and no release has shipped with them, so they are dropped rather than converted
--- (docs/operations.md, "Upgrades").
+-- (docs/operations.md, "Migrations").
 DELETE FROM idempotency_keys;
 ALTER TABLE idempotency_keys DROP COLUMN status;
 ALTER TABLE idempotency_keys DROP COLUMN headers;

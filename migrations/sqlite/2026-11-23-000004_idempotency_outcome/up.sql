@@ -5,7 +5,7 @@
 --
 -- Records of the old shape cannot be replayed by the new code. They live 24 hours at most
 -- and no release has shipped with them, so they are dropped rather than converted
--- (docs/operations.md, "Upgrades"). SQLite cannot add a NOT NULL column without a
+-- (docs/operations.md, "Migrations"). SQLite cannot add a NOT NULL column without a
 -- default to a table, even an empty one, so the table is rebuilt.
 DROP TABLE idempotency_keys;
 CREATE TABLE idempotency_keys (
