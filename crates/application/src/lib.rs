@@ -12,6 +12,7 @@ pub mod catalog;
 pub mod citizens;
 pub mod clients;
 pub mod concurrency;
+pub mod documents;
 pub mod error;
 #[cfg(test)]
 mod fixtures;

@@ -82,3 +82,7 @@ id_type!(
     /// A service request.
     RequestId
 );
+id_type!(
+    /// An uploaded document (its metadata row; the bytes are in the blob store).
+    DocumentId
+);

@@ -8,6 +8,7 @@ pub mod audit;
 pub mod catalog;
 pub mod citizen;
 pub mod client;
+pub mod document;
 pub mod ids;
 pub mod mission;
 pub mod page;
@@ -23,7 +24,13 @@ pub use audit::{AuditAction, AuditRecord};
 pub use catalog::{Money, NewServiceType, ServiceType, ServiceTypeChanges, Stage};
 pub use citizen::{Address, Citizen, CitizenChanges, EmergencyContact, NewCitizen, RegistrationStatus};
 pub use client::{ApiClient, ClientDisabled, ClientStatus, NewClient};
-pub use ids::{AuditEventId, CitizenId, ClientId, MissionId, PrincipalId, RequestId, ServiceTypeId, StaffId};
+pub use document::{
+    ChecklistItem, ChecklistState, Document, DocumentAction, DocumentStatus, IllegalDocumentTransition,
+    NewDocument, ScanStatus, UploadRefused,
+};
+pub use ids::{
+    AuditEventId, CitizenId, ClientId, DocumentId, MissionId, PrincipalId, RequestId, ServiceTypeId, StaffId,
+};
 pub use mission::{Mission, MissionChanges, NewMission};
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, PrincipalKind, Subject};

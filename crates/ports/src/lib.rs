@@ -9,11 +9,13 @@ mod catalog;
 mod citizens;
 mod clients;
 mod clock;
+mod documents;
 mod error;
 mod health;
 mod idempotency;
 mod missions;
 mod requests;
+mod scanning;
 mod staff;
 mod storage;
 mod tokens;
@@ -24,13 +26,15 @@ pub use catalog::{ServiceTypeFilter, ServiceTypeRepository};
 pub use citizens::{CitizenFilter, CitizenRepository};
 pub use clients::{ClientFilter, ClientRepository};
 pub use clock::{Clock, SystemClock};
+pub use documents::{DocumentFilter, DocumentRepository};
 pub use error::RepoError;
 pub use health::HealthCheck;
 pub use idempotency::{IdempotencyRecord, IdempotencyRepository, StoredOutcome};
 pub use missions::MissionRepository;
 pub use requests::{Message, Note, QueueGroup, RequestFilter, RequestRepository};
+pub use scanning::{MalwareScanner, ScanError, ScanSession, ScanVerdict};
 pub use staff::{StaffFilter, StaffRepository};
-pub use storage::{BlobError, BlobStore};
+pub use storage::{BlobChunks, BlobError, BlobListing, BlobMeta, BlobRead, BlobStore, BlobUpload, ByteRange};
 pub use tokens::{
     RefreshOutcome, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind, SigningKeyRecord,
     SigningKeyRepository, TokenRepository,
@@ -48,6 +52,8 @@ pub use clients::MockClientRepository;
 #[cfg(feature = "mock")]
 pub use clock::MockClock;
 #[cfg(feature = "mock")]
+pub use documents::MockDocumentRepository;
+#[cfg(feature = "mock")]
 pub use health::MockHealthCheck;
 #[cfg(feature = "mock")]
 pub use idempotency::MockIdempotencyRepository;
@@ -56,8 +62,10 @@ pub use missions::MockMissionRepository;
 #[cfg(feature = "mock")]
 pub use requests::MockRequestRepository;
 #[cfg(feature = "mock")]
+pub use scanning::{MockMalwareScanner, MockScanSession};
+#[cfg(feature = "mock")]
 pub use staff::MockStaffRepository;
 #[cfg(feature = "mock")]
-pub use storage::MockBlobStore;
+pub use storage::{MockBlobStore, MockBlobUpload};
 #[cfg(feature = "mock")]
 pub use tokens::{MockSigningKeyRepository, MockTokenRepository};

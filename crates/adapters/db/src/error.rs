@@ -119,6 +119,7 @@ const UNIQUE_CONSTRAINTS: &[&[(&str, &str)]] = &[
     crate::staff::UNIQUE_CONSTRAINTS,
     crate::outbox::UNIQUE_CONSTRAINTS,
     crate::requests::UNIQUE_CONSTRAINTS,
+    crate::documents::UNIQUE_CONSTRAINTS,
 ];
 
 const IDEMPOTENCY_KEY: &str = crate::idempotency::KEY_CONSTRAINT;

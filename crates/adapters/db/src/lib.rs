@@ -9,9 +9,9 @@
 //! # Layout: one directory per area
 //!
 //! Each area (`missions`, `clients`, `tokens`, `signing_keys`, `idempotency`, `audit`,
-//! `service_types`, `citizens`, `staff`, `requests`, `outbox`, `markers`, `health`, and
-//! `write_meta`, the write path every area shares) keeps its tables, rows and queries
-//! together, in two files:
+//! `service_types`, `citizens`, `staff`, `requests`, `documents`, `outbox`, `markers`,
+//! `health`, and `write_meta`, the write path every area shares) keeps its tables, rows
+//! and queries together, in two files:
 //!
 //! - `<area>/mod.rs`, compiled once: the area's `diesel::table!`s, its rows (the diesel
 //!   `Queryable`/`Insertable` structs and their conversions to and from the domain and
@@ -44,6 +44,7 @@ mod sqlite;
 mod audit;
 mod citizens;
 mod clients;
+mod documents;
 mod health;
 mod idempotency;
 mod markers;

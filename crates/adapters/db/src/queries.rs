@@ -13,6 +13,8 @@ pub(crate) mod audit;
 pub(crate) mod citizens;
 #[path = "clients/queries.rs"]
 pub(crate) mod clients;
+#[path = "documents/queries.rs"]
+pub(crate) mod documents;
 #[path = "health/queries.rs"]
 pub(crate) mod health;
 #[path = "idempotency/queries.rs"]

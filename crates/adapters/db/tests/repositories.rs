@@ -1,74 +1,33 @@
 //! The repository contracts of `consular-ports`, checked against both databases: every
-//! test below is an `async fn(Database)`, and `on_both_databases!` runs it on a fresh
-//! SQLite file (`sqlite::<test>`) and on a fresh PostgreSQL database (`postgres::<test>`).
+//! test below is an `async fn(Database)`, and `on_both_databases!` (`common/mod.rs`) runs
+//! it on a fresh SQLite file (`sqlite::<test>`) and on a fresh PostgreSQL database
+//! (`postgres::<test>`). Documents have their own suite, `documents.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use consular_db::{Backend, Database, DbConfig};
+mod common;
+
+use common::*;
+
+use consular_db::Database;
 use consular_domain::{
-    Action, Address, ApiClient, AuditAction, AuditRecord, Citizen, CitizenId, ClientId, ClientStatus,
-    EmergencyContact, HistoryEntry, Mission, MissionId, Money, Page, PageRequest, Principal, PrincipalId,
-    PrincipalKind, RegistrationStatus, RequestId, RequestStatus, Role, ScopeSet, ServiceRequest, ServiceType,
-    ServiceTypeId, StaffId, StaffMember, Stage, Subject,
+    Action, ApiClient, AuditAction, AuditRecord, Citizen, CitizenId, ClientId, ClientStatus, HistoryEntry,
+    MissionId, Money, Page, PageRequest, Principal, PrincipalId, PrincipalKind, RegistrationStatus,
+    RequestId, RequestStatus, Role, ScopeSet, ServiceRequest, ServiceType, ServiceTypeId, StaffId,
+    StaffMember, Stage, Subject,
 };
 use consular_ports::{
-    AuditFilter, AuditRepository, CitizenFilter, CitizenRepository, ClientFilter, ClientRepository, Clock,
+    AuditFilter, AuditRepository, CitizenFilter, CitizenRepository, ClientFilter, ClientRepository,
     HealthCheck, IdempotencyRecord, IdempotencyRepository, Message, MissionRepository, Note, OutboxEvent,
     QueueGroup, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, RequestFilter,
     RequestRepository, Revocation, RevocationKind, ServiceTypeFilter, ServiceTypeRepository,
-    SigningKeyRecord, SigningKeyRepository, StaffFilter, StaffRepository, StoredOutcome, SystemClock,
-    TokenRepository, WriteMeta,
+    SigningKeyRecord, SigningKeyRepository, StaffFilter, StaffRepository, StoredOutcome, TokenRepository,
+    WriteMeta,
 };
-use std::path::Path;
 use time::macros::{date, datetime};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 // ---------------------------------------------------------------- fixtures
-
-async fn sqlite() -> (tempfile::TempDir, Database) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::connect(&DbConfig::new(consular_testkit::sqlite_url(dir.path()))).unwrap();
-    assert_eq!(db.backend(), Backend::Sqlite);
-    db.migrate().await.unwrap();
-    (dir, db)
-}
-
-async fn postgres() -> Database {
-    let url = tokio::task::spawn_blocking(|| {
-        let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../migrations/postgres");
-        let key = consular_testkit::fingerprint(&migrations)?;
-        consular_testkit::postgres::fresh_database(&key, |url| {
-            consular_db::migrate_blocking(url).map_err(|e| e.to_string())
-        })
-    })
-    .await
-    .unwrap()
-    .unwrap();
-    let db = Database::connect(&DbConfig { max_connections: 4, ..DbConfig::new(url) }).unwrap();
-    assert_eq!(db.backend(), Backend::Postgres);
-    // The clone is migrated already: this checks that migrating again is a no-op.
-    db.migrate().await.unwrap();
-    db
-}
-
-fn now() -> OffsetDateTime {
-    SystemClock.now()
-}
-
-fn mission(code: &str) -> Mission {
-    let now = now();
-    Mission {
-        id: MissionId::new(),
-        code: code.to_owned(),
-        name: format!("Mission {code}"),
-        country: "FR".to_owned(),
-        city: "Paris".to_owned(),
-        timezone: "Europe/Paris".to_owned(),
-        version: 1,
-        created_at: now,
-        updated_at: now,
-    }
-}
 
 fn client(scopes: &str, mission: Option<MissionId>) -> ApiClient {
     let scopes = ScopeSet::parse(scopes).unwrap();
@@ -84,30 +43,6 @@ fn client(scopes: &str, mission: Option<MissionId>) -> ApiClient {
         version: 1,
         created_at: now,
         updated_at: now,
-    }
-}
-
-fn admin() -> Principal {
-    Principal {
-        subject: Subject { kind: PrincipalKind::Admin, id: PrincipalId::new() },
-        client_id: ClientId::new(),
-        mission: None,
-        scopes: ScopeSet::parse("admin").unwrap(),
-    }
-}
-
-fn audited(resource_type: &str, resource_id: Uuid) -> WriteMeta {
-    WriteMeta {
-        events: Vec::new(),
-        audit: vec![AuditRecord::new(
-            Some(&admin()),
-            now(),
-            AuditAction::Created,
-            resource_type,
-            resource_id,
-            vec!["name".to_owned(), "code".to_owned()],
-        )],
-        idempotency: None,
     }
 }
 
@@ -167,79 +102,6 @@ async fn stored_client(db: &Database) -> ApiClient {
     client
 }
 
-async fn stored_mission(db: &Database, code: &str) -> Mission {
-    let m = mission(code);
-    MissionRepository::insert(db, &m, &WriteMeta::default()).await.unwrap();
-    m
-}
-
-fn service_type(code: &str) -> ServiceType {
-    let now = now();
-    ServiceType {
-        id: ServiceTypeId::new(),
-        code: code.to_owned(),
-        name: format!("Service {code}"),
-        description: "Renew an expiring passport".to_owned(),
-        fee: Money { amount_minor: 8600, currency: "EUR".to_owned() },
-        sla_days: 21,
-        required_documents: vec!["passport_photo".to_owned(), "old_passport".to_owned()],
-        stages: vec![
-            Stage {
-                name: "Document check".to_owned(), description: "Quotes \" and ünïcode ✓".to_owned()
-            },
-            Stage { name: "Printing".to_owned(), description: String::new() },
-        ],
-        active: true,
-        version: 1,
-        created_at: now,
-        updated_at: now,
-    }
-}
-
-async fn stored_service_type(db: &Database, code: &str) -> ServiceType {
-    let t = service_type(code);
-    ServiceTypeRepository::insert(db, &t, &WriteMeta::default()).await.unwrap();
-    t
-}
-
-fn citizen(mission: MissionId, passport: &str) -> Citizen {
-    let now = now();
-    Citizen {
-        id: CitizenId::new(),
-        mission_id: mission,
-        given_name: "Alice".to_owned(),
-        family_name: "Martin".to_owned(),
-        date_of_birth: date!(1990 - 04 - 12),
-        place_of_birth: "Lyon".to_owned(),
-        nationality: "FR".to_owned(),
-        passport_number: passport.to_owned(),
-        passport_expiry: date!(2031 - 04 - 11),
-        email: "alice@example.org".to_owned(),
-        phone: "+33612345678".to_owned(),
-        address: Address {
-            line1: "1 Main Street".to_owned(),
-            line2: None,
-            city: "Ottawa".to_owned(),
-            region: Some("Ontario".to_owned()),
-            postal_code: Some("K1A 0A1".to_owned()),
-            country: "CA".to_owned(),
-        },
-        emergency_contact: Some(EmergencyContact {
-            name: "Jean Martin".to_owned(),
-            phone: "+33600000000".to_owned(),
-            relationship: "brother".to_owned(),
-        }),
-        preferred_language: "fr".to_owned(),
-        registration_status: RegistrationStatus::Pending,
-        registered_at: now,
-        activated_at: None,
-        deregistered_at: None,
-        version: 1,
-        created_at: now,
-        updated_at: now,
-    }
-}
-
 /// The API client issued to a citizen or staff member (`principal`).
 fn client_of(scopes: &str, mission: MissionId, principal: Uuid) -> ApiClient {
     let mut c = client(scopes, Some(mission));
@@ -279,10 +141,6 @@ async fn listed_citizens(db: &Database, filter: CitizenFilter) -> Vec<CitizenId>
 async fn listed_staff(db: &Database, filter: StaffFilter) -> Vec<StaffId> {
     let page = StaffRepository::list(db, filter, PageRequest::default()).await.unwrap();
     page.items.iter().map(|m| m.id).collect()
-}
-
-fn is_duplicate<T: std::fmt::Debug>(result: &Result<T, RepoError>, name: &str) -> bool {
-    matches!(result, Err(RepoError::Duplicate { constraint }) if constraint == name)
 }
 
 // ---------------------------------------------------------------- missions
@@ -1280,23 +1138,6 @@ async fn the_audit_log_is_listed_newest_first_with_each_filter(db: Database) {
 
 // ---------------------------------------------------------------- outbox
 
-fn outbox_event(kind: &str, aggregate_id: Uuid) -> OutboxEvent {
-    OutboxEvent {
-        id: Uuid::now_v7(),
-        kind: kind.to_owned(),
-        aggregate_id,
-        payload: serde_json::json!({
-            "assignee_id": Uuid::now_v7(),
-            "previous_assignee_id": null,
-            "reason": "Quotes \" and ünïcode ✓",
-            "stage": 2,
-            "fee": 86.5,
-            "tags": ["a", {"nested": true}],
-        }),
-        created_at: now(),
-    }
-}
-
 fn with_events(events: Vec<OutboxEvent>) -> WriteMeta {
     WriteMeta { events, ..WriteMeta::default() }
 }
@@ -1372,52 +1213,9 @@ async fn a_failed_write_stores_no_outbox_event(db: Database) {
 
 // ---------------------------------------------------------------- service requests
 
-async fn stored_citizen(db: &Database, mission: MissionId, passport: &str) -> Citizen {
-    let c = citizen(mission, passport);
-    CitizenRepository::insert(db, &c, None, &WriteMeta::default()).await.unwrap();
-    c
-}
-
 async fn stored_staff(db: &Database, member: StaffMember) -> StaffMember {
     StaffRepository::insert(db, &member, None, &WriteMeta::default()).await.unwrap();
     member
-}
-
-/// A new `submitted` request at its first stage, as the use case makes it.
-fn request(mission: MissionId, citizen: CitizenId, service_type: &ServiceType) -> ServiceRequest {
-    let now = now();
-    ServiceRequest {
-        id: RequestId::new(),
-        mission_id: mission,
-        citizen_id: citizen,
-        service_type_id: service_type.id,
-        status: RequestStatus::Submitted,
-        stages: service_type.stages.clone(),
-        current_stage: 0,
-        assignee_id: None,
-        submitted_at: now,
-        sla_due_at: now + Duration::days(i64::from(service_type.sla_days)),
-        closed_at: None,
-        version: 1,
-        updated_at: now,
-    }
-}
-
-fn first_entry(r: &ServiceRequest) -> HistoryEntry {
-    HistoryEntry {
-        at: r.submitted_at,
-        actor: Some(Subject { kind: PrincipalKind::Citizen, id: PrincipalId(r.citizen_id.0) }),
-        from_status: None,
-        to_status: r.status,
-        from_stage: None,
-        to_stage: r.current_stage,
-        reason: None,
-    }
-}
-
-async fn stored_request(db: &Database, r: ServiceRequest) -> ServiceRequest {
-    RequestRepository::insert(db, &r, &first_entry(&r), &WriteMeta::default()).await.unwrap();
-    r
 }
 
 fn staff_subject(member: &StaffMember) -> Subject {
@@ -2007,17 +1805,7 @@ async fn the_request_list_can_use_an_index_for_every_filter(db: Database) {
         for after in [None, some(1)] {
             let plan =
                 db.explain_request_list(filter.clone(), PageRequest { limit: 20, after }).await.unwrap();
-            let text = plan.join("\n");
-            match db.backend() {
-                Backend::Postgres => assert!(!text.contains("Seq Scan"), "{filter:?}:\n{text}"),
-                // SQLite says `SCAN service_requests` for a full scan and
-                // `SCAN/SEARCH service_requests USING [COVERING] INDEX …` otherwise.
-                Backend::Sqlite => assert!(
-                    plan.iter()
-                        .all(|step| !step.starts_with("SCAN service_requests") || step.contains(" INDEX ")),
-                    "{filter:?}:\n{text}"
-                ),
-            }
+            assert_no_full_scan(db.backend(), "service_requests", &plan, &format!("{filter:?}"));
         }
     }
 
@@ -2027,36 +1815,11 @@ async fn the_request_list_can_use_an_index_for_every_filter(db: Database) {
     for after in [None, some(1)] {
         let plan =
             db.explain_request_list(in_mission.clone(), PageRequest { limit: 20, after }).await.unwrap();
-        let text = plan.join("\n");
-        assert!(text.contains("service_requests_mission_id_idx"), "{text}");
-        assert!(!text.contains("Sort") && !text.contains("TEMP B-TREE"), "{text}");
+        assert_ordered_by_index(&plan, "service_requests_mission_id_idx");
     }
 }
 
 // ---------------------------------------------------------------- both databases
-
-macro_rules! on_both_databases {
-    ($($test:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread")]
-                async fn $test() {
-                    let (_dir, db) = super::sqlite().await;
-                    super::$test(db).await;
-                }
-            )*
-        }
-
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread")]
-                async fn $test() {
-                    super::$test(super::postgres().await).await;
-                }
-            )*
-        }
-    };
-}
 
 on_both_databases!(
     missions_round_trip,

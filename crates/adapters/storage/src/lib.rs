@@ -1,28 +1,37 @@
 //! Blob storage adapter: implements the `consular_ports::BlobStore` and
 //! `consular_ports::HealthCheck` ports over the `object_store` crate, on a local directory
 //! (`file://…` or a bare path) or an S3 bucket (`s3://bucket/prefix`, configured from the
-//! `AWS_*` environment).
+//! `AWS_*` environment). Uploads stream through object_store's multipart API with bounded
+//! buffering ([`PART_SIZE`]); reads stream chunks; S3 signs download URLs.
 //!
 //! This crate owns the storage URL format ([`backend_of`], [`ObjectBlobStore::from_url`]),
-//! the key rules ([`validate_key`]) and the mapping of `object_store` errors onto
-//! [`BlobError`]. It must not touch the database, HTTP, domain rules or configuration
-//! loading: callers hand it a URL and bytes, nothing else.
+//! the key rules ([`validate_key`]), the download header values ([`attachment_disposition`],
+//! [`safe_media_type`]) and the mapping of `object_store` errors onto [`BlobError`]. It must
+//! not touch the database, HTTP, domain rules or configuration loading: callers hand it a
+//! URL, keys and bytes, nothing else.
 
+mod abandoned;
+mod blobs;
+mod disposition;
 mod key;
 mod location;
+mod upload;
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use consular_ports::{BlobError, BlobStore, HealthCheck};
-use object_store::aws::AmazonS3Builder;
+use consular_ports::{BlobError, HealthCheck};
+use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;
 use object_store::prefix::PrefixStore;
 use object_store::{ObjectStore, ObjectStoreExt};
 
+pub use disposition::{attachment_disposition, safe_media_type};
 pub use key::{MAX_KEY_LEN, MAX_SEGMENT_LEN, validate_key};
+pub use upload::PART_SIZE;
 
 use location::Location;
 
@@ -38,11 +47,22 @@ pub fn backend_of(url: &str) -> Result<&'static str, String> {
     location::parse(url).map(|loc| loc.backend())
 }
 
-/// A [`BlobStore`] over any `object_store` backend.
+/// The S3 client kept beside the (possibly prefixed) store: object_store signs URLs on
+/// `AmazonS3` only, so keys are prefixed by hand for signing.
+#[derive(Debug, Clone)]
+struct S3Signing {
+    s3: Arc<AmazonS3>,
+    prefix: StorePath,
+}
+
+/// A [`consular_ports::BlobStore`] over any `object_store` backend.
 #[derive(Clone)]
 pub struct ObjectBlobStore {
     store: Arc<dyn ObjectStore>,
     backend: &'static str,
+    signing: Option<S3Signing>,
+    /// The directory of a local store, where interrupted uploads leave staging files.
+    local_root: Option<PathBuf>,
 }
 
 impl fmt::Debug for ObjectBlobStore {
@@ -76,7 +96,9 @@ impl ObjectBlobStore {
                     .map_err(|e| format!("cannot open storage directory {}: {e}", dir.display()))?
                     .with_fsync(true)
                     .with_automatic_cleanup(true);
-                Ok(Self::new(Arc::new(fs), "file"))
+                let root = std::fs::canonicalize(&dir)
+                    .map_err(|e| format!("cannot open storage directory {}: {e}", dir.display()))?;
+                Ok(Self { local_root: Some(root), ..Self::new(Arc::new(fs), "file") })
             }
             Location::S3 { url, prefix } => {
                 let mut builder = AmazonS3Builder::from_env().with_url(url.as_str());
@@ -84,21 +106,23 @@ impl ObjectBlobStore {
                     let key = key.parse().map_err(|e| format!("unknown S3 option `{key}`: {e}"))?;
                     builder = builder.with_config(key, value);
                 }
-                let s3 =
-                    builder.build().map_err(|e| format!("cannot configure S3 storage for `{url}`: {e}"))?;
+                let s3 = Arc::new(
+                    builder.build().map_err(|e| format!("cannot configure S3 storage for `{url}`: {e}"))?,
+                );
                 let store: Arc<dyn ObjectStore> = if prefix.as_ref().is_empty() {
-                    Arc::new(s3)
+                    s3.clone()
                 } else {
-                    Arc::new(PrefixStore::new(s3, prefix))
+                    Arc::new(PrefixStore::new(s3.clone(), prefix.clone()))
                 };
-                Ok(Self::new(store, "s3"))
+                Ok(Self { signing: Some(S3Signing { s3, prefix }), ..Self::new(store, "s3") })
             }
         }
     }
 
-    /// Wraps an already-built store (tests, in-memory stores). `backend` is a label for logs.
+    /// Wraps an already-built store (tests, in-memory stores). `backend` is a label for
+    /// logs. Such a store signs no URLs and has no staging files to sweep.
     pub fn new(store: Arc<dyn ObjectStore>, backend: &'static str) -> Self {
-        Self { store, backend }
+        Self { store, backend, signing: None, local_root: None }
     }
 
     /// `"file"` or `"s3"` (or the label given to [`ObjectBlobStore::new`]).
@@ -139,38 +163,6 @@ fn is_missing(err: &object_store::Error) -> bool {
 
 fn unavailable(op: &str, key: &str, err: &object_store::Error) -> BlobError {
     BlobError::Unavailable(format!("{op} {key}: {err}"))
-}
-
-#[async_trait]
-impl BlobStore for ObjectBlobStore {
-    async fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), BlobError> {
-        let path = Self::path_of(key)?;
-        self.store.put(&path, bytes.into()).await.map(drop).map_err(|e| unavailable("put", key, &e))
-    }
-
-    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, BlobError> {
-        let path = Self::path_of(key)?;
-        let result = match self.store.get(&path).await {
-            Ok(result) => result,
-            Err(e) if is_missing(&e) => return Ok(None),
-            Err(e) => return Err(unavailable("get", key, &e)),
-        };
-        match result.bytes().await {
-            Ok(bytes) => Ok(Some(bytes.to_vec())),
-            // Deleted between the metadata answer and the body read.
-            Err(e) if is_missing(&e) => Ok(None),
-            Err(e) => Err(unavailable("get", key, &e)),
-        }
-    }
-
-    async fn delete(&self, key: &str) -> Result<(), BlobError> {
-        let path = Self::path_of(key)?;
-        match self.store.delete(&path).await {
-            Ok(()) => Ok(()),
-            Err(e) if is_missing(&e) => Ok(()),
-            Err(e) => Err(unavailable("delete", key, &e)),
-        }
-    }
 }
 
 #[async_trait]

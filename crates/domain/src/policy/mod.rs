@@ -11,6 +11,7 @@ pub mod audit;
 pub mod catalog;
 pub mod citizens;
 pub mod clients;
+pub mod documents;
 pub mod missions;
 pub mod requests;
 pub mod staff;

@@ -7,6 +7,7 @@
 use crate::audit::audit_events;
 use crate::citizens::citizens;
 use crate::clients::api_clients;
+use crate::documents::documents;
 use crate::idempotency::idempotency_keys;
 use crate::markers::bootstrap_markers;
 use crate::missions::missions;
@@ -29,6 +30,9 @@ diesel::joinable!(service_requests -> service_types (service_type_id));
 diesel::joinable!(request_history -> service_requests (request_id));
 diesel::joinable!(request_notes -> service_requests (request_id));
 diesel::joinable!(request_messages -> service_requests (request_id));
+diesel::joinable!(documents -> missions (mission_id));
+diesel::joinable!(documents -> citizens (citizen_id));
+diesel::joinable!(documents -> service_requests (request_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     missions,
@@ -48,4 +52,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     request_history,
     request_notes,
     request_messages,
+    documents,
 );

@@ -1,0 +1,388 @@
+//! The contract of `DocumentRepository`, checked against both databases with the harness
+//! of `common/mod.rs`: writes with their audit and version checks, foreign keys, the
+//! keyset listing by every filter (tombstones never listed, every filter served by an
+//! index), a request's documents and the blob keys the orphan sweep must keep.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+
+use consular_db::Database;
+use consular_domain::{
+    CitizenId, Document, DocumentId, DocumentStatus, MissionId, NewDocument, PageRequest, PrincipalId,
+    PrincipalKind, Reason, RequestId, Role, ScanStatus, Subject,
+};
+use consular_ports::{DocumentFilter, DocumentRepository, RepoError, WriteMeta};
+use std::collections::BTreeSet;
+use uuid::Uuid;
+
+// ---------------------------------------------------------------- fixtures
+
+fn staff() -> Subject {
+    Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() }
+}
+
+/// A freshly uploaded document, as the use case makes it.
+fn document(mission: MissionId, citizen: CitizenId, request: Option<RequestId>, kind: &str) -> Document {
+    let new = NewDocument {
+        mission_id: mission,
+        citizen_id: citizen,
+        request_id: request,
+        kind: kind.to_owned(),
+        file_name: "../scans/Quotes \" and ünïcode ✓.pdf".to_owned(),
+        media_type: "application/pdf".to_owned(),
+        size_bytes: 20 * 1024 * 1024,
+        sha256: "0123456789abcdef".repeat(4),
+        scan: ScanStatus::Clean,
+    };
+    new.validate().unwrap();
+    let owner = Subject { kind: PrincipalKind::Citizen, id: PrincipalId(citizen.0) };
+    Document::upload(new, consular_domain::document::new_blob_key(), owner, now())
+}
+
+fn reason(text: &str) -> Reason {
+    Reason::required(Some(text.to_owned())).unwrap()
+}
+
+/// Brings a stored document to `status` through the state machine and stores that.
+async fn moved_to(db: &Database, mut d: Document, status: DocumentStatus) -> Document {
+    let expected = d.version;
+    match status {
+        DocumentStatus::Uploaded => return d,
+        DocumentStatus::Verified => d.verify(Role::Staff, staff(), now()).unwrap(),
+        DocumentStatus::Rejected => d.reject(Role::Staff, reason("blurred"), staff(), now()).unwrap(),
+        DocumentStatus::Deleted => d.delete(Role::Staff, now()).unwrap(),
+    }
+    DocumentRepository::update(db, &d, expected, &WriteMeta::default()).await.unwrap();
+    d
+}
+
+async fn stored(db: &Database, d: Document) -> Document {
+    DocumentRepository::insert(db, &d, &WriteMeta::default()).await.unwrap();
+    d
+}
+
+/// A mission with a citizen who has a request: what a document hangs on.
+async fn setting(db: &Database, code: &str) -> (MissionId, CitizenId, RequestId) {
+    let mission = stored_mission(db, code).await;
+    let passport = stored_service_type(db, &format!("passport_{}", code.replace('-', "_"))).await;
+    let alice = stored_citizen(db, mission.id, "AA1").await;
+    let r = stored_request(db, request(mission.id, alice.id, &passport)).await;
+    (mission.id, alice.id, r.id)
+}
+
+// ---------------------------------------------------------------- writes
+
+async fn documents_round_trip_and_updates_check_the_version(db: Database) {
+    let (mission, alice, request) = setting(&db, "fr-paris").await;
+    let mut d = document(mission, alice, Some(request), "passport_photo");
+    DocumentRepository::insert(&db, &d, &audited("document", d.id.0)).await.unwrap();
+    assert_eq!(DocumentRepository::get(&db, d.id).await.unwrap(), Some(d.clone()));
+    assert_eq!(d.file_name, "Quotes \" and ünïcode ✓.pdf");
+    assert_eq!(DocumentRepository::get(&db, DocumentId::new()).await.unwrap(), None);
+
+    // One constraint violated at a time: SQLite reports the first it checks.
+    let same_id = Document { id: d.id, ..document(mission, alice, None, "passport_photo") };
+    let again = DocumentRepository::insert(&db, &same_id, &WriteMeta::default()).await;
+    assert!(is_duplicate(&again, "documents_pkey"), "{again:?}");
+    let same_blob =
+        Document { blob_key: d.blob_key.clone(), ..document(mission, alice, None, "passport_photo") };
+    let taken = DocumentRepository::insert(&db, &same_blob, &audited("document", same_blob.id.0)).await;
+    assert!(is_duplicate(&taken, "documents_blob_key"), "{taken:?}");
+
+    // A rejection with its reason and decider, then a deletion: the tombstone keeps both.
+    d.reject(Role::Staff, reason("Quotes \" and ünïcode ✓"), staff(), now()).unwrap();
+    DocumentRepository::update(&db, &d, 1, &audited("document", d.id.0)).await.unwrap();
+    assert_eq!(DocumentRepository::get(&db, d.id).await.unwrap(), Some(d.clone()));
+    d.delete(Role::Citizen, now()).unwrap();
+    DocumentRepository::update(&db, &d, 2, &WriteMeta::default()).await.unwrap();
+    let tombstone = DocumentRepository::get(&db, d.id).await.unwrap().unwrap();
+    assert_eq!(tombstone, d);
+    assert_eq!((tombstone.status, tombstone.version), (DocumentStatus::Deleted, 3));
+    assert!(tombstone.rejection_reason.is_some() && tombstone.decided_by.is_some());
+
+    // A stale or unknown document changes nothing and stores no audit entry.
+    let mut verified = stored(&db, document(mission, alice, Some(request), "old_passport")).await;
+    verified.verify(Role::Staff, staff(), now()).unwrap();
+    let stale = DocumentRepository::update(&db, &verified, 7, &audited("document", verified.id.0)).await;
+    assert!(matches!(stale, Err(RepoError::VersionConflict)), "{stale:?}");
+    let unknown = document(mission, alice, None, "old_passport");
+    let gone = DocumentRepository::update(&db, &unknown, 1, &audited("document", unknown.id.0)).await;
+    assert!(matches!(gone, Err(RepoError::NotFound)), "{gone:?}");
+    assert_eq!(
+        DocumentRepository::get(&db, verified.id).await.unwrap().unwrap().status,
+        DocumentStatus::Uploaded
+    );
+    DocumentRepository::update(&db, &verified, 1, &WriteMeta::default()).await.unwrap();
+    assert_eq!(DocumentRepository::get(&db, verified.id).await.unwrap(), Some(verified));
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 2);
+    assert_eq!(db.count_rows("documents").await.unwrap(), 2);
+}
+
+async fn a_document_with_unknown_references_is_not_stored(db: Database) {
+    let (mission, alice, request) = setting(&db, "fr-paris").await;
+    let valid = document(mission, alice, Some(request), "passport_photo");
+    let broken = [
+        Document { mission_id: MissionId::new(), ..valid.clone() },
+        Document { citizen_id: CitizenId::new(), ..valid.clone() },
+        Document { request_id: Some(RequestId::new()), ..valid.clone() },
+    ];
+    for d in &broken {
+        let meta = WriteMeta {
+            events: vec![outbox_event("document.uploaded", d.id.0)],
+            ..audited("document", d.id.0)
+        };
+        let refused = DocumentRepository::insert(&db, d, &meta).await;
+        assert!(matches!(refused, Err(RepoError::Other(_))), "{refused:?}");
+    }
+    for table in ["documents", "audit_events", "outbox_events"] {
+        assert_eq!(db.count_rows(table).await.unwrap(), 0, "{table}");
+    }
+}
+
+/// The table refuses what the domain never makes: the checks hold even for a caller
+/// that skips `NewDocument::validate` or the state machine.
+async fn the_table_refuses_inconsistent_documents(db: Database) {
+    let (mission, alice, _) = setting(&db, "fr-paris").await;
+    let valid = document(mission, alice, None, "passport_photo");
+    let mut rejected_without_reason = valid.clone();
+    rejected_without_reason.status = DocumentStatus::Rejected;
+    let mut deleted_without_instant = valid.clone();
+    deleted_without_instant.status = DocumentStatus::Deleted;
+    let broken = [
+        Document { sha256: "AB".repeat(32), ..valid.clone() },
+        Document { sha256: "ab".repeat(31), ..valid.clone() },
+        Document { file_name: String::new(), ..valid.clone() },
+        Document { file_name: "x".repeat(256), ..valid.clone() },
+        Document { size_bytes: 0, ..valid.clone() },
+        Document { blob_key: String::new(), ..valid.clone() },
+        Document { decided_by: Some(staff()), ..valid.clone() },
+        rejected_without_reason,
+        deleted_without_instant,
+    ];
+    for d in &broken {
+        let refused = DocumentRepository::insert(&db, d, &WriteMeta::default()).await;
+        assert!(matches!(refused, Err(RepoError::Other(_))), "{d:?}: {refused:?}");
+    }
+    assert_eq!(db.count_rows("documents").await.unwrap(), 0);
+    stored(&db, Document { file_name: "é".repeat(255), ..valid }).await;
+}
+
+// ---------------------------------------------------------------- reads
+
+fn expected_list(all: &[Document], f: &DocumentFilter) -> Vec<DocumentId> {
+    let mut ids: Vec<DocumentId> = all
+        .iter()
+        .filter(|d| d.status != DocumentStatus::Deleted)
+        .filter(|d| f.mission_id.is_none_or(|m| d.mission_id == m))
+        .filter(|d| f.citizen_id.is_none_or(|c| d.citizen_id == c))
+        .filter(|d| f.request_id.is_none_or(|r| d.request_id == Some(r)))
+        .filter(|d| f.kind.as_ref().is_none_or(|k| &d.kind == k))
+        .filter(|d| f.statuses.is_empty() || f.statuses.contains(&d.status))
+        .map(|d| d.id)
+        .collect();
+    ids.sort_by(|a, b| b.cmp(a));
+    ids
+}
+
+async fn listed(db: &Database, filter: &DocumentFilter) -> Vec<DocumentId> {
+    let page =
+        DocumentRepository::list(db, filter.clone(), PageRequest { limit: 100, after: None }).await.unwrap();
+    assert_eq!(page.next_after, None);
+    page.items.iter().map(|d| d.id).collect()
+}
+
+/// Two missions, two citizens, a request each (and a second one for Alice), every kind
+/// in every status, unattached documents among them.
+async fn library(db: &Database) -> (Vec<Document>, [MissionId; 2], [CitizenId; 2], [RequestId; 3]) {
+    let (paris, alice, alice_renewal) = setting(db, "fr-paris").await;
+    let (rome, bruno, bruno_renewal) = setting(db, "it-rome").await;
+    let visa = stored_service_type(db, "visa").await;
+    let alice_visa = stored_request(db, request(paris, alice, &visa)).await.id;
+    let mut all = Vec::new();
+    let places = [
+        (paris, alice, Some(alice_renewal)),
+        (paris, alice, Some(alice_visa)),
+        (paris, alice, None),
+        (rome, bruno, Some(bruno_renewal)),
+        (rome, bruno, None),
+    ];
+    for (mission, citizen, request) in places {
+        for kind in ["passport_photo", "old_passport"] {
+            for status in DocumentStatus::ALL {
+                let d = stored(db, document(mission, citizen, request, kind)).await;
+                all.push(moved_to(db, d, status).await);
+            }
+        }
+    }
+    (all, [paris, rome], [alice, bruno], [alice_renewal, alice_visa, bruno_renewal])
+}
+
+async fn documents_are_listed_newest_first_by_every_filter(db: Database) {
+    use DocumentStatus::*;
+    let (all, [paris, rome], [alice, bruno], [renewal, visa, rome_renewal]) = library(&db).await;
+    let none = DocumentFilter::default();
+    let photo = Some("passport_photo".to_owned());
+    let filters = [
+        none.clone(),
+        DocumentFilter { mission_id: Some(paris), ..none.clone() },
+        DocumentFilter { mission_id: Some(rome), ..none.clone() },
+        DocumentFilter { mission_id: Some(MissionId::new()), ..none.clone() },
+        DocumentFilter { citizen_id: Some(alice), ..none.clone() },
+        DocumentFilter { citizen_id: Some(bruno), mission_id: Some(paris), ..none.clone() },
+        DocumentFilter { request_id: Some(renewal), ..none.clone() },
+        DocumentFilter { request_id: Some(visa), kind: photo.clone(), ..none.clone() },
+        DocumentFilter { request_id: Some(rome_renewal), statuses: vec![Rejected], ..none.clone() },
+        DocumentFilter { kind: photo.clone(), ..none.clone() },
+        DocumentFilter { statuses: vec![Verified], ..none.clone() },
+        DocumentFilter { statuses: vec![Uploaded, Rejected], ..none.clone() },
+        // Asking for tombstones lists none.
+        DocumentFilter { statuses: vec![Deleted], ..none.clone() },
+        DocumentFilter { statuses: vec![Deleted, Verified], mission_id: Some(rome), ..none.clone() },
+        DocumentFilter {
+            mission_id: Some(paris),
+            citizen_id: Some(alice),
+            request_id: Some(renewal),
+            kind: photo,
+            statuses: vec![Uploaded],
+        },
+    ];
+    for filter in &filters {
+        assert_eq!(listed(&db, filter).await, expected_list(&all, filter), "{filter:?}");
+    }
+    assert_eq!(listed(&db, &none).await.len(), all.len() / 4 * 3, "every live document, no tombstone");
+    assert!(listed(&db, &DocumentFilter { statuses: vec![Deleted], ..none }).await.is_empty());
+}
+
+async fn document_pages_have_no_gaps_or_duplicates(db: Database) {
+    let (all, [paris, _], _, _) = library(&db).await;
+    let filter = DocumentFilter { mission_id: Some(paris), ..DocumentFilter::default() };
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let page =
+            DocumentRepository::list(&db, filter.clone(), PageRequest { limit: 4, after }).await.unwrap();
+        assert!(page.items.len() <= 4);
+        seen.extend(page.items.iter().map(|d| d.id));
+        match page.next_after {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, expected_list(&all, &filter));
+    assert_eq!(seen.len(), 18, "three places, two kinds, three live statuses");
+}
+
+async fn a_requests_documents_are_its_live_ones_oldest_first(db: Database) {
+    let (all, _, _, [renewal, visa, _]) = library(&db).await;
+    for request in [renewal, visa] {
+        let found = DocumentRepository::for_request(&db, request).await.unwrap();
+        let expected: Vec<&Document> = all
+            .iter()
+            .filter(|d| d.request_id == Some(request) && d.status != DocumentStatus::Deleted)
+            .collect();
+        assert_eq!(found.iter().collect::<Vec<_>>(), expected, "stored in creation order");
+        assert_eq!(found.len(), 6);
+    }
+    assert!(DocumentRepository::for_request(&db, RequestId::new()).await.unwrap().is_empty());
+}
+
+async fn known_blob_keys_include_tombstones(db: Database) {
+    let (mission, alice, request) = setting(&db, "fr-paris").await;
+    let live = stored(&db, document(mission, alice, Some(request), "passport_photo")).await;
+    let deleted = stored(&db, document(mission, alice, None, "passport_photo")).await;
+    let deleted = moved_to(&db, deleted, DocumentStatus::Deleted).await;
+    let orphan = consular_domain::document::new_blob_key();
+    let asked =
+        vec![orphan.clone(), deleted.blob_key.clone(), live.blob_key.clone(), deleted.blob_key.clone()];
+    let known = DocumentRepository::known_blob_keys(&db, &asked).await.unwrap();
+    assert_eq!(known, [deleted.blob_key.clone(), live.blob_key.clone()], "in the order asked, once each");
+    assert!(DocumentRepository::known_blob_keys(&db, &[]).await.unwrap().is_empty());
+    // More keys than one statement binds.
+    let mut many: Vec<String> = (0..1200).map(|_| consular_domain::document::new_blob_key()).collect();
+    many.insert(700, live.blob_key.clone());
+    let known = DocumentRepository::known_blob_keys(&db, &many).await.unwrap();
+    assert_eq!(known, [live.blob_key]);
+}
+
+/// Each filter of the listing, alone and combined, can be served by an index (no full
+/// scan), as `the_request_list_can_use_an_index_for_every_filter` checks for requests.
+async fn the_document_list_can_use_an_index_for_every_filter(db: Database) {
+    use DocumentStatus::*;
+    let some = |n: u128| Some(Uuid::from_u128(n));
+    let none = DocumentFilter::default();
+    let filters = [
+        none.clone(),
+        DocumentFilter { mission_id: Some(MissionId::new()), ..none.clone() },
+        DocumentFilter { citizen_id: Some(CitizenId::new()), ..none.clone() },
+        DocumentFilter { request_id: Some(RequestId::new()), ..none.clone() },
+        DocumentFilter { kind: Some("passport_photo".to_owned()), ..none.clone() },
+        DocumentFilter { statuses: vec![Verified], ..none.clone() },
+        DocumentFilter { statuses: vec![Uploaded, Rejected], ..none.clone() },
+        DocumentFilter { mission_id: Some(MissionId::new()), statuses: vec![Uploaded], ..none.clone() },
+        DocumentFilter {
+            mission_id: Some(MissionId::new()),
+            citizen_id: Some(CitizenId::new()),
+            request_id: Some(RequestId::new()),
+            kind: Some("passport_photo".to_owned()),
+            statuses: vec![Uploaded, Verified],
+        },
+    ];
+    for filter in &filters {
+        for after in [None, some(1)] {
+            let plan =
+                db.explain_document_list(filter.clone(), PageRequest { limit: 20, after }).await.unwrap();
+            assert_no_full_scan(db.backend(), "documents", &plan, &format!("{filter:?}"));
+        }
+    }
+    // The mission, citizen and request filters (every listing has one of them) are read
+    // backwards from their own index, already in order: no sort, whatever the page.
+    let own_index = [
+        (DocumentFilter { mission_id: Some(MissionId::new()), ..none.clone() }, "documents_mission_id_idx"),
+        (DocumentFilter { citizen_id: Some(CitizenId::new()), ..none.clone() }, "documents_citizen_id_idx"),
+        (DocumentFilter { request_id: Some(RequestId::new()), ..none.clone() }, "documents_request_id_idx"),
+    ];
+    for (filter, index) in own_index {
+        for after in [None, some(1)] {
+            let plan =
+                db.explain_document_list(filter.clone(), PageRequest { limit: 20, after }).await.unwrap();
+            assert_ordered_by_index(&plan, index);
+        }
+    }
+}
+
+/// Idempotent uploads store the created document as a JSON snapshot: it reads back the
+/// same, rejection reason included.
+#[test]
+fn a_document_snapshot_round_trips_through_json() {
+    let mut d = document(MissionId::new(), CitizenId::new(), Some(RequestId::new()), "passport_photo");
+    let fresh = serde_json::to_value(&d).unwrap();
+    assert_eq!(serde_json::from_value::<Document>(fresh).unwrap(), d);
+    d.reject(Role::Staff, reason("Quotes \" and ünïcode ✓"), staff(), now()).unwrap();
+    let json = serde_json::to_value(&d).unwrap();
+    assert_eq!((&json["status"], &json["scan"]), (&"rejected".into(), &"clean".into()));
+    assert_eq!(json["rejection_reason"], "Quotes \" and ünïcode ✓");
+    assert_eq!(serde_json::from_value::<Document>(json.clone()).unwrap(), d);
+    let mut blank = json;
+    blank["rejection_reason"] = " ".into();
+    assert!(
+        serde_json::from_value::<Document>(blank).is_err(),
+        "a stored reason obeys the rule it was made under"
+    );
+    let names: BTreeSet<&str> = DocumentStatus::ALL.iter().map(|s| s.as_str()).collect();
+    assert_eq!(names, BTreeSet::from(["uploaded", "verified", "rejected", "deleted"]), "the CHECK's values");
+}
+
+// ---------------------------------------------------------------- both databases
+
+on_both_databases!(
+    documents_round_trip_and_updates_check_the_version,
+    a_document_with_unknown_references_is_not_stored,
+    the_table_refuses_inconsistent_documents,
+    documents_are_listed_newest_first_by_every_filter,
+    document_pages_have_no_gaps_or_duplicates,
+    a_requests_documents_are_its_live_ones_oldest_first,
+    known_blob_keys_include_tombstones,
+    the_document_list_can_use_an_index_for_every_filter,
+);

@@ -1,0 +1,52 @@
+use crate::{RepoError, WriteMeta};
+use async_trait::async_trait;
+use consular_domain::{
+    CitizenId, Document, DocumentId, DocumentStatus, MissionId, Page, PageRequest, RequestId,
+};
+
+/// Which documents a listing shows; every filter present must match. Deleted documents
+/// (tombstones) are never listed, whatever `statuses` says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocumentFilter {
+    pub mission_id: Option<MissionId>,
+    pub citizen_id: Option<CitizenId>,
+    pub request_id: Option<RequestId>,
+    /// A document kind of the catalog (`passport_photo`).
+    pub kind: Option<String>,
+    /// Any of these statuses (empty: every live one).
+    pub statuses: Vec<DocumentStatus>,
+}
+
+/// Document metadata (docs/documents.md "What is stored"): never the bytes, which live
+/// in the `BlobStore` under each document's `blob_key`. A deleted document stays as a
+/// tombstone row (status `deleted`) for the audit log.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait DocumentRepository: Send + Sync {
+    /// Inserts a new document, in one transaction with `meta`. A taken id is
+    /// `Duplicate { constraint: "documents_pkey" }`, a taken blob key `Duplicate {
+    /// constraint: "documents_blob_key" }`; an unknown mission, citizen or request is
+    /// `Other` (the use cases check them first). A failed insert stores nothing of `meta`.
+    async fn insert(&self, document: &Document, meta: &WriteMeta) -> Result<(), RepoError>;
+    /// Replaces the stored document (verification, rejection, deletion as a tombstone) if
+    /// its version is still `expected_version`: `VersionConflict` when it moved on,
+    /// `NotFound` when there is no such document; either way nothing is stored.
+    async fn update(
+        &self,
+        document: &Document,
+        expected_version: i64,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError>;
+    /// The document, tombstones included (the use cases answer 404 for one).
+    async fn get(&self, id: DocumentId) -> Result<Option<Document>, RepoError>;
+    /// Live documents newest first (id descending), before `page.after`, through indexes
+    /// only (keyset, no OFFSET, no count).
+    async fn list(&self, filter: DocumentFilter, page: PageRequest) -> Result<Page<Document>, RepoError>;
+    /// The live documents attached to `request`, oldest first: what its checklist is
+    /// computed from.
+    async fn for_request(&self, request: RequestId) -> Result<Vec<Document>, RepoError>;
+    /// Those of `keys` that a row still references, deleted rows included (until their
+    /// blob is gone), in the order given, without repeats. The orphan-blob sweep deletes
+    /// only blobs whose key is not returned.
+    async fn known_blob_keys(&self, keys: &[String]) -> Result<Vec<String>, RepoError>;
+}
