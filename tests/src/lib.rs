@@ -4,7 +4,19 @@
 //!
 //! Every test is an `async fn(Backend)`; [`both!`] turns it into `name::sqlite` and
 //! `name::postgres`, so each one runs on both databases.
+//!
+//! The document tests also run a server on S3 (moto, [`moto`]) with a real clamd
+//! ([`clamd`]), and the real `consular` binary as a child process that a test can SIGKILL
+//! and start again on the same database and storage ([`child`], [`TestApp::spawn_process`]);
+//! [`stacks!`] runs a test on SQLite + local files and on PostgreSQL + S3; [`files`] builds
+//! uploads.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub mod blobs;
+pub mod child;
+pub mod clamd;
+pub mod files;
+pub mod moto;
 
 use actix_web::dev::ServerHandle;
 use base64::Engine;
@@ -16,13 +28,17 @@ use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde_json::{Value, json};
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 pub use consular_app;
+pub use consular_db;
+pub use consular_domain;
+pub use consular_ports;
+pub use consular_storage;
 pub use oauth2;
 pub use reqwest;
 pub use serde_json;
@@ -118,6 +134,56 @@ pub struct Principal {
     pub body: Value,
 }
 
+/// Where a test server keeps document bytes.
+#[derive(Clone)]
+pub enum Storage {
+    /// `file://` in the test's temporary directory.
+    Local,
+    /// A fresh bucket of the moto server of this process.
+    S3(Arc<moto::S3Bucket>),
+}
+
+/// A database and a blob store, for tests that run on more than the two databases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stack {
+    pub backend: Backend,
+    pub s3: bool,
+}
+
+impl Stack {
+    pub const SQLITE_LOCAL: Stack = Stack { backend: Backend::Sqlite, s3: false };
+    pub const POSTGRES_S3: Stack = Stack { backend: Backend::Postgres, s3: true };
+    pub const POSTGRES_LOCAL: Stack = Stack { backend: Backend::Postgres, s3: false };
+}
+
+/// Generates `$name::sqlite_local` and `$name::postgres_s3`, two multi-thread tokio tests
+/// that call `async fn $name(stack: Stack)`; start the server with
+/// [`TestApp::spawn_stack`]. Attributes given before the name apply to both.
+#[macro_export]
+macro_rules! stacks {
+    ($(#[$meta:meta])* $name:ident) => {
+        mod $name {
+            $(#[$meta])*
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite_local() {
+                super::$name($crate::Stack::SQLITE_LOCAL).await
+            }
+
+            $(#[$meta])*
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres_s3() {
+                super::$name($crate::Stack::POSTGRES_S3).await
+            }
+        }
+    };
+}
+
+/// How a node runs: inside the test process, or as a `consular serve` child process.
+enum Node {
+    InProcess(ServerHandle),
+    Child(Arc<child::ServerProcess>),
+}
+
 /// One running server node and what a test needs to talk to it.
 pub struct TestApp {
     pub backend: Backend,
@@ -130,9 +196,46 @@ pub struct TestApp {
     pub admin_secret: String,
     /// The settings this node runs with (a second node reuses them with another port).
     pub settings: Settings,
-    handle: ServerHandle,
+    /// Where the documents' bytes are.
+    pub storage: Storage,
+    node: Node,
     /// The SQLite file and the blob directory; shared by the nodes of one test.
     dir: Arc<TempDir>,
+}
+
+/// The test settings on `backend`, with the database and blobs in `dir`.
+async fn test_settings(backend: Backend, dir: &Path) -> Settings {
+    let database_url = match backend {
+        Backend::Sqlite => consular_testkit::sqlite_url(dir),
+        Backend::Postgres => fresh_postgres_url().await,
+    };
+    Settings {
+        database_url,
+        storage_url: format!("file://{}", dir.join("blobs").display()),
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        issuer: "https://consular.test".to_owned(),
+        audience: "consular-api".to_owned(),
+        workers: 1,
+        db_max_connections: 4,
+        log_level: "warn".to_owned(),
+        ..Settings::default()
+    }
+}
+
+/// Sets the setting `key` to `value` through serde, so that a test can name a setting
+/// by its configuration key (`max_upload_bytes`, `clamav_addr`); panics when there is no
+/// such setting or the value does not fit.
+pub fn set_setting(settings: &mut Settings, key: &str, value: Value) {
+    let mut members = serde_json::to_value(&*settings).expect("settings serialize");
+    members[key] = value;
+    *settings = serde_json::from_value(members).unwrap_or_else(|e| panic!("setting `{key}`: {e}"));
+}
+
+/// The target directory (`target/`) this test binary was built into, from its path
+/// `target/<profile>/deps/<binary>`.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    exe.ancestors().nth(3).expect("target/<profile>/deps/<binary>").to_path_buf()
 }
 
 impl TestApp {
@@ -144,21 +247,7 @@ impl TestApp {
     /// A server on a fresh database, with `tweak` applied to the test settings first.
     pub async fn spawn_with(backend: Backend, tweak: impl FnOnce(&mut Settings)) -> TestApp {
         let dir = Arc::new(tempfile::tempdir().expect("a temporary directory"));
-        let database_url = match backend {
-            Backend::Sqlite => consular_testkit::sqlite_url(dir.path()),
-            Backend::Postgres => fresh_postgres_url().await,
-        };
-        let mut settings = Settings {
-            database_url,
-            storage_url: format!("file://{}", dir.path().join("blobs").display()),
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            issuer: "https://consular.test".to_owned(),
-            audience: "consular-api".to_owned(),
-            workers: 1,
-            db_max_connections: 4,
-            log_level: "warn".to_owned(),
-            ..Settings::default()
-        };
+        let mut settings = test_settings(backend, dir.path()).await;
         tweak(&mut settings);
         settings.validate().unwrap_or_else(|e| panic!("test settings: {e}"));
         let (application, port) = build(&settings).await;
@@ -173,19 +262,82 @@ impl TestApp {
             admin_id: admin.client.id.to_string(),
             admin_secret: admin.secret,
             settings,
-            handle,
+            storage: Storage::Local,
+            node: Node::InProcess(handle),
+            dir,
+        }
+    }
+
+    /// A server for `stack`: in this process on local files, as a child process on S3
+    /// (it takes its S3 settings from the environment; see [`moto`]).
+    pub async fn spawn_stack(stack: Stack, tweak: impl FnOnce(&mut Settings)) -> TestApp {
+        if stack.s3 {
+            TestApp::spawn_process(stack, tweak).await
+        } else {
+            TestApp::spawn_with(stack.backend, tweak).await
+        }
+    }
+
+    /// The real `consular serve` as a child process on a fresh database and storage
+    /// (a fresh bucket when `stack.s3`), with `tweak` applied to the test settings; see
+    /// [`TestApp::kill`] and [`TestApp::spawn_node`].
+    pub async fn spawn_process(stack: Stack, tweak: impl FnOnce(&mut Settings)) -> TestApp {
+        let dir = Arc::new(tempfile::tempdir().expect("a temporary directory"));
+        let mut settings = test_settings(stack.backend, dir.path()).await;
+        let storage = if stack.s3 {
+            let bucket = moto::S3Bucket::create().await;
+            settings.storage_url = bucket.storage_url();
+            Storage::S3(Arc::new(bucket))
+        } else {
+            Storage::Local
+        };
+        tweak(&mut settings);
+        settings.validate().unwrap_or_else(|e| panic!("test settings: {e}"));
+        let (server, bootstrap) =
+            child::ServerProcess::start(&settings, &storage_env(&storage), dir.path()).await;
+        let admin = bootstrap.unwrap_or_else(|| {
+            panic!("a fresh database bootstraps an admin client; the server printed:\n{}", server.log_text())
+        });
+        TestApp {
+            backend: stack.backend,
+            base_url: format!("http://127.0.0.1:{}", server.port),
+            port: server.port,
+            http: http_client(),
+            admin_id: admin.client_id,
+            admin_secret: admin.secret,
+            settings,
+            storage,
+            node: Node::Child(Arc::new(server)),
             dir,
         }
     }
 
     /// A second server node on the same database and storage, with the same settings (and
-    /// so the same signing keys, issuer and audience) but its own port and memory.
+    /// so the same signing keys, issuer and audience) but its own port and memory: in this
+    /// process, or a new child process when this node is one (a restart after
+    /// [`TestApp::kill`]).
     pub async fn spawn_node(&self) -> TestApp {
         let settings = self.settings.clone();
-        let (application, port) = build(&settings).await;
-        assert!(application.bootstrap_admin.is_none(), "a second node must not bootstrap another admin");
-        let handle = application.handle();
-        tokio::spawn(application.run());
+        let (node, port) = match &self.node {
+            Node::InProcess(_) => {
+                let (application, port) = build(&settings).await;
+                assert!(
+                    application.bootstrap_admin.is_none(),
+                    "a second node must not bootstrap another admin"
+                );
+                let handle = application.handle();
+                tokio::spawn(application.run());
+                (Node::InProcess(handle), port)
+            }
+            Node::Child(_) => {
+                let (server, bootstrap) =
+                    child::ServerProcess::start(&settings, &storage_env(&self.storage), self.dir.path())
+                        .await;
+                assert!(bootstrap.is_none(), "a second node must not bootstrap another admin");
+                let port = server.port;
+                (Node::Child(Arc::new(server)), port)
+            }
+        };
         TestApp {
             backend: self.backend,
             base_url: format!("http://127.0.0.1:{port}"),
@@ -194,14 +346,71 @@ impl TestApp {
             admin_id: self.admin_id.clone(),
             admin_secret: self.admin_secret.clone(),
             settings,
-            handle,
+            storage: self.storage.clone(),
+            node,
             dir: self.dir.clone(),
         }
     }
 
-    /// Stops this node gracefully.
+    /// Stops this node gracefully (SIGTERM for a child process).
     pub async fn stop(&self) {
-        self.handle.stop(true).await;
+        match &self.node {
+            Node::InProcess(handle) => handle.stop(true).await,
+            Node::Child(server) => {
+                let server = server.clone();
+                tokio::task::spawn_blocking(move || server.terminate()).await.expect("the stop thread");
+            }
+        }
+    }
+
+    /// SIGKILL of this node's process (a child process only): it ends at once, in the
+    /// middle of whatever it was doing. Start it again with [`TestApp::spawn_node`].
+    pub fn kill(&self) {
+        match &self.node {
+            Node::Child(server) => server.kill(),
+            Node::InProcess(_) => panic!("only a child process can be killed: use TestApp::spawn_process"),
+        }
+    }
+
+    /// The process id of this node's server (this process for an in-process node).
+    pub fn server_pid(&self) -> u32 {
+        match &self.node {
+            Node::Child(server) => server.pid,
+            Node::InProcess(_) => std::process::id(),
+        }
+    }
+
+    /// What a child process wrote (empty for an in-process node), for failure messages.
+    pub fn server_log(&self) -> String {
+        match &self.node {
+            Node::Child(server) => server.log_text(),
+            Node::InProcess(_) => String::new(),
+        }
+    }
+
+    /// The blob store this node writes to, opened by the test itself (to look behind the
+    /// API: which blobs exist, their bytes).
+    pub fn blob_store(&self) -> consular_storage::ObjectBlobStore {
+        let options = match &self.storage {
+            Storage::S3(bucket) => bucket.options(),
+            Storage::Local => Vec::new(),
+        };
+        consular_storage::ObjectBlobStore::from_url_with(
+            &self.settings.storage_url,
+            options.iter().map(|(k, v)| (*k, v.as_str())),
+        )
+        .unwrap_or_else(|e| panic!("the test cannot open the blob store: {e}"))
+    }
+
+    /// A handle on this node's database (to look behind the API); close it after use.
+    pub fn database(&self) -> consular_db::Database {
+        consular_db::Database::connect(&consular_db::DbConfig::new(self.settings.database_url.clone()))
+            .expect("a database handle")
+    }
+
+    /// The directory of the SQLite file and local blobs (shared by the nodes of a test).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -379,10 +588,21 @@ impl TestApp {
 }
 
 /// Asks the node to stop (without waiting) so that servers do not pile up when many tests
-/// share one process (`cargo test`); under nextest the process ends anyway.
+/// share one process (`cargo test`); under nextest the process ends anyway. A child
+/// process is killed when the last handle on it goes.
 impl Drop for TestApp {
     fn drop(&mut self) {
-        drop(self.handle.stop(false));
+        if let Node::InProcess(handle) = &self.node {
+            drop(handle.stop(false));
+        }
+    }
+}
+
+/// The environment a child server needs for `storage` (S3 settings).
+fn storage_env(storage: &Storage) -> Vec<(String, String)> {
+    match storage {
+        Storage::S3(bucket) => bucket.env(),
+        Storage::Local => Vec::new(),
     }
 }
 

@@ -2,6 +2,7 @@
 //! then an optional TOML file, then `CONSULAR_*` environment variables. A bad value
 //! stops the start with one line naming the setting.
 
+use consular_application::documents::accept::{AcceptedTypes, DEFAULT_MEDIA_TYPES};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -38,6 +39,17 @@ pub struct Settings {
     pub log_format: LogFormat,
     /// A tracing filter such as `info` or `consular=debug,info`.
     pub log_level: String,
+    /// The largest document accepted, in bytes (checked while the upload streams).
+    pub max_upload_bytes: u64,
+    /// The media types documents may be, decided from their bytes.
+    pub accepted_media_types: Vec<String>,
+    /// How long a document download URL stays valid.
+    pub download_url_ttl_secs: u32,
+    /// clamd's `host:port`; unset: uploads are not scanned (`scan: not_configured`).
+    pub clamav_addr: Option<String>,
+    /// The service's public address (`https://api.example.org`), to make its own
+    /// download URLs absolute; unset: they are relative to the API.
+    pub public_base_url: Option<String>,
 }
 
 impl Default for Settings {
@@ -57,6 +69,11 @@ impl Default for Settings {
             workers: 0,
             log_format: LogFormat::Text,
             log_level: "info".into(),
+            max_upload_bytes: 20 * 1024 * 1024,
+            accepted_media_types: DEFAULT_MEDIA_TYPES.map(str::to_owned).to_vec(),
+            download_url_ttl_secs: 300,
+            clamav_addr: None,
+            public_base_url: None,
         }
     }
 }
@@ -84,7 +101,7 @@ fn describe(error: figment::Error) -> ConfigError {
 
 impl Settings {
     /// Every setting's key (its environment variable is `CONSULAR_` + the key in capitals).
-    pub const KEYS: [&'static str; 14] = [
+    pub const KEYS: [&'static str; 19] = [
         "database_url",
         "storage_url",
         "bind",
@@ -99,6 +116,11 @@ impl Settings {
         "workers",
         "log_format",
         "log_level",
+        "max_upload_bytes",
+        "accepted_media_types",
+        "download_url_ttl_secs",
+        "clamav_addr",
+        "public_base_url",
     ];
 
     /// Defaults, then `file` (or `consular.toml` in the working directory when it exists),
@@ -156,6 +178,27 @@ impl Settings {
         if self.audience.trim().is_empty() {
             return bad("audience", "must not be empty".into());
         }
+        if self.max_upload_bytes == 0 {
+            return bad("max_upload_bytes", "must be positive".into());
+        }
+        if let Err(why) = AcceptedTypes::new(self.accepted_media_types.clone()) {
+            return bad("accepted_media_types", why);
+        }
+        if !(1..=86_400).contains(&self.download_url_ttl_secs) {
+            return bad("download_url_ttl_secs", "must be between 1 and 86400".into());
+        }
+        if let Some(addr) = &self.clamav_addr
+            && !addr
+                .rsplit_once(':')
+                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
+        {
+            return bad("clamav_addr", format!("`{addr}` is not host:port"));
+        }
+        if let Some(url) = &self.public_base_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return bad("public_base_url", "must be an http:// or https:// URL".into());
+        }
         if tracing_subscriber::EnvFilter::try_new(&self.log_level).is_err() {
             return bad("log_level", format!("`{}` is not a log filter", self.log_level));
         }
@@ -188,6 +231,18 @@ mod tests {
             let error = Settings::load(None).unwrap_err().to_string();
             assert!(error.contains("bind") && error.contains("CONSULAR_BIND"), "{error}");
             jail.set_env("CONSULAR_BIND", "127.0.0.1:1");
+            jail.set_env("CONSULAR_CLAMAV_ADDR", "127.0.0.1:3310");
+            jail.set_env("CONSULAR_ACCEPTED_MEDIA_TYPES", "[\"application/pdf\"]");
+            let settings = Settings::load(None).unwrap();
+            assert_eq!(settings.clamav_addr.as_deref(), Some("127.0.0.1:3310"));
+            assert_eq!(settings.accepted_media_types, ["application/pdf"]);
+            jail.set_env("CONSULAR_ACCEPTED_MEDIA_TYPES", "[\"text/html\"]");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("accepted_media_types"), "{error}");
+            jail.set_env("CONSULAR_ACCEPTED_MEDIA_TYPES", "[\"application/pdf\"]");
+            jail.set_env("CONSULAR_CLAMAV_ADDR", "nowhere");
+            assert!(Settings::load(None).unwrap_err().to_string().contains("clamav_addr"));
+            jail.set_env("CONSULAR_CLAMAV_ADDR", "127.0.0.1:3310");
             jail.set_env("CONSULAR_STORAGE_URL", "ftp://x");
             let error = Settings::load(None).unwrap_err().to_string();
             assert!(error.contains("storage_url"), "{error}");

@@ -14,6 +14,7 @@ use actix_web::dev::{Server, ServerHandle};
 use actix_web::{HttpServer, web};
 use consular_application::auth::TokenService;
 use consular_application::clients::ClientWithSecret;
+use consular_application::documents::DocumentService;
 use consular_http::{AppState, TokenRateLimits};
 use std::net::TcpListener;
 use std::num::NonZeroU32;
@@ -64,15 +65,26 @@ fn spawn_revocation_sync(tokens: TokenService) -> JoinHandle<()> {
     })
 }
 
-/// Deletes expired refresh tokens, revocations and idempotency records hourly.
-fn spawn_housekeeping(tokens: TokenService) -> JoinHandle<()> {
+/// Hourly: deletes expired refresh tokens, revocations and idempotency records, and
+/// sweeps document blobs no live document references (docs/documents.md "Crash
+/// consistency").
+fn spawn_housekeeping(tokens: TokenService, documents: DocumentService) -> JoinHandle<()> {
     spawn_every(Duration::from_secs(3600), move || {
-        let tokens = tokens.clone();
+        let (tokens, documents) = (tokens.clone(), documents.clone());
         async move {
             match tokens.purge_expired().await {
                 Ok(count) if count > 0 => tracing::info!(count, "expired tokens purged"),
                 Ok(_) => {}
                 Err(error) => tracing::warn!(%error, "purging expired tokens failed"),
+            }
+            match documents.sweep().await {
+                Ok(report) if report.orphans + report.abandoned_uploads > 0 => tracing::info!(
+                    orphans = report.orphans,
+                    abandoned_uploads = report.abandoned_uploads,
+                    "document blobs swept"
+                ),
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "sweeping document blobs failed"),
             }
         }
     })
@@ -91,6 +103,7 @@ impl Application {
 
         let per_minute = NonZeroU32::new(settings.token_rate_limit_per_minute).unwrap_or(NonZeroU32::MIN);
         let tokens = services.tokens.clone();
+        let documents = services.documents.clone();
         let state = web::Data::new(AppState::new(
             services,
             consular_http::api_spec(),
@@ -113,7 +126,7 @@ impl Application {
             .run();
         let tasks = vec![
             spawn_revocation_sync(tokens.clone()),
-            spawn_housekeeping(tokens),
+            spawn_housekeeping(tokens, documents),
             // The token rate limiters forget idle keys every minute (bounded memory).
             spawn_every(Duration::from_secs(60), move || {
                 limits.token_limits.forget_idle();

@@ -10,18 +10,22 @@ use consular_application::auth::{KeySet, RevocationCache, TokenConfig, TokenServ
 use consular_application::catalog::CatalogService;
 use consular_application::citizens::CitizenService;
 use consular_application::clients::ClientService;
+use consular_application::documents::accept::AcceptedTypes;
+use consular_application::documents::{DocumentConfig, DocumentPorts, DocumentService, load_url_signer};
 use consular_application::health::HealthService;
 use consular_application::missions::MissionService;
 use consular_application::requests::RequestService;
 use consular_application::staff::StaffService;
+use consular_clamav::ClamdScanner;
 use consular_db::{Database, DbConfig};
-use consular_ports::{Clock, HealthCheck, SystemClock};
+use consular_ports::{Clock, HealthCheck, MalwareScanner, SystemClock};
 use consular_storage::ObjectBlobStore;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Connects and migrates the database, opens the blob store, loads the signing keys and
-/// builds every use case on them, all with the same clock.
+/// Connects and migrates the database, opens the blob store (and clamd, when
+/// configured), loads the signing keys and the download-URL key, and builds every use
+/// case on them, all with the same clock.
 pub async fn build(settings: &Settings) -> Result<Services, StartError> {
     let database = Database::connect(&DbConfig {
         url: settings.database_url.clone(),
@@ -31,7 +35,7 @@ pub async fn build(settings: &Settings) -> Result<Services, StartError> {
     })
     .map_err(|e| StartError::Database(e.to_string()))?;
     database.migrate().await.map_err(|e| StartError::Database(e.to_string()))?;
-    let storage = ObjectBlobStore::from_url(&settings.storage_url).map_err(StartError::Storage)?;
+    let storage = Arc::new(ObjectBlobStore::from_url(&settings.storage_url).map_err(StartError::Storage)?);
 
     let db = Arc::new(database);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -50,7 +54,41 @@ pub async fn build(settings: &Settings) -> Result<Services, StartError> {
             leeway_secs: 30,
         },
     );
-    let checks: Vec<Arc<dyn HealthCheck>> = vec![db.clone(), Arc::new(storage)];
+    let mut checks: Vec<Arc<dyn HealthCheck>> = vec![db.clone(), storage.clone()];
+    let scanner = match &settings.clamav_addr {
+        Some(addr) => {
+            tracing::info!(%addr, "uploads are scanned by clamd");
+            let scanner = Arc::new(ClamdScanner::new(addr.clone()));
+            checks.push(scanner.clone());
+            Some(scanner as Arc<dyn MalwareScanner>)
+        }
+        None => {
+            tracing::warn!("no malware scanner configured (clamav_addr): uploads are kept unscanned");
+            None
+        }
+    };
+    let signer = load_url_signer(&*db, &*clock).await.map_err(|e| StartError::Keys(e.to_string()))?;
+    let accepted = AcceptedTypes::new(settings.accepted_media_types.clone()).map_err(StartError::Setup)?;
+    let documents = DocumentService::new(
+        DocumentPorts {
+            documents: db.clone(),
+            requests: db.clone(),
+            citizens: db.clone(),
+            service_types: db.clone(),
+            idempotency: db.clone(),
+            audit: db.clone(),
+            blobs: storage,
+            scanner,
+            clock: clock.clone(),
+        },
+        signer,
+        DocumentConfig {
+            max_upload_bytes: settings.max_upload_bytes,
+            accepted,
+            download_url_ttl: Duration::from_secs(u64::from(settings.download_url_ttl_secs)),
+            public_base_url: settings.public_base_url.clone(),
+        },
+    );
     Ok(Services {
         missions: MissionService::new(db.clone(), db.clone(), clock.clone()),
         clients: ClientService::new(
@@ -72,8 +110,10 @@ pub async fn build(settings: &Settings) -> Result<Services, StartError> {
             db.clone(),
             db.clone(),
             db.clone(),
+            db.clone(),
             clock.clone(),
         ),
+        documents,
         tokens,
         health: HealthService::new(checks),
     })

@@ -1,3 +1,4 @@
+use crate::documents::UploadError;
 use consular_domain::policy::Denied;
 use consular_domain::{Scope, ValidationErrors};
 use consular_ports::RepoError;
@@ -33,6 +34,19 @@ pub enum ServiceError {
     /// The `Idempotency-Key` is being used by a concurrent request.
     #[error("idempotency key in use")]
     IdempotencyKeyInUse,
+    /// An upload refused while its bytes streamed in (too large, wrong type, empty,
+    /// infected, scanner down): nothing of it is kept.
+    #[error("upload refused: {0}")]
+    Upload(#[from] UploadError),
+    /// A signed download URL whose signature does not match or whose time is up.
+    #[error("invalid download URL: {0}")]
+    InvalidDownloadUrl(String),
+    /// A byte range that starts past the end of a blob of `size` bytes.
+    #[error("range not satisfiable for {size} bytes")]
+    RangeNotSatisfiable { size: u64 },
+    /// The approval gate: these required document kinds have no verified document.
+    #[error("required documents missing: {}", .0.join(", "))]
+    RequiredDocumentsMissing(Vec<String>),
     /// A dependency is down or saturated; retrying later may succeed.
     #[error("unavailable: {0}")]
     Unavailable(String),

@@ -7,6 +7,7 @@ use crate::auth::TokenService;
 use crate::catalog::CatalogService;
 use crate::citizens::CitizenService;
 use crate::clients::ClientService;
+use crate::documents::DocumentService;
 use crate::health::HealthService;
 use crate::missions::MissionService;
 use crate::requests::RequestService;
@@ -22,6 +23,7 @@ pub struct Services {
     pub staff: StaffService,
     pub audit: AuditService,
     pub requests: RequestService,
+    pub documents: DocumentService,
     pub tokens: TokenService,
     pub health: HealthService,
 }

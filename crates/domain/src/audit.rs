@@ -14,6 +14,10 @@ pub enum AuditAction {
     StatusChanged,
     /// Service assignments of a staff member changed.
     Reassigned,
+    /// A resource became a tombstone (a document).
+    Deleted,
+    /// A download URL of a document was handed out (nothing changed).
+    DownloadUrlIssued,
 }
 
 impl AuditAction {
@@ -25,6 +29,8 @@ impl AuditAction {
             AuditAction::SecretRotated => "secret_rotated",
             AuditAction::StatusChanged => "status_changed",
             AuditAction::Reassigned => "reassigned",
+            AuditAction::Deleted => "deleted",
+            AuditAction::DownloadUrlIssued => "download_url_issued",
         }
     }
 }

@@ -50,7 +50,7 @@ pub fn app(
 > {
     let (app, _) = App::new().into_utoipa_app().configure(routes::register).split_for_parts();
     app.app_data(state)
-        .app_data(web::PathConfig::default().error_handler(|_, _| problem::ApiError::not_found().into()))
+        .app_data(web::PathConfig::default().error_handler(|_, req| middleware::bad_path(req).into()))
         .app_data(web::PayloadConfig::new(extract::JSON_LIMIT))
         .route(
             "/docs",

@@ -151,12 +151,31 @@ pub async fn fallback(
     state: web::Data<AppState>,
 ) -> Result<actix_web::HttpResponse, ApiError> {
     Err(match state.spec.allowed_methods(req.path()) {
-        Some(methods) => ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
-            format!("{} is not allowed here; allowed: {}", req.method(), methods.join(", ")),
-        )
-        .with_header(header::ALLOW, methods.join(", ")),
+        Some(methods) => method_not_allowed(&req, methods),
         None => ApiError::from_status(StatusCode::NOT_FOUND),
     })
+}
+
+/// 405 with `Allow`.
+fn method_not_allowed(req: &HttpRequest, methods: &[String]) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{} is not allowed here; allowed: {}", req.method(), methods.join(", ")),
+    )
+    .with_header(header::ALLOW, methods.join(", "))
+}
+
+/// A path whose id is not a UUID: 404, unless the path is a literal route of its own
+/// that does not take this method (`GET /api/v1/documents/upload`, which the template
+/// `/api/v1/documents/{id}` also matches): 405 with `Allow`.
+pub fn bad_path(req: &HttpRequest) -> ApiError {
+    let allowed =
+        req.app_data::<web::Data<AppState>>().and_then(|state| state.spec.allowed_methods(req.path()));
+    match allowed {
+        Some(methods) if !methods.iter().any(|m| m == req.method().as_str()) => {
+            method_not_allowed(req, methods)
+        }
+        _ => ApiError::not_found(),
+    }
 }

@@ -7,6 +7,7 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use consular_application::ServiceError;
 use consular_application::auth::BearerError;
+use consular_application::documents::UploadError;
 use consular_domain::{FieldError, ValidationErrors};
 use serde::Serialize;
 use std::fmt;
@@ -219,6 +220,35 @@ impl From<ServiceError> for ApiError {
                 "idempotency_key_in_use",
                 "a request with this Idempotency-Key is being processed",
             ),
+            ServiceError::Upload(refused) => ApiError::from(refused),
+            ServiceError::InvalidDownloadUrl(why) => {
+                ApiError::new(StatusCode::FORBIDDEN, "invalid_download_url", why)
+            }
+            ServiceError::RangeNotSatisfiable { size } => ApiError::new(
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                "range_not_satisfiable",
+                format!("the range is outside the {size} bytes of the document"),
+            )
+            .with_header(actix_web::http::header::CONTENT_RANGE, format!("bytes */{size}")),
+            ServiceError::RequiredDocumentsMissing(kinds) => {
+                let mut errors = ValidationErrors::new();
+                for kind in &kinds {
+                    errors.add(
+                        &format!("/required_documents/{kind}"),
+                        "missing",
+                        format!("no verified {kind} document"),
+                    );
+                }
+                ApiError::validation(
+                    StatusCode::CONFLICT,
+                    "required_documents_missing",
+                    &format!(
+                        "the request cannot be approved before these documents are verified: {}",
+                        kinds.join(", ")
+                    ),
+                    errors,
+                )
+            }
             ServiceError::Unavailable(why) => {
                 tracing::warn!(error = %why, "dependency unavailable");
                 ApiError::unavailable("the service is temporarily unavailable")
@@ -249,6 +279,48 @@ impl From<BearerError> for ApiError {
                 tracing::warn!(error = %why, "revocation state unavailable");
                 ApiError::unavailable("the service is temporarily unavailable")
             }
+        }
+    }
+}
+
+/// How long a client should wait before retrying an upload the scanner could not judge.
+const SCANNER_RETRY_AFTER_SECS: &str = "5";
+
+impl From<UploadError> for ApiError {
+    fn from(refused: UploadError) -> Self {
+        let detail = refused.to_string();
+        match refused {
+            UploadError::TooLarge { .. } => {
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", detail)
+            }
+            UploadError::Type(_) => {
+                ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", detail)
+            }
+            UploadError::Empty => ApiError::validation(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "empty_file",
+                &detail,
+                ValidationErrors::single("/file", "empty", "the file is empty"),
+            ),
+            // The signature name is for the logs, not for the uploader.
+            UploadError::Malware { signature } => {
+                tracing::warn!(%signature, "an upload was refused by the malware scanner");
+                ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "malware_detected",
+                    "the malware scanner refused the file; nothing was kept",
+                )
+            }
+            UploadError::ScannerUnavailable(why) => {
+                tracing::warn!(error = %why, "malware scanner unavailable");
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "scanner_unavailable",
+                    "the malware scanner is unavailable; retry later",
+                )
+                .with_header(actix_web::http::header::RETRY_AFTER, SCANNER_RETRY_AFTER_SECS)
+            }
+            UploadError::Unreadable(_) => ApiError::new(StatusCode::BAD_REQUEST, "bad_request", detail),
         }
     }
 }

@@ -193,7 +193,14 @@ impl ApiSpec {
 
     /// The methods of the documented route matching `path`, if any route matches.
     pub fn allowed_methods(&self, path: &str) -> Option<&[String]> {
-        self.routes.iter().find(|(def, _)| def.is_match(path)).map(|(_, methods)| methods.as_slice())
+        // A literal route (`/api/v1/documents/upload`) wins over a template that matches
+        // the same path (`/api/v1/documents/{id}`).
+        let literal = |def: &ResourceDef| !def.pattern().is_some_and(|p| p.contains('{'));
+        let mut matching = self.routes.iter().filter(|(def, _)| def.is_match(path));
+        let first = matching.next()?;
+        let chosen =
+            if literal(&first.0) { first } else { matching.find(|(def, _)| literal(def)).unwrap_or(first) };
+        Some(chosen.1.as_slice())
     }
 
     /// The maturity label of an operation, by method and route template.

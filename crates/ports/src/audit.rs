@@ -20,4 +20,7 @@ pub struct AuditFilter {
 pub trait AuditRepository: Send + Sync {
     /// Entries newest first (id descending), before `page.after`.
     async fn list(&self, filter: AuditFilter, page: PageRequest) -> Result<Page<AuditRecord>, RepoError>;
+    /// Records entries about something that changed nothing stored (a download URL
+    /// issued), in one transaction: all of them or none.
+    async fn append(&self, records: &[AuditRecord]) -> Result<(), RepoError>;
 }

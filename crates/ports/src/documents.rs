@@ -45,8 +45,9 @@ pub trait DocumentRepository: Send + Sync {
     /// The live documents attached to `request`, oldest first: what its checklist is
     /// computed from.
     async fn for_request(&self, request: RequestId) -> Result<Vec<Document>, RepoError>;
-    /// Those of `keys` that a row still references, deleted rows included (until their
-    /// blob is gone), in the order given, without repeats. The orphan-blob sweep deletes
-    /// only blobs whose key is not returned.
+    /// Those of `keys` that a live (not deleted) row references, in the order given,
+    /// without repeats. The orphan-blob sweep deletes only blobs whose key is not
+    /// returned: a blob left behind by a crash before its row, and the blob of a deleted
+    /// document whose removal failed after the tombstone was written.
     async fn known_blob_keys(&self, keys: &[String]) -> Result<Vec<String>, RepoError>;
 }

@@ -16,6 +16,7 @@ mod idempotency;
 mod missions;
 mod requests;
 mod scanning;
+mod secrets;
 mod staff;
 mod storage;
 mod tokens;
@@ -33,6 +34,7 @@ pub use idempotency::{IdempotencyRecord, IdempotencyRepository, StoredOutcome};
 pub use missions::MissionRepository;
 pub use requests::{Message, Note, QueueGroup, RequestFilter, RequestRepository};
 pub use scanning::{MalwareScanner, ScanError, ScanSession, ScanVerdict};
+pub use secrets::ServiceSecretRepository;
 pub use staff::{StaffFilter, StaffRepository};
 pub use storage::{BlobChunks, BlobError, BlobListing, BlobMeta, BlobRead, BlobStore, BlobUpload, ByteRange};
 pub use tokens::{
@@ -63,6 +65,8 @@ pub use missions::MockMissionRepository;
 pub use requests::MockRequestRepository;
 #[cfg(feature = "mock")]
 pub use scanning::{MockMalwareScanner, MockScanSession};
+#[cfg(feature = "mock")]
+pub use secrets::MockServiceSecretRepository;
 #[cfg(feature = "mock")]
 pub use staff::MockStaffRepository;
 #[cfg(feature = "mock")]

@@ -111,7 +111,9 @@ pub async fn service_type(app: &TestApp, admin: &str, code: &str, stages: &[&str
         "description": "A consular service",
         "fee": { "amount_minor": 8600, "currency": "EUR" },
         "sla_days": sla_days,
-        "required_documents": ["passport_photo"],
+        // No required documents: the workflow tests approve requests without uploading
+        // any (the approval gate is tested in tests/documents.rs).
+        "required_documents": [],
         "stages": stages,
     });
     created(app, SERVICES, admin, &body).await

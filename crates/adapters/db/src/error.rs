@@ -120,6 +120,7 @@ const UNIQUE_CONSTRAINTS: &[&[(&str, &str)]] = &[
     crate::outbox::UNIQUE_CONSTRAINTS,
     crate::requests::UNIQUE_CONSTRAINTS,
     crate::documents::UNIQUE_CONSTRAINTS,
+    crate::service_secrets::UNIQUE_CONSTRAINTS,
 ];
 
 const IDEMPOTENCY_KEY: &str = crate::idempotency::KEY_CONSTRAINT;

@@ -9,7 +9,7 @@
 //! # Layout: one directory per area
 //!
 //! Each area (`missions`, `clients`, `tokens`, `signing_keys`, `idempotency`, `audit`,
-//! `service_types`, `citizens`, `staff`, `requests`, `documents`, `outbox`, `markers`,
+//! `service_types`, `citizens`, `staff`, `requests`, `documents`, `service_secrets`, `outbox`, `markers`,
 //! `health`, and `write_meta`, the write path every area shares) keeps its tables, rows
 //! and queries together, in two files:
 //!
@@ -51,6 +51,7 @@ mod markers;
 mod missions;
 mod outbox;
 mod requests;
+mod service_secrets;
 mod service_types;
 mod signing_keys;
 mod staff;

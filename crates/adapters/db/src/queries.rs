@@ -27,6 +27,8 @@ pub(crate) mod missions;
 pub(crate) mod outbox;
 #[path = "requests/queries.rs"]
 pub(crate) mod requests;
+#[path = "service_secrets/queries.rs"]
+pub(crate) mod service_secrets;
 #[path = "service_types/queries.rs"]
 pub(crate) mod service_types;
 #[path = "signing_keys/queries.rs"]

@@ -288,7 +288,7 @@ async fn a_requests_documents_are_its_live_ones_oldest_first(db: Database) {
     assert!(DocumentRepository::for_request(&db, RequestId::new()).await.unwrap().is_empty());
 }
 
-async fn known_blob_keys_include_tombstones(db: Database) {
+async fn known_blob_keys_are_those_of_live_documents(db: Database) {
     let (mission, alice, request) = setting(&db, "fr-paris").await;
     let live = stored(&db, document(mission, alice, Some(request), "passport_photo")).await;
     let deleted = stored(&db, document(mission, alice, None, "passport_photo")).await;
@@ -297,7 +297,10 @@ async fn known_blob_keys_include_tombstones(db: Database) {
     let asked =
         vec![orphan.clone(), deleted.blob_key.clone(), live.blob_key.clone(), deleted.blob_key.clone()];
     let known = DocumentRepository::known_blob_keys(&db, &asked).await.unwrap();
-    assert_eq!(known, [deleted.blob_key.clone(), live.blob_key.clone()], "in the order asked, once each");
+    assert_eq!(known, std::slice::from_ref(&live.blob_key), "a tombstone's blob is collectable");
+    let asked = vec![live.blob_key.clone(), orphan.clone(), live.blob_key.clone()];
+    let known = DocumentRepository::known_blob_keys(&db, &asked).await.unwrap();
+    assert_eq!(known, std::slice::from_ref(&live.blob_key), "in the order asked, once each");
     assert!(DocumentRepository::known_blob_keys(&db, &[]).await.unwrap().is_empty());
     // More keys than one statement binds.
     let mut many: Vec<String> = (0..1200).map(|_| consular_domain::document::new_blob_key()).collect();
@@ -374,6 +377,19 @@ fn a_document_snapshot_round_trips_through_json() {
     assert_eq!(names, BTreeSet::from(["uploaded", "verified", "rejected", "deleted"]), "the CHECK's values");
 }
 
+/// The URL-signing key's store: the first value stored under a name wins, whoever asks
+/// later (another node starting) gets it back.
+async fn a_service_secret_keeps_its_first_value(db: Database) {
+    use consular_ports::ServiceSecretRepository;
+    let now = time::OffsetDateTime::now_utc();
+    let first = db.get_or_insert("download_url_key", &[1; 32], now).await.unwrap();
+    assert_eq!(first, [1; 32]);
+    let again = db.get_or_insert("download_url_key", &[2; 32], now).await.unwrap();
+    assert_eq!(again, [1; 32], "an existing secret is never replaced");
+    let other = db.get_or_insert("another", &[3; 32], now).await.unwrap();
+    assert_eq!(other, [3; 32]);
+}
+
 // ---------------------------------------------------------------- both databases
 
 on_both_databases!(
@@ -383,6 +399,7 @@ on_both_databases!(
     documents_are_listed_newest_first_by_every_filter,
     document_pages_have_no_gaps_or_duplicates,
     a_requests_documents_are_its_live_ones_oldest_first,
-    known_blob_keys_include_tombstones,
+    known_blob_keys_are_those_of_live_documents,
     the_document_list_can_use_an_index_for_every_filter,
+    a_service_secret_keeps_its_first_value,
 );

@@ -5,14 +5,12 @@
 //! buffering ([`PART_SIZE`]); reads stream chunks; S3 signs download URLs.
 //!
 //! This crate owns the storage URL format ([`backend_of`], [`ObjectBlobStore::from_url`]),
-//! the key rules ([`validate_key`]), the download header values ([`attachment_disposition`],
-//! [`safe_media_type`]) and the mapping of `object_store` errors onto [`BlobError`]. It must
+//! the key rules ([`validate_key`]) and the mapping of `object_store` errors onto [`BlobError`]. It must
 //! not touch the database, HTTP, domain rules or configuration loading: callers hand it a
 //! URL, keys and bytes, nothing else.
 
 mod abandoned;
 mod blobs;
-mod disposition;
 mod key;
 mod location;
 mod upload;
@@ -29,7 +27,8 @@ use object_store::path::Path as StorePath;
 use object_store::prefix::PrefixStore;
 use object_store::{ObjectStore, ObjectStoreExt};
 
-pub use disposition::{attachment_disposition, safe_media_type};
+// The rule is the domain's, shared with the service's own downloads.
+pub use consular_domain::document::{attachment_disposition, safe_media_type};
 pub use key::{MAX_KEY_LEN, MAX_SEGMENT_LEN, validate_key};
 pub use upload::PART_SIZE;
 

@@ -11,14 +11,18 @@ mod submit;
 mod tests;
 mod transitions;
 
+pub(crate) use submit::citizen_of;
+
 use crate::ServiceError;
+use consular_domain::document::checklist;
 use consular_domain::policy::requests as policy;
 use consular_domain::{
-    Action, CitizenId, HistoryEntry, Principal, RequestId, ServiceRequest, ServiceTypeId, StaffId,
+    Action, ChecklistItem, CitizenId, Document, DocumentId, DocumentStatus, HistoryEntry, Principal,
+    RequestId, ServiceRequest, ServiceTypeId, StaffId, Subject,
 };
 use consular_ports::{
-    CitizenRepository, Clock, IdempotencyRepository, Message, Note, OutboxEvent, QueueGroup,
-    RequestRepository, ServiceTypeRepository, StaffRepository,
+    CitizenRepository, Clock, DocumentRepository, IdempotencyRepository, Message, Note, OutboxEvent,
+    QueueGroup, RequestRepository, ServiceTypeRepository, StaffRepository,
 };
 use std::sync::Arc;
 use time::OffsetDateTime;
@@ -67,6 +71,47 @@ pub enum TimelineItem {
     Message(Message),
     /// Only in the timelines staff and admins read.
     Note(Note),
+    /// A live document of the request was uploaded, verified or rejected.
+    Document(DocumentEvent),
+}
+
+/// Something that happened to one of a request's (live) documents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentEvent {
+    pub at: OffsetDateTime,
+    pub document_id: DocumentId,
+    /// The document kind (`passport_photo`).
+    pub kind: String,
+    /// `Uploaded`, `Verified` or `Rejected`.
+    pub status: DocumentStatus,
+    pub actor: Subject,
+    /// A rejection's reason.
+    pub reason: Option<String>,
+}
+
+impl DocumentEvent {
+    /// The upload, and the decision if there was one.
+    fn of(document: &Document) -> Vec<DocumentEvent> {
+        let uploaded = DocumentEvent {
+            at: document.created_at,
+            document_id: document.id,
+            kind: document.kind.clone(),
+            status: DocumentStatus::Uploaded,
+            actor: document.uploaded_by,
+            reason: None,
+        };
+        let decided = match (document.decided_at, document.decided_by) {
+            (Some(at), Some(actor)) => Some(DocumentEvent {
+                at,
+                status: document.status,
+                actor,
+                reason: document.rejection_reason.as_ref().map(|r| r.as_str().to_owned()),
+                ..uploaded.clone()
+            }),
+            _ => None,
+        };
+        std::iter::once(uploaded).chain(decided).collect()
+    }
 }
 
 impl TimelineItem {
@@ -75,6 +120,7 @@ impl TimelineItem {
             TimelineItem::History(h) => h.at,
             TimelineItem::Message(m) => m.created_at,
             TimelineItem::Note(n) => n.created_at,
+            TimelineItem::Document(d) => d.at,
         }
     }
 }
@@ -87,6 +133,9 @@ pub struct RequestDetails {
     pub overdue: bool,
     pub history: Vec<HistoryEntry>,
     pub timeline: Vec<TimelineItem>,
+    /// One line per document kind the service type requires (docs/documents.md
+    /// "Checklist and approval gate").
+    pub required_documents: Vec<ChecklistItem>,
 }
 
 /// A staff member's queue.
@@ -102,6 +151,7 @@ pub struct RequestService {
     citizens: Arc<dyn CitizenRepository>,
     service_types: Arc<dyn ServiceTypeRepository>,
     staff: Arc<dyn StaffRepository>,
+    documents: Arc<dyn DocumentRepository>,
     idempotency: Arc<dyn IdempotencyRepository>,
     clock: Arc<dyn Clock>,
 }
@@ -127,10 +177,26 @@ impl RequestService {
         citizens: Arc<dyn CitizenRepository>,
         service_types: Arc<dyn ServiceTypeRepository>,
         staff: Arc<dyn StaffRepository>,
+        documents: Arc<dyn DocumentRepository>,
         idempotency: Arc<dyn IdempotencyRepository>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        RequestService { requests, citizens, service_types, staff, idempotency, clock }
+        RequestService { requests, citizens, service_types, staff, documents, idempotency, clock }
+    }
+
+    /// The request's checklist and its live documents.
+    async fn checklist(
+        &self,
+        request: &ServiceRequest,
+    ) -> Result<(Vec<ChecklistItem>, Vec<Document>), ServiceError> {
+        let required = self
+            .service_types
+            .get(request.service_type_id)
+            .await?
+            .map(|t| t.required_documents)
+            .unwrap_or_default();
+        let documents = self.documents.for_request(request.id).await?;
+        Ok((checklist(&required, &documents), documents))
     }
 
     async fn fetch(&self, id: RequestId) -> Result<ServiceRequest, ServiceError> {

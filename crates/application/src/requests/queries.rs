@@ -1,7 +1,7 @@
 //! Reading requests: the list, one request with its history and timeline, and a staff
 //! member's queue (docs/requests.md "Reading").
 
-use super::{Queue, RequestDetails, RequestService, RequestView, TimelineItem};
+use super::{DocumentEvent, Queue, RequestDetails, RequestService, RequestView, TimelineItem};
 use crate::ServiceError;
 use crate::paging::all_pages;
 use consular_domain::policy::Listing;
@@ -34,8 +34,9 @@ impl RequestService {
         })
     }
 
-    /// The request with its stage history and a timeline of status and stage changes and
-    /// messages; staff and admins also get the internal notes in it.
+    /// The request with its stage history, its required-documents checklist and a
+    /// timeline of status and stage changes, messages and document uploads and
+    /// decisions; staff and admins also get the internal notes in it.
     pub async fn get(&self, actor: &Principal, id: RequestId) -> Result<RequestDetails, ServiceError> {
         let request = self.readable(actor, id).await?;
         let history = self.requests.history(id).await?;
@@ -48,9 +49,11 @@ impl RequestService {
                 all_pages(|page| self.requests.notes(id, page)).await?.into_iter().map(TimelineItem::Note),
             );
         }
+        let (required_documents, documents) = self.checklist(&request).await?;
+        timeline.extend(documents.iter().flat_map(DocumentEvent::of).map(TimelineItem::Document));
         timeline.sort_by_key(TimelineItem::at);
         let overdue = request.is_overdue(self.clock.now());
-        Ok(RequestDetails { request, overdue, history, timeline })
+        Ok(RequestDetails { request, overdue, history, timeline, required_documents })
     }
 
     /// A staff member's open requests by service type (the member themself, or an admin

@@ -13,14 +13,14 @@ use serde_json::json;
 
 use super::NewRequest;
 
-/// The citizen a submission is for: a citizen submits for themself (naming themself or
-/// nobody), staff and admins name the citizen.
-fn citizen_of(actor: &Principal, asked: Option<CitizenId>) -> Result<CitizenId, ValidationErrors> {
+/// The citizen a submission (or an upload) is for: a citizen acts for themself (naming
+/// themself or nobody), staff and admins name the citizen.
+pub(crate) fn citizen_of(actor: &Principal, asked: Option<CitizenId>) -> Result<CitizenId, ValidationErrors> {
     match (actor.subject.kind, asked) {
         (PrincipalKind::Citizen, None) => Ok(CitizenId(actor.subject.id.as_uuid())),
         (PrincipalKind::Citizen, Some(id)) if id.as_uuid() == actor.subject.id.as_uuid() => Ok(id),
         (PrincipalKind::Citizen, Some(_)) => {
-            Err(ValidationErrors::single("citizen_id", "not_yourself", "a citizen submits for themself only"))
+            Err(ValidationErrors::single("citizen_id", "not_yourself", "a citizen acts for themself only"))
         }
         (_, None) => {
             Err(ValidationErrors::single("citizen_id", "required", "staff and admins name the citizen"))

@@ -7,8 +7,8 @@ use consular_domain::{
     RequestStatus, ServiceType, StaffMember, Subject,
 };
 use consular_ports::{
-    Clock, MockCitizenRepository, MockClock, MockIdempotencyRepository, MockRequestRepository,
-    MockServiceTypeRepository, MockStaffRepository, RequestFilter, SystemClock,
+    Clock, MockCitizenRepository, MockClock, MockDocumentRepository, MockIdempotencyRepository,
+    MockRequestRepository, MockServiceTypeRepository, MockStaffRepository, RequestFilter, SystemClock,
 };
 use time::Duration;
 
@@ -22,6 +22,7 @@ struct Fixture {
     citizens: MockCitizenRepository,
     service_types: MockServiceTypeRepository,
     staff: MockStaffRepository,
+    documents: MockDocumentRepository,
 }
 
 impl Fixture {
@@ -31,6 +32,7 @@ impl Fixture {
             citizens: MockCitizenRepository::new(),
             service_types: MockServiceTypeRepository::new(),
             staff: MockStaffRepository::new(),
+            documents: MockDocumentRepository::new(),
         }
     }
 
@@ -41,6 +43,13 @@ impl Fixture {
 
     fn with_type(mut self, t: ServiceType) -> Self {
         self.service_types.expect_get().returning(move |id| Ok((id == t.id).then(|| t.clone())));
+        self
+    }
+
+    /// A catalog and a document store with nothing in them (for reading details).
+    fn without_documents(mut self) -> Self {
+        self.service_types.expect_get().returning(|_| Ok(None));
+        self.documents.expect_for_request().returning(|_| Ok(vec![]));
         self
     }
 
@@ -61,6 +70,7 @@ impl Fixture {
             Arc::new(self.citizens),
             Arc::new(self.service_types),
             Arc::new(self.staff),
+            Arc::new(self.documents),
             Arc::new(MockIdempotencyRepository::new()),
             clock,
         )
@@ -196,7 +206,7 @@ async fn citizens_never_see_notes_and_cannot_change_status() {
     let alice = citizen(mission);
     let request = stored_request(mission, alice.id, RequestStatus::InReview);
     let id = request.id;
-    let mut fixture = Fixture::new();
+    let mut fixture = Fixture::new().without_documents();
     fixture.requests.expect_get().returning(move |_| Ok(Some(request.clone())));
     fixture.requests.expect_history().returning(|_| Ok(vec![]));
     fixture.requests.expect_messages().returning(|_, _| Ok(Page { items: vec![], next_after: None }));
@@ -299,7 +309,7 @@ async fn overdue_is_judged_at_the_injected_clock() {
     let id = request.id;
     let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
     for (day, overdue) in [(9, false), (11, true)] {
-        let mut fixture = Fixture::new();
+        let mut fixture = Fixture::new().without_documents();
         let stored = request.clone();
         fixture.requests.expect_get().returning(move |_| Ok(Some(stored.clone())));
         fixture.requests.expect_history().returning(|_| Ok(vec![]));
@@ -314,5 +324,64 @@ async fn overdue_is_judged_at_the_injected_clock() {
         assert_eq!(svc.get(&staff, id).await.unwrap().overdue, overdue, "day {day}");
         let page = svc.list(&staff, RequestFilter::default(), PageRequest::default()).await.unwrap();
         assert_eq!(page.items[0].overdue, overdue, "day {day}");
+    }
+}
+
+/// The approval gate: a request whose type requires a kind without a verified document
+/// cannot be approved; the refusal names the kind and writes nothing.
+#[tokio::test]
+async fn approval_waits_for_every_required_document_to_be_verified() {
+    use consular_domain::{Document, DocumentStatus, NewDocument, Role, ScanStatus};
+    let mission = MissionId::new();
+    let mut request = stored_request(mission, CitizenId::new(), RequestStatus::InReview);
+    let mut t = service_type(true);
+    t.id = request.service_type_id;
+    t.required_documents = vec!["passport_photo".into(), "old_passport".into()];
+    request.version = 3;
+    let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
+    let document = |kind: &str, verified: bool| {
+        let new = NewDocument {
+            mission_id: mission,
+            citizen_id: request.citizen_id,
+            request_id: Some(request.id),
+            kind: kind.into(),
+            file_name: "scan.pdf".into(),
+            media_type: "application/pdf".into(),
+            size_bytes: 10,
+            sha256: "ab".repeat(32),
+            scan: ScanStatus::NotConfigured,
+        };
+        let mut d = Document::upload(new, "documents/x".into(), staff.subject, OffsetDateTime::UNIX_EPOCH);
+        if verified {
+            d.verify(Role::Staff, staff.subject, OffsetDateTime::UNIX_EPOCH).unwrap();
+        }
+        assert_eq!(d.status == DocumentStatus::Verified, verified);
+        d
+    };
+    let approve = StatusChange {
+        action: Some(Action::To(RequestStatus::Approved)),
+        reason: Some("ok".into()),
+        assignee: None,
+    };
+    for (documents, missing) in [
+        (vec![], vec!["passport_photo", "old_passport"]),
+        (vec![document("passport_photo", true), document("old_passport", false)], vec!["old_passport"]),
+        (vec![document("passport_photo", true), document("old_passport", true)], vec![]),
+    ] {
+        let mut fixture = Fixture::new().with_type(t.clone());
+        let stored = request.clone();
+        fixture.requests.expect_get().returning(move |_| Ok(Some(stored.clone())));
+        fixture.documents.expect_for_request().returning(move |_| Ok(documents.clone()));
+        fixture
+            .requests
+            .expect_update()
+            .times(usize::from(missing.is_empty()))
+            .returning(|_, _, _, _| Ok(()));
+        let result = fixture.service().change(&staff, request.id, approve.clone(), Some(&[3])).await;
+        match result {
+            Ok(changed) => assert!(missing.is_empty() && changed.request.status == RequestStatus::Approved),
+            Err(ServiceError::RequiredDocumentsMissing(kinds)) => assert_eq!(kinds, missing),
+            Err(other) => panic!("unexpected {other:?}"),
+        }
     }
 }

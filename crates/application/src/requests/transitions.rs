@@ -6,10 +6,11 @@
 use super::{RESOURCE, RequestService, RequestView, StatusChange, event};
 use crate::ServiceError;
 use crate::concurrency::{require_version, retry_unconditional};
+use consular_domain::document::missing_for_approval;
 use consular_domain::policy::requests as policy;
 use consular_domain::{
-    Action, AuditAction, AuditRecord, Principal, Reason, RequestChange, RequestId, Role, ServiceRequest,
-    ValidationErrors,
+    Action, AuditAction, AuditRecord, Principal, Reason, RequestChange, RequestId, RequestStatus, Role,
+    ServiceRequest, ValidationErrors,
 };
 use consular_ports::WriteMeta;
 use serde_json::json;
@@ -115,6 +116,15 @@ impl RequestService {
                 allowed: e.allowed.iter().map(ToString::to_string).collect(),
             }
         })?;
+        if action == Some(Action::To(RequestStatus::Approved)) && before != RequestStatus::Approved {
+            // The approval gate (docs/documents.md), once the state machine allows the
+            // change: every required kind has a verified document.
+            let (checklist, _) = self.checklist(request).await?;
+            let missing = missing_for_approval(&checklist);
+            if !missing.is_empty() {
+                return Err(ServiceError::RequiredDocumentsMissing(missing));
+            }
+        }
         let mut events = Vec::new();
         let mut fields = Vec::new();
         if let (Some(action), Some(entry)) = (action, &changed.entry) {

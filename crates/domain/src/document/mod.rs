@@ -11,10 +11,12 @@
 //! What decides a new upload and a request's required documents is in `checklist.rs`.
 
 mod checklist;
+mod disposition;
 
 pub use checklist::{
     ChecklistItem, ChecklistState, UploadRefused, checklist, may_upload, missing_for_approval,
 };
+pub use disposition::{attachment_disposition, safe_media_type};
 
 use crate::{CitizenId, DocumentId, MissionId, Reason, RequestId, Role, Subject, ValidationErrors, rules};
 use std::fmt;

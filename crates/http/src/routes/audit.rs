@@ -23,7 +23,8 @@ pub struct AuditEventBody {
     /// Absent when the operator acted through the command line.
     pub actor: Option<ActorBody>,
     pub client_id: Option<Uuid>,
-    /// `created`, `updated`, `disabled`, `secret_rotated`, `status_changed`, `reassigned`.
+    /// `created`, `updated`, `disabled`, `secret_rotated`, `status_changed`, `reassigned`,
+    /// `deleted`, `download_url_issued`.
     pub action: String,
     pub resource_type: String,
     pub resource_id: Uuid,

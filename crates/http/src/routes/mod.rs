@@ -6,6 +6,7 @@ pub mod audit;
 pub mod auth;
 pub mod citizens;
 pub mod clients;
+pub mod documents;
 pub mod missions;
 pub mod ops;
 pub mod requests;
@@ -51,6 +52,13 @@ pub fn register(cfg: &mut ServiceConfig) {
         .service(requests::list_request_messages)
         .service(requests::post_request_message)
         .service(requests::get_staff_queue)
+        .service(documents::list_documents)
+        .service(documents::upload_document)
+        .service(documents::get_document)
+        .service(documents::delete_document)
+        .service(documents::download_document_content)
+        .service(documents::verify_document)
+        .service(documents::list_request_documents)
         .service(audit::list_audit_events)
         .service(ops::live)
         .service(ops::ready)

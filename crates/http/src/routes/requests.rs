@@ -9,10 +9,11 @@ use crate::wire::{ActorBody, StageBody, wire_enum};
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use consular_application::requests::{NewRequest, RequestDetails, StatusChange, TimelineItem};
 use consular_domain::{
-    Action, CitizenId, HistoryEntry, RequestId, RequestStatus, ServiceRequest, ServiceTypeId, StaffId,
+    Action, ChecklistItem, ChecklistState, CitizenId, DocumentStatus, HistoryEntry, RequestId, RequestStatus,
+    ServiceRequest, ServiceTypeId, StaffId,
 };
 use consular_ports::{Message, Note, RequestFilter};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -121,6 +122,12 @@ pub enum TimelineKind {
     Message,
     /// Internal notes appear only for staff and admins.
     Note,
+    /// A document of the request was uploaded (`text`: its kind).
+    DocumentUploaded,
+    /// Staff verified a document of the request.
+    DocumentVerified,
+    /// Staff rejected a document of the request (`reason`).
+    DocumentRejected,
 }
 
 /// One event of a request's life, oldest first.
@@ -142,9 +149,12 @@ pub struct TimelineItemBody {
     /// The reason of a change, or the text of a message or note.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    /// The message or note id.
+    /// The message, note or document id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub item_id: Option<Uuid>,
+    /// For document events: the document kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub document_kind: Option<String>,
 }
 
 impl From<&TimelineItem> for TimelineItemBody {
@@ -163,6 +173,7 @@ impl From<&TimelineItem> for TimelineItemBody {
                 to_stage: Some(h.to_stage),
                 text: h.reason.clone(),
                 item_id: None,
+                document_kind: None,
             },
             TimelineItem::Message(m) => TimelineItemBody {
                 at: m.created_at,
@@ -173,6 +184,7 @@ impl From<&TimelineItem> for TimelineItemBody {
                 to_stage: None,
                 text: Some(m.body.clone()),
                 item_id: Some(m.id),
+                document_kind: None,
             },
             TimelineItem::Note(n) => TimelineItemBody {
                 at: n.created_at,
@@ -183,18 +195,75 @@ impl From<&TimelineItem> for TimelineItemBody {
                 to_stage: None,
                 text: Some(n.body.clone()),
                 item_id: Some(n.id),
+                document_kind: None,
+            },
+            TimelineItem::Document(d) => TimelineItemBody {
+                at: d.at,
+                kind: match d.status {
+                    DocumentStatus::Verified => TimelineKind::DocumentVerified,
+                    DocumentStatus::Rejected => TimelineKind::DocumentRejected,
+                    DocumentStatus::Uploaded | DocumentStatus::Deleted => TimelineKind::DocumentUploaded,
+                },
+                actor: Some(d.actor.into()),
+                from_status: None,
+                to_status: None,
+                to_stage: None,
+                text: d.reason.clone(),
+                item_id: Some(d.document_id.as_uuid()),
+                document_kind: Some(d.kind.clone()),
             },
         }
     }
 }
 
-/// A request with its stage history and timeline.
+/// Where one required document kind stands.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChecklistStateName {
+    Missing,
+    Uploaded,
+    Verified,
+    Rejected,
+}
+
+/// One line of the required-documents checklist: the newest live document of the kind
+/// decides it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RequiredDocumentBody {
+    pub kind: String,
+    pub state: ChecklistStateName,
+    pub document_id: Option<Uuid>,
+    /// Why it was rejected, when it was.
+    pub reason: Option<String>,
+}
+
+impl From<&ChecklistItem> for RequiredDocumentBody {
+    fn from(item: &ChecklistItem) -> Self {
+        let (state, reason) = match &item.state {
+            ChecklistState::Missing => (ChecklistStateName::Missing, None),
+            ChecklistState::Uploaded => (ChecklistStateName::Uploaded, None),
+            ChecklistState::Verified => (ChecklistStateName::Verified, None),
+            ChecklistState::Rejected { reason } => (ChecklistStateName::Rejected, Some(reason.clone())),
+        };
+        RequiredDocumentBody {
+            kind: item.kind.clone(),
+            state,
+            document_id: item.document_id.map(|d| d.as_uuid()),
+            reason,
+        }
+    }
+}
+
+/// A request with its stage history, timeline and required-documents checklist.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RequestDetailsBody {
     #[serde(flatten)]
     pub request: RequestBody,
     pub stage_history: Vec<HistoryEntryBody>,
     pub timeline: Vec<TimelineItemBody>,
+    /// For every kind the service type requires, where it stands; approval needs every
+    /// line `verified`.
+    pub required_documents: Vec<RequiredDocumentBody>,
 }
 
 impl RequestDetailsBody {
@@ -203,6 +272,7 @@ impl RequestDetailsBody {
             request: RequestBody::new(&d.request, d.overdue),
             stage_history: d.history.iter().map(HistoryEntryBody::from).collect(),
             timeline: d.timeline.iter().map(TimelineItemBody::from).collect(),
+            required_documents: d.required_documents.iter().map(RequiredDocumentBody::from).collect(),
         }
     }
 }
@@ -313,22 +383,6 @@ pub struct QueueBody {
     pub groups: Vec<QueueGroupBody>,
 }
 
-fn statuses<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<RequestStatusName>>, D::Error> {
-    let Some(list) = Option::<String>::deserialize(deserializer)? else { return Ok(None) };
-    // `status=` is the empty list: no filter. Inside a list, every entry must be a status.
-    if list.is_empty() {
-        return Ok(Some(Vec::new()));
-    }
-    list.split(',')
-        .map(|s| {
-            let quoted = serde_json::Value::String(s.trim().to_owned());
-            serde_json::from_value::<RequestStatusName>(quoted)
-                .map_err(|_| serde::de::Error::custom(format!("unknown status `{s}`")))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
-}
-
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
@@ -340,7 +394,7 @@ pub struct RequestListParams {
     #[param(min_length = 22, max_length = 22, pattern = "^[A-Za-z0-9_-]{22}$")]
     pub cursor: Option<String>,
     /// One or more statuses, comma separated: `status=submitted,in_review`.
-    #[serde(default, deserialize_with = "statuses")]
+    #[serde(default, deserialize_with = "crate::extract::comma_separated")]
     #[param(value_type = Option<Vec<RequestStatusName>>, style = Form, explode = false, inline)]
     pub status: Option<Vec<RequestStatusName>>,
     pub service_type_id: Option<Uuid>,
@@ -487,7 +541,7 @@ fn to_change(body: ChangeStatus) -> Result<StatusChange, ApiError> {
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "Changed", body = RequestBody, headers(("ETag" = String, description = "The new version"))),
-        (status = 409, description = "Not allowed from the current status; `allowed_actions` lists what is", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Not allowed from the current status (`allowed_actions` lists what is), or approval before every required document is verified (`required_documents_missing`, one entry of `errors` per kind)", body = Problem, content_type = "application/problem+json"),
         (status = 412, description = "The request changed since you read it", body = Problem, content_type = "application/problem+json"),
         (status = 428, description = "If-Match is missing", body = Problem, content_type = "application/problem+json"),
     )

@@ -1,11 +1,12 @@
-//! The queries of the audit trail: reading it back.
+//! The queries of the audit trail: reading it back, and entries that go with no other
+//! write.
 
-use super::Conn;
+use super::{Conn, write_meta};
 use crate::audit::{AuditRow, audit_events};
 use crate::error::Failure;
 use crate::shared::sql_types::DbUuid;
 use consular_domain::{AuditRecord, Page, PageRequest};
-use consular_ports::AuditFilter;
+use consular_ports::{AuditFilter, WriteMeta};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use uuid::Uuid;
@@ -52,4 +53,11 @@ pub(crate) async fn list(
     let rows: Vec<AuditRow> = query.load(conn).await?;
     let records = rows.into_iter().map(AuditRecord::try_from).collect::<Result<Vec<_>, _>>()?;
     Ok(Page::from_rows(records, &page, |r| r.id.0))
+}
+
+/// `records`, in one transaction, through the write path every change uses.
+pub(crate) async fn append(conn: &mut Conn, records: &[AuditRecord]) -> Result<(), Failure> {
+    let meta = WriteMeta { audit: records.to_vec(), events: Vec::new(), idempotency: None };
+    write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> { write_meta::store(conn, &meta).await })
+        .await
 }

@@ -135,6 +135,7 @@ pub(crate) async fn known_blob_keys(conn: &mut Conn, keys: &[String]) -> Result<
     for batch in keys.chunks(KEYS_PER_STATEMENT) {
         let found: Vec<String> = documents::table
             .filter(documents::blob_key.eq_any(batch))
+            .filter(documents::status.ne(DocumentStatus::Deleted.as_str()))
             .select(documents::blob_key)
             .load(conn)
             .await?;

@@ -13,6 +13,7 @@ use crate::markers::bootstrap_markers;
 use crate::missions::missions;
 use crate::outbox::outbox_events;
 use crate::requests::{request_history, request_messages, request_notes, service_requests};
+use crate::service_secrets::service_secrets;
 use crate::service_types::service_types;
 use crate::signing_keys::signing_keys;
 use crate::staff::{staff_assignments, staff_members};
@@ -53,4 +54,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     request_notes,
     request_messages,
     documents,
+    service_secrets,
 );

@@ -1,5 +1,6 @@
 //! Header values for downloads: a file name chosen by a citizen must never break (or
-//! inject into) a `Content-Disposition` or `Content-Type` header.
+//! inject into) a `Content-Disposition` or `Content-Type` header. One rule for the
+//! service's own downloads (http) and the store's presigned ones (storage).
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 

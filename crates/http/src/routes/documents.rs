@@ -1,0 +1,576 @@
+//! `/api/v1/documents`: streaming uploads, reads with expiring download URLs, the
+//! signed-URL download itself, verification, deletion and the lists (spec 4.3 and 4.4;
+//! docs/documents.md, docs/api.md "Documents").
+//!
+//! The upload reads the multipart body as a stream of fields (never `MultipartForm`,
+//! which buffers and caps bodies): the text parts first, then the `file` part, whose
+//! chunks go straight to the use case.
+
+use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match, page_request};
+use crate::problem::{ApiError, Problem};
+use crate::respond::{self, Resource, list, with_etag};
+use crate::state::AppState;
+use crate::wire::{ActorBody, wire_enum};
+use actix_multipart::{Field, Multipart, MultipartError};
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
+use consular_application::documents::signed_url::DownloadGrant;
+use consular_application::documents::{BodyError, Decision, UploadBody, UploadForm};
+use consular_domain::document::{attachment_disposition, safe_media_type};
+use consular_domain::{
+    CitizenId, Document, DocumentId, DocumentStatus, RequestId, ScanStatus, ValidationErrors,
+};
+use consular_ports::{ByteRange, DocumentFilter};
+use futures_util::{StreamExt, TryStreamExt};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+wire_enum!(DocumentStatusName mirrors DocumentStatus { Uploaded, Verified, Rejected, Deleted });
+wire_enum!(ScanStatusName mirrors ScanStatus { Clean, NotConfigured });
+
+/// The longest text part of an upload form.
+const TEXT_PART_LIMIT: usize = 1024;
+
+/// A document's metadata (never its bytes).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DocumentBody {
+    pub id: Uuid,
+    pub mission_id: Uuid,
+    pub citizen_id: Uuid,
+    pub request_id: Option<Uuid>,
+    /// A document kind of the catalog.
+    pub kind: String,
+    pub status: DocumentStatusName,
+    /// The last path segment of the name it was uploaded under (metadata only).
+    pub file_name: String,
+    /// Detected from the bytes.
+    pub media_type: String,
+    pub size_bytes: u64,
+    /// Lower-case hex SHA-256 of the bytes.
+    pub sha256: String,
+    pub scan: ScanStatusName,
+    pub rejection_reason: Option<String>,
+    pub uploaded_by: ActorBody,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub uploaded_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub decided_at: Option<OffsetDateTime>,
+    pub version: i64,
+}
+
+impl From<&Document> for DocumentBody {
+    fn from(d: &Document) -> Self {
+        DocumentBody {
+            id: d.id.as_uuid(),
+            mission_id: d.mission_id.as_uuid(),
+            citizen_id: d.citizen_id.as_uuid(),
+            request_id: d.request_id.map(|r| r.as_uuid()),
+            kind: d.kind.clone(),
+            status: d.status.into(),
+            file_name: d.file_name.clone(),
+            media_type: d.media_type.clone(),
+            size_bytes: d.size_bytes,
+            sha256: d.sha256.clone(),
+            scan: d.scan.into(),
+            rejection_reason: d.rejection_reason.as_ref().map(|r| r.as_str().to_owned()),
+            uploaded_by: d.uploaded_by.into(),
+            uploaded_at: d.created_at,
+            decided_at: d.decided_at,
+            version: d.version,
+        }
+    }
+}
+
+/// A document with a URL that fetches its bytes until it expires.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DocumentDownloadBody {
+    #[serde(flatten)]
+    pub document: DocumentBody,
+    /// The store's presigned URL (S3), or this service's own signed URL.
+    pub download_url: String,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub download_url_expires_at: OffsetDateTime,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DocumentList {
+    pub items: Vec<DocumentBody>,
+    pub next_cursor: Option<String>,
+}
+
+/// The upload form. Its parts in this order: the text parts, then `file`, last; no other
+/// part.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // documents the multipart body; the handler reads the parts as a stream
+pub struct UploadDocumentForm {
+    /// A document kind of the catalog (one the request's service type requires when
+    /// `request_id` is given).
+    #[schema(min_length = 1, max_length = 64, pattern = "^[a-z][a-z0-9_]*$")]
+    kind: String,
+    /// A request of the citizen to attach the document to.
+    request_id: Option<Uuid>,
+    /// Staff and admins: the citizen (required); citizens: omitted or their own id.
+    citizen_id: Option<Uuid>,
+    /// The file (PDF, JPEG or PNG by default); its name is kept as metadata only.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+}
+
+/// Staff's decision.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyDocument {
+    pub status: DecisionName,
+    /// Required with `rejected`: what the citizen must fix.
+    #[schema(min_length = 1, max_length = 4000)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionName {
+    Verified,
+    Rejected,
+}
+
+/// The parameters of a signed download URL, as issued.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ContentParams {
+    /// The document version the URL was issued for.
+    pub version: i64,
+    /// Unix time after which the URL is refused.
+    pub expires: i64,
+    pub signature: String,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct DocumentListParams {
+    /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// The `next_cursor` of the previous page.
+    #[param(min_length = 22, max_length = 22, pattern = "^[A-Za-z0-9_-]{22}$")]
+    pub cursor: Option<String>,
+    pub citizen_id: Option<Uuid>,
+    pub request_id: Option<Uuid>,
+    #[param(min_length = 1, max_length = 64)]
+    pub kind: Option<String>,
+    /// One or more statuses, comma separated: `status=uploaded,rejected`.
+    #[serde(default, deserialize_with = "crate::extract::comma_separated")]
+    #[param(value_type = Option<Vec<DocumentStatusName>>, style = Form, explode = false, inline)]
+    pub status: Option<Vec<DocumentStatusName>>,
+}
+
+fn invalid(pointer: &str, code: &str, message: &str) -> ApiError {
+    ApiError::from(consular_application::ServiceError::from(ValidationErrors::single(pointer, code, message)))
+}
+
+fn multipart_error(error: MultipartError) -> ApiError {
+    match error {
+        MultipartError::ContentTypeMissing
+        | MultipartError::ContentTypeParse
+        | MultipartError::ContentTypeIncompatible
+        | MultipartError::BoundaryMissing => ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "the body must be multipart/form-data",
+        ),
+        other => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("the body could not be read: {other}"),
+        ),
+    }
+}
+
+/// A text part, at most [`TEXT_PART_LIMIT`] bytes of UTF-8.
+async fn text_part(mut field: Field, name: &str) -> Result<String, ApiError> {
+    let mut text = Vec::new();
+    while let Some(chunk) = field.try_next().await.map_err(multipart_error)? {
+        if text.len() + chunk.len() > TEXT_PART_LIMIT {
+            return Err(invalid(&format!("/{name}"), "too_long", "at most 1024 bytes"));
+        }
+        text.extend_from_slice(&chunk);
+    }
+    String::from_utf8(text).map_err(|_| invalid(&format!("/{name}"), "invalid", "must be UTF-8 text"))
+}
+
+fn uuid_part(text: &str, name: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(text.trim()).map_err(|_| invalid(&format!("/{name}"), "invalid", "must be a UUID"))
+}
+
+/// The `file` part's bytes, then a check that no part follows it (the file must be the
+/// last part): a part after it fails the stream, so the use case discards the upload.
+fn file_stream(field: Field, multipart: Multipart) -> UploadBody {
+    futures_util::stream::unfold((Some(field), Some(multipart)), |(mut field, multipart)| async move {
+        if let Some(file) = field.as_mut() {
+            match file.next().await {
+                Some(Ok(bytes)) => return Some((Ok(bytes), (field, multipart))),
+                Some(Err(e)) => return Some((Err(BodyError::Unreadable(e.to_string())), (None, None))),
+                None => {}
+            }
+        }
+        drop(field);
+        let mut multipart = multipart?;
+        match multipart.next().await {
+            None => None,
+            Some(Ok(next)) => {
+                let name = next.name().unwrap_or("").to_owned();
+                let errors = ValidationErrors::single(
+                    &format!("/{name}"),
+                    "after_file",
+                    "the file must be the last part of the form",
+                );
+                Some((Err(BodyError::Invalid(errors)), (None, None)))
+            }
+            Some(Err(e)) => Some((Err(BodyError::Unreadable(e.to_string())), (None, None))),
+        }
+    })
+    .boxed_local()
+}
+
+/// The text parts up to the `file` part, and the file part itself.
+async fn read_form(multipart: &mut Multipart) -> Result<(UploadForm, Field), ApiError> {
+    let (mut kind, mut request_id, mut citizen_id): (Option<String>, Option<String>, Option<String>) =
+        (None, None, None);
+    loop {
+        let Some(field) = multipart.try_next().await.map_err(multipart_error)? else {
+            return Err(invalid("/file", "required", "the form needs a file part, last"));
+        };
+        let name = field.name().unwrap_or("").to_owned();
+        let slot = match name.as_str() {
+            "file" => {
+                let Some(kind) = kind else {
+                    return Err(invalid("/kind", "required", "the document kind comes before the file"));
+                };
+                let file_name = field
+                    .content_disposition()
+                    .and_then(|d| d.get_filename())
+                    .map(str::to_owned)
+                    .ok_or_else(|| invalid("/file", "required", "the file part needs a file name"))?;
+                let form = UploadForm {
+                    kind,
+                    request_id: request_id.map(|t| uuid_part(&t, "request_id").map(RequestId)).transpose()?,
+                    citizen_id: citizen_id.map(|t| uuid_part(&t, "citizen_id").map(CitizenId)).transpose()?,
+                    file_name,
+                    declared_type: field.content_type().map(|m| m.essence_str().to_owned()),
+                };
+                return Ok((form, field));
+            }
+            "kind" => &mut kind,
+            "request_id" => &mut request_id,
+            "citizen_id" => &mut citizen_id,
+            _ => return Err(invalid(&format!("/{name}"), "unknown_field", "not a field of the upload form")),
+        };
+        if slot.is_some() {
+            return Err(invalid(&format!("/{name}"), "duplicate", "sent more than once"));
+        }
+        *slot = Some(text_part(field, &name).await?);
+    }
+}
+
+/// Upload a document (multipart/form-data, streamed).
+///
+/// A citizen uploads for themself; staff and admins for a citizen of their mission
+/// (`citizen_id`). The type is decided by the file's bytes; the text parts come first
+/// and `file` last.
+#[utoipa::path(
+    tag = "documents",
+    operation_id = "upload_document",
+    request_body(content = UploadDocumentForm, content_type = "multipart/form-data"),
+    params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a retried request")),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses(
+        (status = 201, description = "Stored", body = DocumentBody, headers(
+            ("Location" = String, description = "The new document"),
+            ("ETag" = String, description = "Its version"))),
+        (status = 409, description = "A document of this kind is already uploaded or verified here (`document_already_present`), or the Idempotency-Key is in use",
+            body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The file exceeds the upload limit", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not multipart/form-data, or the file's bytes are not an accepted type or disagree with its declared type or name",
+            body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A field is invalid, the file is empty (`empty_file`) or the malware scanner refused it (`malware_detected`)",
+            body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The malware scanner or the storage is unavailable; retry later", body = Problem,
+            content_type = "application/problem+json", headers(("Retry-After" = String, description = "Seconds to wait"))),
+    )
+)]
+#[post("/api/v1/documents/upload")]
+pub async fn upload_document(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    mut multipart: Multipart,
+) -> Result<HttpResponse, ApiError> {
+    let (form, field) = read_form(&mut multipart).await?;
+    // The fingerprint covers the form's fields and the file's name and declared type:
+    // a replay is answered before the file is read.
+    let fingerprint = format!(
+        "kind={}\nrequest_id={:?}\ncitizen_id={:?}\nfile_name={}\ndeclared_type={:?}",
+        form.kind, form.request_id, form.citizen_id, form.file_name, form.declared_type
+    );
+    let key = idempotency(&req, fingerprint.as_bytes())?;
+    let written = state.documents.upload(&actor, form, file_stream(field, multipart), key.as_ref()).await?;
+    let document = &written.value;
+    let resource =
+        Resource { location: format!("/api/v1/documents/{}", document.id), version: document.version };
+    Ok(respond::created(&written, Some(resource), |d| DocumentBody::from(d)))
+}
+
+/// Whether the client asks for the metadata (JSON) rather than the file itself.
+fn wants_json(headers: &HeaderMap) -> bool {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else { return true };
+    accept.trim().is_empty()
+        || accept
+            .split(',')
+            .map(|range| range.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+            .any(|range| range == "*/*" || range == "application/json")
+}
+
+/// One `Range: bytes=…` range; anything else (several ranges, another unit, garbage) is
+/// ignored and the whole file is served, as RFC 9110 allows.
+fn byte_range(headers: &HeaderMap) -> Option<ByteRange> {
+    let spec = headers.get(header::RANGE)?.to_str().ok()?.trim().strip_prefix("bytes=")?;
+    if spec.contains(',') {
+        return None;
+    }
+    match spec.split_once('-')? {
+        ("", last) => last.trim().parse().ok().map(ByteRange::Suffix),
+        (first, "") => first.trim().parse().ok().map(ByteRange::From),
+        (first, last) => {
+            let (first, last): (u64, u64) = (first.trim().parse().ok()?, last.trim().parse().ok()?);
+            (first <= last).then(|| ByteRange::Bounded(first..last.saturating_add(1)))
+        }
+    }
+}
+
+/// Get a document's metadata and a download URL, or be redirected to the file.
+///
+/// With `Accept` absent, `*/*` or `application/json`: the metadata with a
+/// `download_url` that expires. With any other `Accept`: `303 See Other` to that URL.
+#[utoipa::path(
+    tag = "documents",
+    operation_id = "get_document",
+    params(("id" = Uuid, Path, description = "Document id")),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses(
+        (status = 200, description = "The document and its download URL", body = DocumentDownloadBody,
+            headers(("ETag" = String, description = "Its version"))),
+        (status = 303, description = "The file: follow `Location` (it expires)",
+            headers(("Location" = String, description = "The download URL"))),
+    )
+)]
+#[get("/api/v1/documents/{id}")]
+pub async fn get_document(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let download = state.documents.download(&actor, DocumentId(id.into_inner())).await?;
+    if !wants_json(req.headers()) {
+        return Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, download.url)).finish());
+    }
+    let body = DocumentDownloadBody {
+        document: DocumentBody::from(&download.document),
+        download_url: download.url,
+        download_url_expires_at: download.expires_at,
+    };
+    Ok(with_etag(&body, download.document.version))
+}
+
+/// Download a document's bytes through a signed URL (no bearer token; an extension).
+///
+/// The URL comes from `GET /api/v1/documents/{id}` and expires. `Range` (one range) is
+/// honoured.
+#[utoipa::path(
+    tag = "documents",
+    operation_id = "download_document_content",
+    params(("id" = Uuid, Path, description = "Document id"), ContentParams,
+        ("Range" = Option<String>, Header, description = "One byte range, `bytes=first-last`")),
+    extensions(("x-maturity" = json!("Beta"))),
+    responses(
+        (status = 200, description = "The file, as an attachment, with its stored media type"),
+        (status = 206, description = "The range asked for",
+            headers(("Content-Range" = String, description = "`bytes first-last/size`"))),
+        (status = 403, description = "The URL's signature is wrong or it has expired", body = Problem,
+            content_type = "application/problem+json"),
+        (status = 404, description = "The document was deleted or changed since the URL was issued", body = Problem,
+            content_type = "application/problem+json"),
+        (status = 416, description = "The range is outside the file", body = Problem,
+            content_type = "application/problem+json",
+            headers(("Content-Range" = String, description = "`bytes */size`"))),
+    )
+)]
+#[get("/api/v1/documents/{id}/content")]
+pub async fn download_document_content(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+    ApiQuery(params): ApiQuery<ContentParams>,
+) -> Result<HttpResponse, ApiError> {
+    let invalid_url =
+        || ApiError::new(StatusCode::FORBIDDEN, "invalid_download_url", "the download URL is not valid");
+    let expires_at = OffsetDateTime::from_unix_timestamp(params.expires).map_err(|_| invalid_url())?;
+    let grant = DownloadGrant { document: DocumentId(id.into_inner()), version: params.version, expires_at };
+    let range = byte_range(req.headers());
+    let partial = range.is_some();
+    let content = state.documents.content(grant, &params.signature, range).await?;
+    let (document, read) = (content.document, content.read);
+    let mut response = if partial { HttpResponse::PartialContent() } else { HttpResponse::Ok() };
+    response
+        .insert_header((header::CONTENT_TYPE, safe_media_type(&document.media_type).to_owned()))
+        .insert_header((header::CONTENT_DISPOSITION, attachment_disposition(&document.file_name)))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::ETAG, format!("\"{}\"", document.sha256)))
+        .insert_header((header::ACCEPT_RANGES, "bytes"))
+        .insert_header((header::CACHE_CONTROL, "no-store"));
+    if partial {
+        let (first, end) = (read.range.start, read.range.end);
+        response.insert_header((header::CONTENT_RANGE, format!("bytes {first}-{}/{}", end - 1, read.size)));
+    }
+    Ok(response.no_chunking(read.range.end - read.range.start).streaming(read.chunks))
+}
+
+/// Delete a document: its owner while it is not verified; staff and admins of the
+/// mission. `If-Match` is optional.
+#[utoipa::path(
+    tag = "documents",
+    operation_id = "delete_document",
+    params(
+        ("id" = Uuid, Path, description = "Document id"),
+        ("If-Match" = Option<String>, Header, description = "The ETag you read, to delete only that version"),
+    ),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 409, description = "Not deletable by you now; `allowed_actions` lists what is", body = Problem,
+            content_type = "application/problem+json"),
+        (status = 412, description = "The document changed since you read it", body = Problem,
+            content_type = "application/problem+json"),
+    )
+)]
+#[delete("/api/v1/documents/{id}")]
+pub async fn delete_document(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let expected = match req.headers().contains_key(header::IF_MATCH) {
+        true => if_match(req.headers())?,
+        false => None,
+    };
+    state.documents.delete(&actor, DocumentId(id.into_inner()), expected.as_deref()).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Verify or reject an uploaded document (staff/admin of the mission).
+///
+/// A rejection needs a `reason` the citizen reads; the kind may then be uploaded again.
+#[utoipa::path(
+    tag = "documents",
+    operation_id = "verify_document",
+    request_body = VerifyDocument,
+    params(
+        ("id" = Uuid, Path, description = "Document id"),
+        ("If-Match" = String, Header, description = "The ETag you read"),
+    ),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses(
+        (status = 200, description = "Decided", body = DocumentBody, headers(("ETag" = String, description = "The new version"))),
+        (status = 409, description = "The document is not awaiting review; `allowed_actions` lists what is possible",
+            body = Problem, content_type = "application/problem+json"),
+        (status = 412, description = "The document changed since you read it", body = Problem, content_type = "application/problem+json"),
+        (status = 428, description = "If-Match is missing", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[patch("/api/v1/documents/{id}/verify")]
+pub async fn verify_document(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+    body: ApiJson<VerifyDocument>,
+) -> Result<HttpResponse, ApiError> {
+    let expected = if_match(req.headers())?;
+    let decision = match (body.value.status, body.value.reason) {
+        (DecisionName::Verified, None) => Decision::Verify,
+        (DecisionName::Verified, Some(_)) => {
+            return Err(invalid("/reason", "not_allowed", "only a rejection has a reason"));
+        }
+        (DecisionName::Rejected, reason) => Decision::Reject { reason },
+    };
+    let document =
+        state.documents.decide(&actor, DocumentId(id.into_inner()), decision, expected.as_deref()).await?;
+    Ok(with_etag(&DocumentBody::from(&document), document.version))
+}
+
+/// List a request's documents, newest first (who reads the request reads them).
+#[utoipa::path(
+    tag = "documents",
+    operation_id = "list_request_documents",
+    params(("id" = Uuid, Path, description = "Request id"), PageParams),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Coming Soon"))),
+    responses((status = 200, description = "A page of documents", body = DocumentList,
+        headers(("Link" = String, description = "The next page, when there is one"))))
+)]
+#[get("/api/v1/requests/{id}/documents")]
+pub async fn list_request_documents(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    id: web::Path<Uuid>,
+    ApiQuery(page): ApiQuery<PageParams>,
+) -> Result<HttpResponse, ApiError> {
+    let documents =
+        state.documents.for_request(&actor, RequestId(id.into_inner()), page.to_request()?).await?;
+    Ok(list(&req, documents, |d| DocumentBody::from(&d)))
+}
+
+/// List documents, newest first (an extension of the spec).
+///
+/// A citizen sees their own; staff and admins their mission's; global admins all.
+#[utoipa::path(
+    tag = "documents",
+    operation_id = "list_documents",
+    params(DocumentListParams),
+    security(("bearer" = [])),
+    extensions(("x-maturity" = json!("Beta"))),
+    responses((status = 200, description = "A page of documents", body = DocumentList,
+        headers(("Link" = String, description = "The next page, when there is one"))))
+)]
+#[get("/api/v1/documents")]
+pub async fn list_documents(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Authenticated(actor): Authenticated,
+    ApiQuery(params): ApiQuery<DocumentListParams>,
+) -> Result<HttpResponse, ApiError> {
+    let page = page_request(params.limit, params.cursor.as_deref())?;
+    let filter = DocumentFilter {
+        mission_id: None,
+        citizen_id: params.citizen_id.map(CitizenId),
+        request_id: params.request_id.map(RequestId),
+        kind: crate::extract::query_text("kind", params.kind, 1, 64)?,
+        statuses: params.status.unwrap_or_default().into_iter().map(Into::into).collect(),
+    };
+    let documents = state.documents.list(&actor, filter, page).await?;
+    Ok(list(&req, documents, |d| DocumentBody::from(&d)))
+}

@@ -1,0 +1,229 @@
+//! Documents end to end against real storage and a real scanner (docs/documents.md):
+//! upload, list, download through the signed URL with an ordinary HTTP client (on S3 the
+//! S3 server's own presigned URL), verification and deletion down to the blob, malware
+//! refused by a real clamd, a stopped clamd refusing uploads with 503, and 50 concurrent
+//! uploads. Each test runs on SQLite + local files (server in this process) and on
+//! PostgreSQL + S3 (moto; the server is the `consular` binary as a child process).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use consular_tests::clamd::{Clamd, EICAR, eicar_pdf};
+use consular_tests::files::{DOCUMENTS, MIB, file_part, form, pdf, sha256_hex};
+use consular_tests::reqwest::{Method, StatusCode};
+use consular_tests::serde_json::{Value, json};
+use consular_tests::{Stack, TestApp, citizen_body, expect_problem, header, set_setting, stacks, text};
+
+/// The kind every test uploads (the harness's service type requires it).
+const KIND: &str = "passport_photo";
+
+/// `GET /api/v1/documents/{id}` as JSON: the body (with `download_url`) and its headers.
+async fn fetch(app: &TestApp, id: &str, token: &str) -> (Value, consular_tests::reqwest::header::HeaderMap) {
+    let response = app.get(&format!("{DOCUMENTS}/{id}"), token).await;
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body: Value = response.json().await.expect("a JSON body");
+    assert_eq!(status, StatusCode::OK, "GET document: {body}");
+    (body, headers)
+}
+
+stacks!(upload_download_verify_delete);
+async fn upload_download_verify_delete(stack: Stack) {
+    let app = TestApp::spawn_stack(stack, |_| {}).await;
+    let world = app.world().await;
+    let citizen = &world.citizen_a;
+    let bytes = pdf(300 * 1024, 1);
+    let sha = sha256_hex(&bytes);
+
+    let response = app
+        .upload(
+            &citizen.token,
+            form(&[("kind", KIND)], file_part(bytes.clone(), "scan.pdf", "application/pdf")),
+        )
+        .await;
+    let status = response.status();
+    let headers = response.headers().clone();
+    let created: Value = response.json().await.expect("a JSON body");
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let id = text(&created, "id");
+    assert_eq!(header(&headers, "location"), format!("{DOCUMENTS}/{id}"));
+    assert_eq!(header(&headers, "etag"), format!("\"{}\"", created["version"]));
+    assert_eq!(created["sha256"], sha);
+    assert_eq!(created["size_bytes"], bytes.len());
+    assert_eq!(created["media_type"], "application/pdf");
+    assert_eq!(created["file_name"], "scan.pdf");
+    assert_eq!(created["status"], "uploaded");
+    assert_eq!(created["scan"], "not_configured", "no clamav_addr: {created}");
+    assert_eq!(created["citizen_id"], citizen.id);
+
+    // The row and its blob: the stored bytes are the uploaded ones.
+    let row = app.document_row(&id).await.expect("the row");
+    assert!(app.blob_exists(&row.blob_key).await, "the blob of {id}");
+    assert_eq!(app.blob_keys().await, std::slice::from_ref(&row.blob_key));
+    assert!(app.upload_leftovers().await.is_empty(), "{:?}", app.upload_leftovers().await);
+
+    assert_eq!(app.listed_ids(DOCUMENTS, &citizen.token).await, std::slice::from_ref(&id));
+    assert_eq!(app.listed_ids(DOCUMENTS, &world.citizen_b.token).await, Vec::<String>::new());
+
+    // The signed URL, followed by a client without any credentials.
+    let (document, _) = fetch(&app, &id, &citizen.token).await;
+    let url = text(&document, "download_url");
+    if stack.s3 {
+        let endpoint = match &app.storage {
+            consular_tests::Storage::S3(bucket) => bucket.moto.endpoint.clone(),
+            consular_tests::Storage::Local => unreachable!("an S3 stack"),
+        };
+        assert!(url.starts_with(&endpoint), "the S3 server's own presigned URL: {url}");
+        assert!(url.contains("X-Amz-Signature="), "{url}");
+    }
+    consular_tests::instant(&document["download_url_expires_at"]);
+    let download = app.follow(&url).await;
+    assert_eq!(download.status(), StatusCode::OK, "{url}");
+    let disposition = header(download.headers(), "content-disposition");
+    assert!(disposition.starts_with("attachment"), "{disposition}");
+    assert!(disposition.contains("scan.pdf"), "{disposition}");
+    assert_eq!(header(download.headers(), "content-type"), "application/pdf");
+    let served = download.bytes().await.expect("the bytes");
+    assert_eq!(served.len(), bytes.len());
+    assert_eq!(sha256_hex(&served), sha, "the URL serves the stored bytes");
+
+    // Asking for the file itself: a redirect to a signed URL.
+    let response = app
+        .authed(Method::GET, &format!("{DOCUMENTS}/{id}"), &citizen.token)
+        .header("accept", "application/pdf")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let location = header(response.headers(), "location");
+    assert_eq!(sha256_hex(&app.follow(&location).await.bytes().await.expect("the bytes")), sha);
+
+    // Staff of the mission verify it (If-Match required).
+    let verify = format!("{DOCUMENTS}/{id}/verify");
+    let response = app
+        .authed(Method::PATCH, &verify, &world.staff_x.token)
+        .header("if-match", format!("\"{}\"", created["version"]))
+        .json(&json!({ "status": "verified" }))
+        .send()
+        .await
+        .expect("PATCH");
+    let status = response.status();
+    let verified: Value = response.json().await.expect("a JSON body");
+    assert_eq!(status, StatusCode::OK, "{verified}");
+    assert_eq!(verified["status"], "verified");
+
+    // The owner cannot delete a verified document; staff can, and the blob goes.
+    let path = format!("{DOCUMENTS}/{id}");
+    let response = app.authed(Method::DELETE, &path, &citizen.token).send().await.expect("DELETE");
+    expect_problem(response, 409, "illegal_transition").await;
+    let response = app.authed(Method::DELETE, &path, &world.staff_x.token).send().await.expect("DELETE");
+    assert_eq!(response.status(), StatusCode::NO_CONTENT, "{}", response.text().await.unwrap_or_default());
+    assert!(!app.blob_exists(&row.blob_key).await, "the blob of a deleted document is removed");
+    assert_eq!(app.blob_keys().await, Vec::<String>::new());
+    let tombstone = app.document_row(&id).await.expect("the tombstone stays");
+    assert_eq!(tombstone.status.to_string(), "deleted");
+    assert_eq!(app.listed_ids(DOCUMENTS, &citizen.token).await, Vec::<String>::new());
+    expect_problem(app.get(&path, &citizen.token).await, 404, "not_found").await;
+    // The URL issued before the deletion no longer serves the bytes.
+    let replay = app.follow(&url).await;
+    assert!(matches!(replay.status().as_u16(), 403 | 404), "replayed after delete: {}", replay.status());
+}
+
+/// A server scanning with `clamd`.
+async fn scanning(stack: Stack, clamd: &Clamd) -> TestApp {
+    TestApp::spawn_stack(stack, |settings| set_setting(settings, "clamav_addr", json!(clamd.addr))).await
+}
+
+stacks!(malware_is_refused_and_nothing_is_kept);
+async fn malware_is_refused_and_nothing_is_kept(stack: Stack) {
+    let clamd = Clamd::start().await;
+    let app = scanning(stack, &clamd).await;
+    let world = app.world().await;
+    let token = &world.citizen_a.token;
+
+    let response = app
+        .upload(token, form(&[("kind", KIND)], file_part(eicar_pdf(), "eicar.pdf", "application/pdf")))
+        .await;
+    let (_, problem) = expect_problem(response, 422, "malware_detected").await;
+    assert!(!problem["detail"].as_str().unwrap_or_default().is_empty(), "{problem}");
+    assert!(clamd.log().contains("FOUND"), "clamd saw it:\n{}", clamd.log());
+    assert_eq!(app.live_documents().await.len(), 0, "no row for malware");
+    app.assert_storage_empty("after malware").await;
+
+    // The bare EICAR file is refused too, by the type check or the scanner.
+    let response = app
+        .upload(token, form(&[("kind", KIND)], file_part(EICAR.to_vec(), "eicar.pdf", "application/pdf")))
+        .await;
+    assert!(matches!(response.status().as_u16(), 415 | 422), "bare EICAR: {}", response.status());
+    assert_eq!(app.live_documents().await.len(), 0);
+    app.assert_storage_empty("after bare EICAR").await;
+
+    // A clean PDF goes through the scanner and says so.
+    let clean =
+        app.upload_ok(token, &[("kind", KIND)], pdf(2 * MIB, 7), "clean.pdf", "application/pdf").await;
+    assert_eq!(clean["scan"], "clean", "{clean}");
+    assert_eq!(app.live_documents().await.len(), 1);
+    assert_eq!(app.blob_keys().await.len(), 1);
+}
+
+stacks!(a_stopped_scanner_refuses_uploads_with_503);
+async fn a_stopped_scanner_refuses_uploads_with_503(stack: Stack) {
+    let mut clamd = Clamd::start().await;
+    let app = scanning(stack, &clamd).await;
+    let world = app.world().await;
+    clamd.stop();
+
+    let response = app
+        .upload(
+            &world.citizen_a.token,
+            form(&[("kind", KIND)], file_part(pdf(64 * 1024, 3), "a.pdf", "application/pdf")),
+        )
+        .await;
+    let (headers, _) = expect_problem(response, 503, "scanner_unavailable").await;
+    let retry = header(&headers, "retry-after");
+    assert!(retry.parse::<u32>().is_ok_and(|s| s > 0), "Retry-After in seconds: {retry:?}");
+    assert_eq!(app.live_documents().await.len(), 0, "never a silent pass");
+    app.assert_storage_empty("scanner down").await;
+}
+
+stacks!(fifty_concurrent_uploads_all_succeed);
+async fn fifty_concurrent_uploads_all_succeed(stack: Stack) {
+    let app = TestApp::spawn_stack(stack, |_| {}).await;
+    let world = app.world().await;
+    // One citizen per upload (a kind is uploaded once per citizen), all of mission X,
+    // uploaded by its staff.
+    let mut citizens = Vec::new();
+    for n in 0..50 {
+        let body = app
+            .create_at(consular_tests::CITIZENS, &world.admin, &citizen_body(&world.x, &format!("C{n:05}")))
+            .await;
+        citizens.push(text(&body, "id"));
+    }
+    let uploads = citizens.iter().enumerate().map(|(n, citizen)| {
+        let app = &app;
+        let token = world.staff_x.token.clone();
+        async move {
+            let bytes = pdf(MIB, n as u32 + 100);
+            let sha = sha256_hex(&bytes);
+            let fields = [("kind", KIND), ("citizen_id", citizen.as_str())];
+            let response = app
+                .upload(&token, form(&fields, file_part(bytes, &format!("{n}.pdf"), "application/pdf")))
+                .await;
+            let status = response.status();
+            let body: Value = response.json().await.unwrap_or(Value::Null);
+            (status, body, sha)
+        }
+    });
+    let results = futures_util::future::join_all(uploads).await;
+    let failures: Vec<_> = results.iter().filter(|(status, ..)| *status != StatusCode::CREATED).collect();
+    assert!(failures.is_empty(), "{} of 50 uploads failed: {failures:?}", failures.len());
+    for (_, body, sha) in &results {
+        assert_eq!(body["sha256"], *sha, "{body}");
+        assert_eq!(body["size_bytes"], MIB);
+    }
+    let rows = app.live_documents().await;
+    assert_eq!(rows.len(), 50);
+    let mut keys: Vec<String> = rows.iter().map(|d| d.blob_key.clone()).collect();
+    keys.sort();
+    assert_eq!(app.blob_keys().await, keys, "one blob per row, nothing else");
+    assert!(app.upload_leftovers().await.is_empty());
+}
