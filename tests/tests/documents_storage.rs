@@ -1,6 +1,7 @@
 //! Documents end to end against real storage and a real scanner (docs/documents.md):
 //! upload, list, download through the signed URL with an ordinary HTTP client (on S3 the
-//! S3 server's own presigned URL), verification and deletion down to the blob, malware
+//! S3 server's own presigned URL), verification and deletion down to the blob, rejection
+//! and re-upload, malware
 //! refused by a real clamd, a stopped clamd refusing uploads with 503, and 50 concurrent
 //! uploads. Each test runs on SQLite + local files (server in this process) and on
 //! PostgreSQL + S3 (moto; the server is the `consular` binary as a child process).
@@ -126,6 +127,36 @@ async fn upload_download_verify_delete(stack: Stack) {
     // The URL issued before the deletion no longer serves the bytes.
     let replay = app.follow(&url).await;
     assert!(matches!(replay.status().as_u16(), 403 | 404), "replayed after delete: {}", replay.status());
+
+    // Rejected with a reason the citizen reads; the kind can then be uploaded again, but
+    // not while another upload of it awaits review.
+    let upload = |seed: u32| {
+        let bytes = pdf(64 * 1024, seed);
+        app.upload(&citizen.token, form(&[("kind", KIND)], file_part(bytes, "again.pdf", "application/pdf")))
+    };
+    let response = upload(2).await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let second: Value = response.json().await.expect("a JSON body");
+    expect_problem(upload(3).await, 409, "document_already_present").await;
+    let response = app
+        .authed(Method::PATCH, &format!("{DOCUMENTS}/{}/verify", text(&second, "id")), &world.staff_x.token)
+        .header("if-match", format!("\"{}\"", second["version"]))
+        .json(&json!({ "status": "rejected", "reason": "The photo is blurred" }))
+        .send()
+        .await
+        .expect("PATCH");
+    assert_eq!(response.status(), StatusCode::OK);
+    let (rejected, _) = fetch(&app, &text(&second, "id"), &citizen.token).await;
+    assert_eq!(rejected["status"], "rejected");
+    assert_eq!(rejected["rejection_reason"], "The photo is blurred");
+    let response = upload(4).await;
+    assert_eq!(response.status(), StatusCode::CREATED, "a rejected kind can be uploaded again");
+    let third: Value = response.json().await.expect("a JSON body");
+    let listed = app.listed_ids(DOCUMENTS, &citizen.token).await;
+    assert_eq!(listed.len(), 2, "the rejected and the new one: {listed:?}");
+    assert!(listed.contains(&text(&third, "id")) && listed.contains(&text(&second, "id")), "{listed:?}");
+    let blobs = app.blob_keys().await;
+    assert_eq!(blobs.len(), 2, "one blob per live document: {blobs:?}");
 }
 
 /// A server scanning with `clamd`.
