@@ -86,3 +86,11 @@ id_type!(
     /// An uploaded document (its metadata row; the bytes are in the blob store).
     DocumentId
 );
+id_type!(
+    /// A bookable slot of counter time at a mission (docs/appointments.md).
+    SlotId
+);
+id_type!(
+    /// A citizen's booking of a seat in a slot.
+    AppointmentId
+);

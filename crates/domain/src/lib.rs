@@ -4,6 +4,7 @@
 //! and every rule that can be decided without I/O. It must not depend on an async
 //! runtime, a database, a web framework or a storage library: internal tools reuse it.
 
+pub mod appointment;
 pub mod audit;
 pub mod catalog;
 pub mod citizen;
@@ -20,6 +21,11 @@ pub mod scope;
 pub mod staff;
 pub mod validation;
 
+pub use appointment::{
+    Appointment, AppointmentAction, AppointmentRefused, AppointmentStatus, Availability, BookingRefused,
+    CancelRefused, CancelledBy, Cutoffs, ExplicitSlots, LocalSlot, OpeningHours, RecurringSchedule,
+    RescheduleRefused, Slot, SlotConflict, SlotKey, SlotPlan, SlotTemplate, StartCursor,
+};
 pub use audit::{AuditAction, AuditRecord};
 pub use catalog::{Money, NewServiceType, ServiceType, ServiceTypeChanges, Stage};
 pub use citizen::{Address, Citizen, CitizenChanges, EmergencyContact, NewCitizen, RegistrationStatus};
@@ -29,7 +35,8 @@ pub use document::{
     NewDocument, ScanStatus, UploadRefused,
 };
 pub use ids::{
-    AuditEventId, CitizenId, ClientId, DocumentId, MissionId, PrincipalId, RequestId, ServiceTypeId, StaffId,
+    AppointmentId, AuditEventId, CitizenId, ClientId, DocumentId, MissionId, PrincipalId, RequestId,
+    ServiceTypeId, SlotId, StaffId,
 };
 pub use mission::{Mission, MissionChanges, NewMission};
 pub use page::{Page, PageRequest};

@@ -4,6 +4,7 @@
 //!
 //! This crate holds traits and plain data only: no adapter, no I/O library.
 
+mod appointments;
 mod audit;
 mod catalog;
 mod citizens;
@@ -22,6 +23,10 @@ mod storage;
 mod tokens;
 mod write;
 
+pub use appointments::{
+    AppointmentFilter, AppointmentRepository, AvailabilityQuery, BookOutcome, SlotUpsert, StartPage,
+    StartPageRequest,
+};
 pub use audit::{AuditFilter, AuditRepository};
 pub use catalog::{ServiceTypeFilter, ServiceTypeRepository};
 pub use citizens::{CitizenFilter, CitizenRepository};
@@ -43,6 +48,8 @@ pub use tokens::{
 };
 pub use write::{OutboxEvent, WriteMeta};
 
+#[cfg(feature = "mock")]
+pub use appointments::MockAppointmentRepository;
 #[cfg(feature = "mock")]
 pub use audit::MockAuditRepository;
 #[cfg(feature = "mock")]

@@ -95,6 +95,9 @@ fn is_transient(message: &str) -> bool {
         "terminating connection",
         "the database system is",
         "too many clients",
+        // PostgreSQL chose this transaction as a deadlock victim and rolled it back whole:
+        // retrying it is safe (writes lock rows in one order, so this should stay rare).
+        "deadlock detected",
         "remaining connection slots",
         "database is locked",
         "database table is locked",
@@ -121,6 +124,7 @@ const UNIQUE_CONSTRAINTS: &[&[(&str, &str)]] = &[
     crate::requests::UNIQUE_CONSTRAINTS,
     crate::documents::UNIQUE_CONSTRAINTS,
     crate::service_secrets::UNIQUE_CONSTRAINTS,
+    crate::appointments::UNIQUE_CONSTRAINTS,
 ];
 
 const IDEMPOTENCY_KEY: &str = crate::idempotency::KEY_CONSTRAINT;

@@ -8,7 +8,7 @@
 //!
 //! # Layout: one directory per area
 //!
-//! Each area (`missions`, `clients`, `tokens`, `signing_keys`, `idempotency`, `audit`,
+//! Each area (`appointments`, `missions`, `clients`, `tokens`, `signing_keys`, `idempotency`, `audit`,
 //! `service_types`, `citizens`, `staff`, `requests`, `documents`, `service_secrets`, `outbox`, `markers`,
 //! `health`, and `write_meta`, the write path every area shares) keeps its tables, rows
 //! and queries together, in two files:
@@ -41,6 +41,7 @@ mod pg;
 mod shared;
 mod sqlite;
 
+mod appointments;
 mod audit;
 mod citizens;
 mod clients;

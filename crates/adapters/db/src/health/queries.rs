@@ -40,6 +40,9 @@ pub(crate) async fn count_rows(conn: &mut Conn, table: &str) -> Result<i64, Fail
         "request_messages",
         "documents",
         "service_secrets",
+        "slots",
+        "slot_service_types",
+        "appointments",
     ];
     if !TABLES.contains(&table) {
         return Err(Failure::Outcome(RepoError::Other(format!("unknown table `{table}`"))));

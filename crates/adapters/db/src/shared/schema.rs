@@ -4,6 +4,7 @@
 //! types of [`crate::shared::sql_types`]). A new column changes only its area; a new table
 //! is also listed here, so that it may appear in a query with any other.
 
+use crate::appointments::{appointments, slot_service_types, slots};
 use crate::audit::audit_events;
 use crate::citizens::citizens;
 use crate::clients::api_clients;
@@ -34,6 +35,14 @@ diesel::joinable!(request_messages -> service_requests (request_id));
 diesel::joinable!(documents -> missions (mission_id));
 diesel::joinable!(documents -> citizens (citizen_id));
 diesel::joinable!(documents -> service_requests (request_id));
+diesel::joinable!(slots -> missions (mission_id));
+diesel::joinable!(slot_service_types -> slots (slot_id));
+diesel::joinable!(slot_service_types -> service_types (service_type_id));
+diesel::joinable!(appointments -> slots (slot_id));
+diesel::joinable!(appointments -> missions (mission_id));
+diesel::joinable!(appointments -> citizens (citizen_id));
+diesel::joinable!(appointments -> service_types (service_type_id));
+diesel::joinable!(appointments -> service_requests (request_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     missions,
@@ -55,4 +64,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     request_messages,
     documents,
     service_secrets,
+    slots,
+    slot_service_types,
+    appointments,
 );

@@ -1,0 +1,459 @@
+//! The queries of appointments. Seats change only here, by guarded statements in the
+//! transaction of the booking, move or cancellation (docs/appointments.md "The seat
+//! invariant"). Every write locks the appointment row first and slot rows after it, in id
+//! order, so two writes never wait on each other in a cycle.
+
+use super::{Conn, explain, write_meta};
+use crate::appointments::{
+    AppointmentRow, ONE_PER_REQUEST, SlotConfig, SlotRow, SlotServiceTypeRow, appointments,
+    slot_service_types, slots,
+};
+use crate::error::Failure;
+use crate::shared::not_updated;
+use crate::shared::sql_types::{DbTime, DbUuid};
+use consular_domain::{
+    Appointment, AppointmentId, AppointmentStatus, MissionId, ServiceTypeId, Slot, SlotId,
+};
+use consular_ports::{
+    AppointmentFilter, AvailabilityQuery, BookOutcome, RepoError, SlotUpsert, StartPage, StartPageRequest,
+    WriteMeta,
+};
+use diesel::dsl::{AsSelect, InnerJoin, IntoBoxed, Select};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use std::collections::HashMap;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+type Backend = <Conn as diesel_async::AsyncConnectionCore>::Backend;
+
+/// How many slot ids one statement binds: well under SQLite's limit on parameters.
+const IDS_PER_STATEMENT: usize = 500;
+
+/// Why a write transaction stopped: a failure, or a refusal that rolls it back and is
+/// answered as an outcome.
+enum Stop {
+    Failed(Failure),
+    Refused(BookOutcome),
+}
+
+impl From<diesel::result::Error> for Stop {
+    fn from(error: diesel::result::Error) -> Self {
+        Stop::Failed(error.into())
+    }
+}
+
+impl From<Failure> for Stop {
+    fn from(failure: Failure) -> Self {
+        Stop::Failed(failure)
+    }
+}
+
+fn settle(result: Result<(), Stop>) -> Result<BookOutcome, Failure> {
+    match result {
+        Ok(()) => Ok(BookOutcome::Booked),
+        Err(Stop::Refused(outcome)) => Ok(outcome),
+        Err(Stop::Failed(failure)) => Err(failure),
+    }
+}
+
+/// The slots of `rows` with the service types each serves.
+async fn with_service_types(conn: &mut Conn, rows: Vec<SlotRow>) -> Result<Vec<Slot>, Failure> {
+    let mut served: HashMap<Uuid, Vec<ServiceTypeId>> = HashMap::new();
+    let ids: Vec<DbUuid> = rows.iter().map(|r| r.id).collect();
+    for batch in ids.chunks(IDS_PER_STATEMENT) {
+        let pairs: Vec<(DbUuid, DbUuid)> = slot_service_types::table
+            .filter(slot_service_types::slot_id.eq_any(batch.to_vec()))
+            .select((slot_service_types::slot_id, slot_service_types::service_type_id))
+            .load(conn)
+            .await?;
+        for (slot, service_type) in pairs {
+            served.entry(slot.0).or_default().push(service_type.0.into());
+        }
+    }
+    rows.into_iter()
+        .map(|row| {
+            let mut types = served.remove(&row.id.0).unwrap_or_default();
+            types.sort();
+            row.into_slot(types)
+        })
+        .collect()
+}
+
+pub(crate) async fn slots_between(
+    conn: &mut Conn,
+    mission: MissionId,
+    from: OffsetDateTime,
+    to: OffsetDateTime,
+) -> Result<Vec<Slot>, Failure> {
+    let rows: Vec<SlotRow> = slots::table
+        .filter(slots::mission_id.eq(DbUuid(mission.0)))
+        .filter(slots::starts_at.ge(DbTime(from)))
+        .filter(slots::starts_at.lt(DbTime(to)))
+        .order((slots::starts_at.asc(), slots::id.asc()))
+        .select(SlotRow::as_select())
+        .load(conn)
+        .await?;
+    with_service_types(conn, rows).await
+}
+
+pub(crate) async fn get_slot(conn: &mut Conn, id: SlotId) -> Result<Option<Slot>, Failure> {
+    let row: Option<SlotRow> =
+        slots::table.find(DbUuid(id.0)).select(SlotRow::as_select()).first(conn).await.optional()?;
+    Ok(with_service_types(conn, row.into_iter().collect()).await?.pop())
+}
+
+/// The cancellations first (each releasing its seat), then each slot inserted or its
+/// configuration replaced under its guards.
+pub(crate) async fn upsert_slots(
+    conn: &mut Conn,
+    upsert: &SlotUpsert,
+    meta: &WriteMeta,
+) -> Result<(), Failure> {
+    write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
+        write_meta::store(conn, meta).await?;
+        for (appointment, expected) in &upsert.cancelled {
+            if appointment.status != AppointmentStatus::Cancelled {
+                return Err(Failure::Outcome(RepoError::Other(
+                    "a cancellation must be cancelled".to_owned(),
+                )));
+            }
+            replace_booked(conn, appointment, *expected).await?;
+            release_seat(conn, appointment.slot_id).await?;
+        }
+        for (slot, expected) in &upsert.slots {
+            match expected {
+                None => {
+                    diesel::insert_into(slots::table).values(SlotRow::try_from(slot)?).execute(conn).await?;
+                }
+                Some(expected) => replace_configuration(conn, slot, *expected).await?,
+            }
+            for row in SlotServiceTypeRow::of(slot) {
+                diesel::insert_into(slot_service_types::table).values(row).execute(conn).await?;
+            }
+        }
+        Ok(())
+    })
+    .await
+}
+
+/// Replaces a stored slot's configuration if its version is `expected` and its bookings
+/// fit the new one; its service types are removed, for the caller to insert anew.
+async fn replace_configuration(conn: &mut Conn, slot: &Slot, expected: i64) -> Result<(), Failure> {
+    let config = SlotConfig::try_from(slot)?;
+    let target = slots::table.find(DbUuid(slot.id.0)).filter(slots::version.eq(expected));
+    // The guard of the seat invariant: a configuration that would leave bookings without
+    // a seat updates no row (the CHECKs would refuse it anyway).
+    let updated = if slot.open {
+        diesel::update(target.filter(slots::booked.le(config.capacity))).set(&config).execute(conn).await?
+    } else {
+        diesel::update(target.filter(slots::booked.eq(0))).set(&config).execute(conn).await?
+    };
+    if updated == 0 {
+        let exists = diesel::select(diesel::dsl::exists(slots::table.find(DbUuid(slot.id.0))))
+            .get_result::<bool>(conn)
+            .await?;
+        return Err(not_updated(exists));
+    }
+    diesel::delete(slot_service_types::table.filter(slot_service_types::slot_id.eq(DbUuid(slot.id.0))))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Takes a seat in `slot` for `service_type` if it is open, serves it, is before its
+/// booking cut-off at `now` and has one free: the one statement that can fill a slot.
+async fn take_seat(
+    conn: &mut Conn,
+    slot: SlotId,
+    service_type: ServiceTypeId,
+    now: OffsetDateTime,
+) -> Result<bool, Failure> {
+    let serves = slot_service_types::table
+        .filter(slot_service_types::slot_id.eq(DbUuid(slot.0)))
+        .filter(slot_service_types::service_type_id.eq(DbUuid(service_type.0)));
+    let taken = diesel::update(
+        slots::table
+            .find(DbUuid(slot.0))
+            .filter(slots::is_open.eq(true))
+            .filter(slots::booked.lt(slots::capacity))
+            .filter(slots::booking_closes_at.gt(DbTime(now)))
+            .filter(diesel::dsl::exists(serves)),
+    )
+    .set(slots::booked.eq(slots::booked + 1))
+    .execute(conn)
+    .await?;
+    Ok(taken == 1)
+}
+
+/// Why `take_seat` took none, from the slot as it is now: `NotFound` for an unknown slot,
+/// the slot's own refusal, or `Full` (it was full when the statement ran).
+async fn refusal(conn: &mut Conn, slot: SlotId, service_type: ServiceTypeId, now: OffsetDateTime) -> Stop {
+    match get_slot(conn, slot).await {
+        Err(failure) => Stop::Failed(failure),
+        Ok(None) => Stop::Failed(Failure::Outcome(RepoError::NotFound)),
+        Ok(Some(slot)) => Stop::Refused(BookOutcome::Refused(
+            slot.check_booking(service_type, now).err().unwrap_or(consular_domain::BookingRefused::Full),
+        )),
+    }
+}
+
+async fn release_seat(conn: &mut Conn, slot: SlotId) -> Result<(), Failure> {
+    diesel::update(slots::table.find(DbUuid(slot.0)))
+        .set(slots::booked.eq(slots::booked - 1))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Replaces the appointment if it is still `booked` at `expected`.
+async fn replace_booked(conn: &mut Conn, appointment: &Appointment, expected: i64) -> Result<(), Failure> {
+    let id = DbUuid(appointment.id.0);
+    let updated = diesel::update(
+        appointments::table
+            .find(id)
+            .filter(appointments::version.eq(expected))
+            .filter(appointments::status.eq(AppointmentStatus::Booked.as_str())),
+    )
+    .set(AppointmentRow::from(appointment))
+    .execute(conn)
+    .await?;
+    if updated == 1 {
+        return Ok(());
+    }
+    let exists =
+        diesel::select(diesel::dsl::exists(appointments::table.find(id))).get_result::<bool>(conn).await?;
+    Err(not_updated(exists))
+}
+
+pub(crate) async fn book(
+    conn: &mut Conn,
+    appointment: &Appointment,
+    now: OffsetDateTime,
+    meta: &WriteMeta,
+) -> Result<BookOutcome, Failure> {
+    let row = AppointmentRow::from(appointment);
+    let (slot, service_type) = (appointment.slot_id, appointment.service_type_id);
+    settle(
+        write_tx!(conn, async |conn: &mut Conn| -> Result<(), Stop> {
+            write_meta::store(conn, meta).await?;
+            if !take_seat(conn, slot, service_type, now).await? {
+                return Err(refusal(conn, slot, service_type, now).await);
+            }
+            match diesel::insert_into(appointments::table).values(&row).execute(conn).await {
+                Ok(_) => Ok(()),
+                Err(error) => match RepoError::from(Failure::from(error)) {
+                    RepoError::Duplicate { constraint } if constraint == ONE_PER_REQUEST => {
+                        Err(Stop::Refused(BookOutcome::AlreadyBooked))
+                    }
+                    other => Err(Stop::Failed(Failure::Outcome(other))),
+                },
+            }
+        })
+        .await,
+    )
+}
+
+pub(crate) async fn reschedule(
+    conn: &mut Conn,
+    appointment: &Appointment,
+    from: SlotId,
+    expected_version: i64,
+    now: OffsetDateTime,
+    meta: &WriteMeta,
+) -> Result<BookOutcome, Failure> {
+    let (to, service_type) = (appointment.slot_id, appointment.service_type_id);
+    settle(
+        write_tx!(conn, async |conn: &mut Conn| -> Result<(), Stop> {
+            write_meta::store(conn, meta).await?;
+            replace_booked(conn, appointment, expected_version).await?;
+            // Slot rows in id order (see the module comment).
+            if from < to {
+                release_seat(conn, from).await?;
+            }
+            if !take_seat(conn, to, service_type, now).await? {
+                return Err(refusal(conn, to, service_type, now).await);
+            }
+            if from > to {
+                release_seat(conn, from).await?;
+            }
+            Ok(())
+        })
+        .await,
+    )
+}
+
+pub(crate) async fn cancel(
+    conn: &mut Conn,
+    appointment: &Appointment,
+    expected_version: i64,
+    meta: &WriteMeta,
+) -> Result<(), Failure> {
+    if appointment.status != AppointmentStatus::Cancelled {
+        return Err(Failure::Outcome(RepoError::Other(
+            "only a cancelled appointment is stored by cancel".to_owned(),
+        )));
+    }
+    write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
+        write_meta::store(conn, meta).await?;
+        replace_booked(conn, appointment, expected_version).await?;
+        release_seat(conn, appointment.slot_id).await
+    })
+    .await
+}
+
+pub(crate) async fn record_attendance(
+    conn: &mut Conn,
+    appointment: &Appointment,
+    expected_version: i64,
+    meta: &WriteMeta,
+) -> Result<(), Failure> {
+    if !matches!(appointment.status, AppointmentStatus::Attended | AppointmentStatus::NoShow) {
+        return Err(Failure::Outcome(RepoError::Other("attendance is attended or no_show".to_owned())));
+    }
+    write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
+        write_meta::store(conn, meta).await?;
+        replace_booked(conn, appointment, expected_version).await
+    })
+    .await
+}
+
+pub(crate) async fn get(conn: &mut Conn, id: AppointmentId) -> Result<Option<Appointment>, Failure> {
+    let row: Option<AppointmentRow> = appointments::table
+        .find(DbUuid(id.0))
+        .select(AppointmentRow::as_select())
+        .first(conn)
+        .await
+        .optional()?;
+    row.map(Appointment::try_from).transpose()
+}
+
+type AvailabilityListQuery = IntoBoxed<
+    'static,
+    Select<InnerJoin<slot_service_types::table, slots::table>, AsSelect<SlotRow, Backend>>,
+    Backend,
+>;
+
+/// Open slots with a free seat serving the service type, in start order, read from
+/// `slot_service_types_availability_idx` from `max(from, now)` (or the cursor) up: past
+/// slots are never read. The slot row is fetched by primary key for the seat and cut-off
+/// conditions.
+fn availability_query(query: &AvailabilityQuery, page: &StartPageRequest) -> AvailabilityListQuery {
+    let lower = match page.after {
+        Some(after) => query.from.max(query.now).max(after.starts_at),
+        None => query.from.max(query.now),
+    };
+    let mut q = slot_service_types::table
+        .inner_join(slots::table)
+        .select(SlotRow::as_select())
+        .into_boxed()
+        .filter(slot_service_types::mission_id.eq(DbUuid(query.mission_id.0)))
+        .filter(slot_service_types::service_type_id.eq(DbUuid(query.service_type_id.0)))
+        .filter(slot_service_types::starts_at.ge(DbTime(lower)))
+        .filter(slot_service_types::starts_at.lt(DbTime(query.to)))
+        .filter(slots::is_open.eq(true))
+        .filter(slots::booked.lt(slots::capacity))
+        .filter(slots::booking_closes_at.gt(DbTime(query.now)))
+        .order((slot_service_types::starts_at.asc(), slot_service_types::slot_id.asc()))
+        .limit(page.fetch_limit());
+    if let Some(after) = page.after {
+        q = q.filter(
+            slot_service_types::starts_at
+                .gt(DbTime(after.starts_at))
+                .or(slot_service_types::slot_id.gt(DbUuid(after.id))),
+        );
+    }
+    q
+}
+
+pub(crate) async fn available_slots(
+    conn: &mut Conn,
+    query: AvailabilityQuery,
+    page: StartPageRequest,
+) -> Result<StartPage<Slot>, Failure> {
+    let rows: Vec<SlotRow> = availability_query(&query, &page).load(conn).await?;
+    let rows = StartPage::from_rows(rows, &page, SlotRow::cursor);
+    Ok(StartPage { items: with_service_types(conn, rows.items).await?, next: rows.next })
+}
+
+pub(crate) async fn explain_availability(
+    conn: &mut Conn,
+    query: AvailabilityQuery,
+    page: StartPageRequest,
+) -> Result<Vec<String>, Failure> {
+    explain(conn, availability_query(&query, &page)).await
+}
+
+type AppointmentListQuery =
+    IntoBoxed<'static, Select<appointments::table, AsSelect<AppointmentRow, Backend>>, Backend>;
+
+/// Appointments in start order (then id): the mission, citizen and slot filters each have
+/// an index `(column, starts_at, id)` that yields that order from the keyset bound.
+fn list_query(filter: &AppointmentFilter, page: &StartPageRequest) -> AppointmentListQuery {
+    let mut q = appointments::table
+        .select(AppointmentRow::as_select())
+        .into_boxed()
+        .order((appointments::starts_at.asc(), appointments::id.asc()))
+        .limit(page.fetch_limit());
+    if let Some(mission) = filter.mission_id {
+        q = q.filter(appointments::mission_id.eq(DbUuid(mission.0)));
+    }
+    if let Some(citizen) = filter.citizen_id {
+        q = q.filter(appointments::citizen_id.eq(DbUuid(citizen.0)));
+    }
+    if let Some(slot) = filter.slot_id {
+        q = q.filter(appointments::slot_id.eq(DbUuid(slot.0)));
+    }
+    match filter.statuses.as_slice() {
+        [] => {}
+        [status] => q = q.filter(appointments::status.eq(status.as_str())),
+        statuses => {
+            let statuses: Vec<&'static str> = statuses.iter().map(|s| s.as_str()).collect();
+            q = q.filter(appointments::status.eq_any(statuses));
+        }
+    }
+    if let Some(from) = filter.starts_from {
+        q = q.filter(appointments::starts_at.ge(DbTime(from)));
+    }
+    if let Some(before) = filter.starts_before {
+        q = q.filter(appointments::starts_at.lt(DbTime(before)));
+    }
+    if let Some(after) = page.after {
+        q = q.filter(appointments::starts_at.ge(DbTime(after.starts_at))).filter(
+            appointments::starts_at.gt(DbTime(after.starts_at)).or(appointments::id.gt(DbUuid(after.id))),
+        );
+    }
+    q
+}
+
+pub(crate) async fn list(
+    conn: &mut Conn,
+    filter: AppointmentFilter,
+    page: StartPageRequest,
+) -> Result<StartPage<Appointment>, Failure> {
+    let rows: Vec<AppointmentRow> = list_query(&filter, &page).load(conn).await?;
+    let found = rows.into_iter().map(Appointment::try_from).collect::<Result<Vec<_>, _>>()?;
+    Ok(StartPage::from_rows(found, &page, |a| consular_domain::StartCursor {
+        starts_at: a.starts_at,
+        id: a.id.0,
+    }))
+}
+
+pub(crate) async fn explain_appointment_list(
+    conn: &mut Conn,
+    filter: AppointmentFilter,
+    page: StartPageRequest,
+) -> Result<Vec<String>, Failure> {
+    explain(conn, list_query(&filter, &page)).await
+}
+
+pub(crate) async fn seats_of(conn: &mut Conn, slot: SlotId) -> Result<(i64, i64), Failure> {
+    let booked: i32 = slots::table.find(DbUuid(slot.0)).select(slots::booked).first(conn).await?;
+    let holding: i64 = appointments::table
+        .filter(appointments::slot_id.eq(DbUuid(slot.0)))
+        .filter(appointments::status.ne(AppointmentStatus::Cancelled.as_str()))
+        .count()
+        .get_result(conn)
+        .await?;
+    Ok((i64::from(booked), holding))
+}

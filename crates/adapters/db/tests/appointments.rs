@@ -1,0 +1,470 @@
+//! The contract of `AppointmentRepository`, checked against both databases with the
+//! harness of `common/mod.rs`: slot submissions (insert, configuration changes under
+//! their guards, cancellations by the mission), bookings by the guarded seat statement,
+//! moves and cancellations, the lists and their indexes, and the seat invariant under
+//! concurrency (docs/appointments.md "The seat invariant").
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+
+use consular_db::Database;
+use consular_domain::{
+    Appointment, AppointmentAction, AppointmentStatus, BookingRefused, CitizenId, Cutoffs, MissionId,
+    PrincipalId, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, SlotId, Subject,
+};
+use consular_ports::{
+    AppointmentFilter, AppointmentRepository, AvailabilityQuery, BookOutcome, RepoError, SlotUpsert,
+    StartPageRequest, WriteMeta,
+};
+use time::Duration;
+
+// ---------------------------------------------------------------- fixtures
+
+/// What slots and bookings hang on: a mission, two service types, a citizen with a request.
+struct Setting {
+    mission: MissionId,
+    passport: ServiceTypeId,
+    visa: ServiceTypeId,
+    citizen: CitizenId,
+    request: RequestId,
+}
+
+async fn setting(db: &Database) -> Setting {
+    let mission = stored_mission(db, "fr-paris").await;
+    let passport = stored_service_type(db, "passport").await;
+    let visa = stored_service_type(db, "visa").await;
+    let alice = stored_citizen(db, mission.id, "AA1").await;
+    let r = stored_request(db, request(mission.id, alice.id, &passport)).await;
+    Setting { mission: mission.id, passport: passport.id, visa: visa.id, citizen: alice.id, request: r.id }
+}
+
+/// A slot starting `hours` from now, 30 minutes long, serving the passport service.
+fn slot(s: &Setting, hours: i64, capacity: u32) -> Slot {
+    let start = now() + Duration::hours(hours);
+    let created = now();
+    Slot {
+        id: SlotId::new(),
+        mission_id: s.mission,
+        starts_at: start,
+        ends_at: start + Duration::minutes(30),
+        capacity,
+        booked: 0,
+        service_types: vec![s.passport],
+        open: true,
+        cutoffs: Cutoffs::default(),
+        version: 1,
+        created_at: created,
+        updated_at: created,
+    }
+}
+
+async fn stored_slot(db: &Database, slot: Slot) -> Slot {
+    let upsert = SlotUpsert { slots: vec![(slot.clone(), None)], cancelled: vec![] };
+    AppointmentRepository::upsert_slots(db, &upsert, &WriteMeta::default()).await.unwrap();
+    slot
+}
+
+fn citizen_subject(c: CitizenId) -> Subject {
+    Subject { kind: PrincipalKind::Citizen, id: PrincipalId(c.0) }
+}
+
+fn booking(s: &Setting, slot: &Slot, request: Option<RequestId>) -> Appointment {
+    Appointment::book(slot, s.citizen, s.passport, request, citizen_subject(s.citizen), now())
+}
+
+async fn book(db: &Database, a: &Appointment) -> BookOutcome {
+    AppointmentRepository::book(db, a, now(), &WriteMeta::default()).await.unwrap()
+}
+
+async fn seats(db: &Database, slot: &Slot) -> (i64, i64) {
+    db.seats_of(slot.id).await.unwrap()
+}
+
+async fn stored(db: &Database, id: SlotId) -> Slot {
+    AppointmentRepository::get_slot(db, id).await.unwrap().unwrap()
+}
+
+// ---------------------------------------------------------------- slots
+
+async fn slots_are_upserted_by_content_under_their_guards(db: Database) {
+    let s = setting(&db).await;
+    let mut first = slot(&s, 48, 3);
+    first.service_types = vec![s.passport, s.visa];
+    first.service_types.sort();
+    let upsert =
+        SlotUpsert { slots: vec![(first.clone(), None), (slot(&s, 72, 2), None)], cancelled: vec![] };
+    AppointmentRepository::upsert_slots(&db, &upsert, &audited("slot", first.id.0)).await.unwrap();
+    assert_eq!(stored(&db, first.id).await, first);
+    assert_eq!(AppointmentRepository::get_slot(&db, SlotId::new()).await.unwrap(), None);
+    let between = db.slots_between(s.mission, now(), now() + Duration::days(30)).await.unwrap();
+    assert_eq!(
+        between.iter().map(|x| x.id).collect::<Vec<_>>(),
+        [first.id, upsert.slots[1].0.id],
+        "start order"
+    );
+    assert!(db.slots_between(MissionId::new(), now(), now() + Duration::days(30)).await.unwrap().is_empty());
+
+    // The same content with another id is the same slot: its key is taken.
+    let again =
+        SlotUpsert { slots: vec![(Slot { id: SlotId::new(), ..first.clone() }, None)], cancelled: vec![] };
+    let taken = AppointmentRepository::upsert_slots(&db, &again, &audited("slot", first.id.0)).await;
+    assert!(is_duplicate(&taken, "slots_mission_time"), "{taken:?}");
+
+    // Two bookings, then a configuration change: the seat count is never written from the slot given.
+    for _ in 0..2 {
+        assert_eq!(book(&db, &booking(&s, &first, None)).await, BookOutcome::Booked);
+    }
+    let mut changed =
+        Slot { capacity: 2, service_types: vec![s.passport], booked: 0, version: 2, ..first.clone() };
+    changed.cutoffs.booking_minutes = 0;
+    let replace = SlotUpsert { slots: vec![(changed.clone(), Some(1))], cancelled: vec![] };
+    AppointmentRepository::upsert_slots(&db, &replace, &WriteMeta::default()).await.unwrap();
+    assert_eq!(stored(&db, first.id).await, Slot { booked: 2, ..changed.clone() });
+    let stale = AppointmentRepository::upsert_slots(&db, &replace, &audited("slot", first.id.0)).await;
+    assert!(matches!(stale, Err(RepoError::VersionConflict)), "{stale:?}");
+
+    // Below the seats booked, or closed with bookings: refused whatever the version.
+    for wanted in [
+        Slot { capacity: 1, version: 3, ..changed.clone() },
+        Slot { open: false, version: 3, ..changed.clone() },
+    ] {
+        let refused = SlotUpsert { slots: vec![(wanted, Some(2))], cancelled: vec![] };
+        let result = AppointmentRepository::upsert_slots(&db, &refused, &audited("slot", first.id.0)).await;
+        assert!(matches!(result, Err(RepoError::VersionConflict)), "{result:?}");
+    }
+    let gone = SlotUpsert { slots: vec![(slot(&s, 5, 1), Some(1))], cancelled: vec![] };
+    let result = AppointmentRepository::upsert_slots(&db, &gone, &WriteMeta::default()).await;
+    assert!(matches!(result, Err(RepoError::NotFound)), "{result:?}");
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 1, "a refused write stores nothing");
+    assert_eq!(seats(&db, &first).await, (2, 2));
+}
+
+async fn closing_a_slot_cancels_the_bookings_the_mission_names(db: Database) {
+    let s = setting(&db).await;
+    let hot = stored_slot(&db, slot(&s, 48, 3)).await;
+    let mut active = Vec::new();
+    for _ in 0..3 {
+        let a = booking(&s, &hot, None);
+        assert_eq!(book(&db, &a).await, BookOutcome::Booked);
+        active.push(a);
+    }
+    let current = stored(&db, hot.id).await;
+    let wanted = Slot { id: SlotId::new(), capacity: 1, booked: 0, ..current.clone() };
+    let plan = consular_domain::appointment::plan_slot(Some(&current), wanted, &active, true, now()).unwrap();
+    assert_eq!(plan.cancel, [active[2].id, active[1].id], "the most recent bookings");
+    let cancelled: Vec<(Appointment, i64)> = active
+        .iter()
+        .filter(|a| plan.cancel.contains(&a.id))
+        .map(|a| {
+            let mut c = a.clone();
+            c.cancel_by_mission(now()).unwrap();
+            (c, a.version)
+        })
+        .collect();
+    let upsert =
+        SlotUpsert { slots: vec![(plan.slot.clone(), plan.expected_version)], cancelled: cancelled.clone() };
+    let meta = WriteMeta {
+        events: vec![outbox_event("appointment.cancelled_by_mission", active[2].id.0)],
+        ..audited("slot", hot.id.0)
+    };
+    AppointmentRepository::upsert_slots(&db, &upsert, &meta).await.unwrap();
+    assert_eq!(seats(&db, &hot).await, (1, 1));
+    assert_eq!(stored(&db, hot.id).await.capacity, 1);
+    for (c, _) in &cancelled {
+        assert_eq!(AppointmentRepository::get(&db, c.id).await.unwrap().as_ref(), Some(c));
+    }
+    // The same cancellations again: the appointments moved on, nothing is stored.
+    let meta = WriteMeta {
+        events: vec![outbox_event("appointment.cancelled_by_mission", active[2].id.0)],
+        ..audited("slot", hot.id.0)
+    };
+    let again =
+        AppointmentRepository::upsert_slots(&db, &SlotUpsert { slots: vec![], cancelled }, &meta).await;
+    assert!(matches!(again, Err(RepoError::VersionConflict)), "{again:?}");
+    assert_eq!(db.count_rows("outbox_events").await.unwrap(), 1);
+}
+
+// ---------------------------------------------------------------- bookings
+
+async fn a_booking_takes_a_seat_or_says_why_not(db: Database) {
+    let s = setting(&db).await;
+    let two = stored_slot(&db, slot(&s, 48, 2)).await;
+    let first = booking(&s, &two, Some(s.request));
+    assert_eq!(
+        AppointmentRepository::book(&db, &first, now(), &audited("appointment", first.id.0)).await.unwrap(),
+        BookOutcome::Booked
+    );
+    assert_eq!(AppointmentRepository::get(&db, first.id).await.unwrap(), Some(first.clone()));
+    // One active booking per citizen and request, wherever.
+    let other_slot = stored_slot(&db, slot(&s, 96, 2)).await;
+    let twice = booking(&s, &other_slot, Some(s.request));
+    assert_eq!(book(&db, &twice).await, BookOutcome::AlreadyBooked);
+    assert_eq!(seats(&db, &other_slot).await, (0, 0), "the seat was given back");
+    assert_eq!(book(&db, &booking(&s, &two, None)).await, BookOutcome::Booked);
+    assert_eq!(book(&db, &booking(&s, &two, None)).await, BookOutcome::Refused(BookingRefused::Full));
+    assert_eq!(seats(&db, &two).await, (2, 2));
+
+    let closed = stored_slot(&db, Slot { open: false, ..slot(&s, 24 * 5, 2) }).await;
+    assert_eq!(book(&db, &booking(&s, &closed, None)).await, BookOutcome::Refused(BookingRefused::Closed));
+    let visa_only = stored_slot(&db, Slot { service_types: vec![s.visa], ..slot(&s, 24 * 6, 2) }).await;
+    assert_eq!(
+        book(&db, &booking(&s, &visa_only, None)).await,
+        BookOutcome::Refused(BookingRefused::ServiceNotServed)
+    );
+    let soon = stored_slot(&db, slot(&s, 0, 2)).await;
+    let late = book(&db, &booking(&s, &soon, None)).await;
+    assert!(matches!(late, BookOutcome::Refused(BookingRefused::BookingClosed { .. })), "{late:?}");
+    let unknown =
+        AppointmentRepository::book(&db, &booking(&s, &slot(&s, 48, 2), None), now(), &WriteMeta::default())
+            .await;
+    assert!(matches!(unknown, Err(RepoError::NotFound)), "{unknown:?}");
+    assert_eq!(db.count_rows("appointments").await.unwrap(), 2);
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 1);
+
+    // Cancelled, the request may be booked again.
+    let mut cancelled = first.clone();
+    cancelled.cancel(Role::Citizen, &two, now()).unwrap();
+    AppointmentRepository::cancel(&db, &cancelled, 1, &WriteMeta::default()).await.unwrap();
+    assert_eq!(seats(&db, &two).await, (1, 1), "the seat is free at once");
+    let stale = AppointmentRepository::cancel(&db, &cancelled, 1, &WriteMeta::default()).await;
+    assert!(matches!(stale, Err(RepoError::VersionConflict)), "{stale:?}");
+    assert_eq!(book(&db, &twice).await, BookOutcome::Booked);
+}
+
+async fn a_reschedule_moves_the_seat_or_changes_nothing(db: Database) {
+    let s = setting(&db).await;
+    let from = stored_slot(&db, slot(&s, 48, 2)).await;
+    let full = stored_slot(&db, slot(&s, 72, 1)).await;
+    let free = stored_slot(&db, slot(&s, 96, 1)).await;
+    let a = booking(&s, &from, Some(s.request));
+    assert_eq!(book(&db, &a).await, BookOutcome::Booked);
+    assert_eq!(book(&db, &booking(&s, &full, None)).await, BookOutcome::Booked);
+
+    let mut into_full = a.clone();
+    into_full.reschedule(Role::Staff, &from, &Slot { booked: 0, ..full.clone() }, now()).unwrap();
+    let refused = AppointmentRepository::reschedule(
+        &db,
+        &into_full,
+        from.id,
+        1,
+        now(),
+        &audited("appointment", a.id.0),
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused, BookOutcome::Refused(BookingRefused::Full));
+    assert_eq!(AppointmentRepository::get(&db, a.id).await.unwrap(), Some(a.clone()), "nothing changed");
+    assert_eq!((seats(&db, &from).await, seats(&db, &full).await), ((1, 1), (1, 1)));
+
+    let mut moved = a.clone();
+    moved.reschedule(Role::Citizen, &from, &stored(&db, free.id).await, now()).unwrap();
+    let outcome =
+        AppointmentRepository::reschedule(&db, &moved, from.id, 1, now(), &audited("appointment", a.id.0))
+            .await
+            .unwrap();
+    assert_eq!(outcome, BookOutcome::Booked);
+    assert_eq!(AppointmentRepository::get(&db, a.id).await.unwrap(), Some(moved.clone()));
+    assert_eq!((seats(&db, &from).await, seats(&db, &free).await), ((0, 0), (1, 1)));
+    let stale =
+        AppointmentRepository::reschedule(&db, &moved, from.id, 1, now(), &WriteMeta::default()).await;
+    assert!(matches!(stale, Err(RepoError::VersionConflict)), "{stale:?}");
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 1);
+
+    let mut attended = moved.clone();
+    attended.record_attendance(Role::Staff, AppointmentAction::Attend, free.starts_at).unwrap();
+    AppointmentRepository::record_attendance(&db, &attended, 2, &WriteMeta::default()).await.unwrap();
+    assert_eq!(
+        AppointmentRepository::get(&db, a.id).await.unwrap().unwrap().status,
+        AppointmentStatus::Attended
+    );
+    assert_eq!(seats(&db, &free).await, (1, 1), "an attended appointment used its seat");
+}
+
+// ---------------------------------------------------------------- reads
+
+async fn availability_shows_open_future_slots_with_free_seats_in_start_order(db: Database) {
+    let s = setting(&db).await;
+    let mut expected = Vec::new();
+    for hours in [30, 40, 50, 60, 70] {
+        expected.push(stored_slot(&db, slot(&s, hours, 1)).await.id);
+    }
+    let full = stored_slot(&db, slot(&s, 45, 1)).await;
+    assert_eq!(book(&db, &booking(&s, &full, None)).await, BookOutcome::Booked);
+    stored_slot(&db, Slot { open: false, ..slot(&s, 46, 1) }).await;
+    stored_slot(&db, Slot { service_types: vec![s.visa], ..slot(&s, 47, 1) }).await;
+    stored_slot(&db, slot(&s, 0, 1)).await; // inside its booking cut-off
+    stored_slot(&db, slot(&s, 24 * 40, 1)).await; // after `to`
+    let query = AvailabilityQuery {
+        mission_id: s.mission,
+        service_type_id: s.passport,
+        from: now() - Duration::days(1),
+        to: now() + Duration::days(30),
+        now: now(),
+    };
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let page = db.available_slots(query, StartPageRequest { limit: 2, after }).await.unwrap();
+        seen.extend(page.items.iter().map(|x| x.id));
+        assert!(page.items.iter().all(|x| x.service_types == [s.passport] && x.remaining() > 0));
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, expected);
+    let other = AvailabilityQuery { mission_id: MissionId::new(), ..query };
+    assert!(
+        db.available_slots(other, StartPageRequest { limit: 10, after: None })
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+
+    for after in [None, Some(consular_domain::StartCursor { starts_at: now(), id: uuid::Uuid::now_v7() })] {
+        let plan = db.explain_availability(query, StartPageRequest { limit: 20, after }).await.unwrap();
+        assert_no_full_scan(db.backend(), "slot_service_types", &plan, "availability");
+        assert_no_full_scan(db.backend(), "slots", &plan, "availability");
+        assert_ordered_by_index(&plan, "slot_service_types_availability_idx");
+    }
+}
+
+async fn appointments_are_listed_in_start_order_by_every_filter(db: Database) {
+    let s = setting(&db).await;
+    let early = stored_slot(&db, slot(&s, 30, 5)).await;
+    let late = stored_slot(&db, slot(&s, 60, 5)).await;
+    let mut all = Vec::new();
+    for x in [&late, &early, &late, &early] {
+        let a = booking(&s, x, None);
+        assert_eq!(book(&db, &a).await, BookOutcome::Booked);
+        all.push(a);
+    }
+    all.sort_by_key(|a| (a.starts_at, a.id));
+    let page = StartPageRequest { limit: 100, after: None };
+    let ids = |items: &[Appointment]| items.iter().map(|a| a.id).collect::<Vec<_>>();
+    let by_mission = AppointmentFilter { mission_id: Some(s.mission), ..Default::default() };
+    assert_eq!(ids(&db.list(by_mission.clone(), page).await.unwrap().items), ids(&all));
+    let by_slot = AppointmentFilter { slot_id: Some(early.id), ..Default::default() };
+    assert_eq!(ids(&db.list(by_slot.clone(), page).await.unwrap().items), ids(&all[..2]));
+    let day = AppointmentFilter {
+        starts_from: Some(late.starts_at - Duration::hours(1)),
+        starts_before: Some(late.starts_at + Duration::hours(1)),
+        statuses: vec![AppointmentStatus::Booked],
+        ..by_mission.clone()
+    };
+    assert_eq!(ids(&db.list(day, page).await.unwrap().items), ids(&all[2..]));
+    let by_citizen = AppointmentFilter { citizen_id: Some(s.citizen), ..Default::default() };
+    let first = db.list(by_citizen.clone(), StartPageRequest { limit: 3, after: None }).await.unwrap();
+    let rest = db.list(by_citizen.clone(), StartPageRequest { limit: 3, after: first.next }).await.unwrap();
+    assert_eq!([ids(&first.items), ids(&rest.items)].concat(), ids(&all));
+    assert_eq!(rest.next, None);
+    let cancelled = AppointmentFilter { statuses: vec![AppointmentStatus::Cancelled], ..by_mission.clone() };
+    assert!(db.list(cancelled, page).await.unwrap().items.is_empty());
+
+    for (filter, index) in [
+        (by_mission, "appointments_mission_idx"),
+        (by_citizen, "appointments_citizen_idx"),
+        (by_slot, "appointments_slot_idx"),
+    ] {
+        for after in [None, first.next] {
+            let plan = db
+                .explain_appointment_list(filter.clone(), StartPageRequest { limit: 20, after })
+                .await
+                .unwrap();
+            assert_no_full_scan(db.backend(), "appointments", &plan, index);
+            assert_ordered_by_index(&plan, index);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- the seat invariant
+
+/// 50 concurrent bookings of a slot of capacity 5: exactly 5 succeed, the rest are told
+/// the slot is full, and the seat count equals the active bookings.
+async fn concurrent_bookings_never_overbook(db: Database) {
+    let s = setting(&db).await;
+    let hot = stored_slot(&db, slot(&s, 48, 5)).await;
+    let tasks: Vec<_> = (0..50)
+        .map(|_| {
+            let (db, a) = (db.clone(), booking(&s, &hot, None));
+            tokio::spawn(
+                async move { AppointmentRepository::book(&db, &a, now(), &WriteMeta::default()).await },
+            )
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.unwrap().unwrap());
+    }
+    let booked = outcomes.iter().filter(|o| **o == BookOutcome::Booked).count();
+    let full = outcomes.iter().filter(|o| **o == BookOutcome::Refused(BookingRefused::Full)).count();
+    assert_eq!((booked, full), (5, 45));
+    assert_eq!(seats(&db, &hot).await, (5, 5));
+}
+
+/// Concurrent moves into a hot slot and cancellations out of it keep every seat count
+/// equal to the bookings holding a seat, within capacity.
+async fn concurrent_moves_and_cancellations_keep_the_seat_count(db: Database) {
+    let s = setting(&db).await;
+    let hot = stored_slot(&db, slot(&s, 48, 5)).await;
+    let wide = stored_slot(&db, slot(&s, 72, 30)).await;
+    let mut in_hot = Vec::new();
+    for _ in 0..4 {
+        let a = booking(&s, &hot, None);
+        assert_eq!(book(&db, &a).await, BookOutcome::Booked);
+        in_hot.push(a);
+    }
+    let mut in_wide = Vec::new();
+    for _ in 0..20 {
+        let a = booking(&s, &wide, None);
+        assert_eq!(book(&db, &a).await, BookOutcome::Booked);
+        in_wide.push(a);
+    }
+    let hot_now = stored(&db, hot.id).await;
+    let wide_now = stored(&db, wide.id).await;
+    let mut tasks = Vec::new();
+    for a in in_wide {
+        let (db, mut moved, from, to) =
+            (db.clone(), a.clone(), wide_now.clone(), Slot { booked: 0, ..hot_now.clone() });
+        moved.reschedule(Role::Staff, &from, &to, now()).unwrap();
+        tasks.push(tokio::spawn(async move {
+            AppointmentRepository::reschedule(&db, &moved, from.id, 1, now(), &WriteMeta::default())
+                .await
+                .map(|o| o == BookOutcome::Booked)
+        }));
+    }
+    for a in in_hot {
+        let (db, mut cancelled, slot) = (db.clone(), a.clone(), hot_now.clone());
+        cancelled.cancel(Role::Staff, &slot, now()).unwrap();
+        tasks.push(tokio::spawn(async move {
+            AppointmentRepository::cancel(&db, &cancelled, 1, &WriteMeta::default()).await.map(|()| false)
+        }));
+    }
+    let mut moves = 0_i64;
+    for task in tasks {
+        if task.await.unwrap().unwrap() {
+            moves += 1;
+        }
+    }
+    let (hot_seats, hot_holding) = seats(&db, &hot).await;
+    assert_eq!(hot_seats, hot_holding);
+    assert!((1..=5).contains(&hot_seats), "{hot_seats}");
+    assert_eq!(hot_seats, moves, "every seat left in the hot slot is a move that succeeded");
+    assert_eq!(seats(&db, &wide).await, (20 - moves, 20 - moves));
+}
+
+// ---------------------------------------------------------------- both databases
+
+on_both_databases!(
+    slots_are_upserted_by_content_under_their_guards,
+    closing_a_slot_cancels_the_bookings_the_mission_names,
+    a_booking_takes_a_seat_or_says_why_not,
+    a_reschedule_moves_the_seat_or_changes_nothing,
+    availability_shows_open_future_slots_with_free_seats_in_start_order,
+    appointments_are_listed_in_start_order_by_every_filter,
+    concurrent_bookings_never_overbook,
+    concurrent_moves_and_cancellations_keep_the_seat_count,
+);

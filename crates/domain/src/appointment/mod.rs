@@ -1,0 +1,308 @@
+//! Appointments: bookable slots of a mission's counter time, the bookings citizens (or
+//! staff for them) make, and the rules between them (docs/appointments.md).
+//!
+//! ```text
+//! booked → attended | no_show   (staff, at or after the start)
+//! booked → cancelled            (the citizen before the cancellation cut-off, staff any
+//!                                time, the mission when it closes or shrinks a slot)
+//! booked → booked               (reschedule: the booking moves to another slot)
+//! ```
+//! `attended`, `no_show` and `cancelled` are final. The slot rules (capacity, the service
+//! types served, open/closed, cut-offs) are in `slot.rs`; recurring schedules and their
+//! expansion to UTC slots across daylight-saving changes in `schedule.rs`.
+
+mod schedule;
+mod slot;
+
+pub use schedule::{Availability, ExplicitSlots, LocalSlot, OpeningHours, RecurringSchedule, SlotTemplate};
+pub use slot::{
+    BookingRefused, CancelRefused, Cutoffs, RescheduleRefused, Slot, SlotConflict, SlotKey, SlotPlan,
+    StartCursor, plan_slot,
+};
+
+use crate::{AppointmentId, CitizenId, MissionId, RequestId, Role, ServiceTypeId, SlotId, Subject};
+use std::fmt;
+use std::str::FromStr;
+use time::OffsetDateTime;
+
+/// Reads a closed set of snake_case names back (`FromStr` of the enums below).
+fn parse_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, s: &str, what: &str) -> Result<T, String> {
+    all.iter().copied().find(|v| name(*v) == s).ok_or_else(|| format!("unknown {what} `{s}`"))
+}
+
+/// Where an appointment stands (docs/appointments.md "States").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AppointmentStatus {
+    Booked,
+    Attended,
+    NoShow,
+    Cancelled,
+}
+
+impl AppointmentStatus {
+    pub const ALL: [AppointmentStatus; 4] = [Self::Booked, Self::Attended, Self::NoShow, Self::Cancelled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Booked => "booked",
+            Self::Attended => "attended",
+            Self::NoShow => "no_show",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether the booking still holds a seat.
+    pub fn is_active(self) -> bool {
+        self == Self::Booked
+    }
+}
+
+impl fmt::Display for AppointmentStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for AppointmentStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_name(&Self::ALL, Self::as_str, s, "appointment status")
+    }
+}
+
+/// Who cancelled a booking: the citizen, staff of the mission, or the mission itself
+/// (closing or shrinking the slot, docs/appointments.md "Changing a slot").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelledBy {
+    Citizen,
+    Staff,
+    Mission,
+}
+
+impl CancelledBy {
+    pub const ALL: [CancelledBy; 3] = [Self::Citizen, Self::Staff, Self::Mission];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Citizen => "citizen",
+            Self::Staff => "staff",
+            Self::Mission => "mission",
+        }
+    }
+}
+
+impl FromStr for CancelledBy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_name(&Self::ALL, Self::as_str, s, "canceller")
+    }
+}
+
+/// A change asked of an appointment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AppointmentAction {
+    Reschedule,
+    Cancel,
+    Attend,
+    MarkNoShow,
+}
+
+impl AppointmentAction {
+    pub const ALL: [AppointmentAction; 4] = [Self::Reschedule, Self::Cancel, Self::Attend, Self::MarkNoShow];
+}
+
+/// Whether `role` may take `action` on an appointment in `status`, time aside (the
+/// cut-offs and the start time are the slot's rules): only a booked appointment changes;
+/// the citizen reschedules and cancels, staff (and admins, who act as staff) also record
+/// attendance.
+pub fn may(role: Role, status: AppointmentStatus, action: AppointmentAction) -> bool {
+    use AppointmentAction::*;
+    status == AppointmentStatus::Booked && (matches!(action, Reschedule | Cancel) || role == Role::Staff)
+}
+
+/// Why a change of an appointment was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AppointmentRefused {
+    /// The state machine refuses it: the actions allowed instead.
+    #[error("a {from} appointment cannot be changed that way by {role:?}")]
+    Illegal {
+        from: AppointmentStatus,
+        action: AppointmentAction,
+        role: Role,
+        allowed: Vec<AppointmentAction>,
+    },
+    #[error(transparent)]
+    Cancel(#[from] CancelRefused),
+    #[error(transparent)]
+    Reschedule(#[from] RescheduleRefused),
+    /// Attendance is recorded at or after the start time only.
+    #[error("attendance can be recorded from {starts_at} on")]
+    NotStarted { starts_at: OffsetDateTime },
+    /// The slot given is not the appointment's.
+    #[error("the slot given is not the appointment's")]
+    WrongSlot,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Appointment {
+    pub id: AppointmentId,
+    pub slot_id: SlotId,
+    pub mission_id: MissionId,
+    pub citizen_id: CitizenId,
+    pub service_type_id: ServiceTypeId,
+    /// The service request the appointment is for, if any: one active booking per
+    /// citizen and request.
+    pub request_id: Option<RequestId>,
+    /// The slot's times, copied (and moved by a reschedule): day lists and calendars.
+    pub starts_at: OffsetDateTime,
+    pub ends_at: OffsetDateTime,
+    pub status: AppointmentStatus,
+    /// The citizen themself, or the staff member or admin who booked for them.
+    pub booked_by: Subject,
+    pub cancelled_by: Option<CancelledBy>,
+    pub cancelled_at: Option<OffsetDateTime>,
+    pub version: i64,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+}
+
+impl Appointment {
+    /// A new `booked` appointment at version 1 in `slot`, after `slot.check_booking`
+    /// (the seat itself is taken by the repository's guarded statement).
+    pub fn book(
+        slot: &Slot,
+        citizen_id: CitizenId,
+        service_type_id: ServiceTypeId,
+        request_id: Option<RequestId>,
+        booked_by: Subject,
+        now: OffsetDateTime,
+    ) -> Appointment {
+        Appointment {
+            id: AppointmentId::new(),
+            slot_id: slot.id,
+            mission_id: slot.mission_id,
+            citizen_id,
+            service_type_id,
+            request_id,
+            starts_at: slot.starts_at,
+            ends_at: slot.ends_at,
+            status: AppointmentStatus::Booked,
+            booked_by,
+            cancelled_by: None,
+            cancelled_at: None,
+            version: 1,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    /// The actions `role` may take now, time aside.
+    pub fn allowed_actions(&self, role: Role) -> Vec<AppointmentAction> {
+        AppointmentAction::ALL.into_iter().filter(|a| may(role, self.status, *a)).collect()
+    }
+
+    fn check(&self, role: Role, action: AppointmentAction) -> Result<(), AppointmentRefused> {
+        if may(role, self.status, action) {
+            Ok(())
+        } else {
+            Err(AppointmentRefused::Illegal {
+                from: self.status,
+                action,
+                role,
+                allowed: self.allowed_actions(role),
+            })
+        }
+    }
+
+    fn check_slot(&self, slot: &Slot) -> Result<(), AppointmentRefused> {
+        if slot.id == self.slot_id { Ok(()) } else { Err(AppointmentRefused::WrongSlot) }
+    }
+
+    /// Moves the booking to `to` (its own slot is `from`): the citizen within the
+    /// cancellation cut-off of `from`, staff any time; `to` must take the booking
+    /// (`Slot::check_reschedule`).
+    pub fn reschedule(
+        &mut self,
+        role: Role,
+        from: &Slot,
+        to: &Slot,
+        now: OffsetDateTime,
+    ) -> Result<(), AppointmentRefused> {
+        self.check(role, AppointmentAction::Reschedule)?;
+        self.check_slot(from)?;
+        Slot::check_reschedule(from, to, self.service_type_id, role, now)?;
+        self.slot_id = to.id;
+        self.starts_at = to.starts_at;
+        self.ends_at = to.ends_at;
+        self.touch(now);
+        Ok(())
+    }
+
+    /// Cancels the booking: the citizen before the cancellation cut-off, staff any time.
+    pub fn cancel(&mut self, role: Role, slot: &Slot, now: OffsetDateTime) -> Result<(), AppointmentRefused> {
+        self.check(role, AppointmentAction::Cancel)?;
+        self.check_slot(slot)?;
+        slot.check_cancel(role, now)?;
+        let by = match role {
+            Role::Citizen => CancelledBy::Citizen,
+            Role::Staff => CancelledBy::Staff,
+        };
+        self.close_as_cancelled(by, now);
+        Ok(())
+    }
+
+    /// The mission cancels the booking (its slot is closed or shrunk,
+    /// `plan_slot`): no cut-off applies. Only a booked appointment.
+    pub fn cancel_by_mission(&mut self, now: OffsetDateTime) -> Result<(), AppointmentRefused> {
+        self.check(Role::Staff, AppointmentAction::Cancel)?;
+        self.close_as_cancelled(CancelledBy::Mission, now);
+        Ok(())
+    }
+
+    /// Staff record that the citizen came (`Attend`) or not (`MarkNoShow`), at or after the
+    /// start time.
+    pub fn record_attendance(
+        &mut self,
+        role: Role,
+        action: AppointmentAction,
+        now: OffsetDateTime,
+    ) -> Result<(), AppointmentRefused> {
+        self.check(role, action)?;
+        let status = match action {
+            AppointmentAction::Attend => AppointmentStatus::Attended,
+            AppointmentAction::MarkNoShow => AppointmentStatus::NoShow,
+            other => {
+                return Err(AppointmentRefused::Illegal {
+                    from: self.status,
+                    action: other,
+                    role,
+                    allowed: self.allowed_actions(role),
+                });
+            }
+        };
+        if now < self.starts_at {
+            return Err(AppointmentRefused::NotStarted { starts_at: self.starts_at });
+        }
+        self.status = status;
+        self.touch(now);
+        Ok(())
+    }
+
+    fn close_as_cancelled(&mut self, by: CancelledBy, now: OffsetDateTime) {
+        self.status = AppointmentStatus::Cancelled;
+        self.cancelled_by = Some(by);
+        self.cancelled_at = Some(now);
+        self.touch(now);
+    }
+
+    /// Every change makes a new version.
+    fn touch(&mut self, now: OffsetDateTime) {
+        self.version += 1;
+        self.updated_at = now;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,186 @@
+use crate::{RepoError, WriteMeta};
+use async_trait::async_trait;
+use consular_domain::{
+    Appointment, AppointmentId, AppointmentStatus, BookingRefused, CitizenId, MissionId, ServiceTypeId, Slot,
+    SlotId, StartCursor,
+};
+use time::OffsetDateTime;
+
+/// A page of a list ordered by start time, then id (slots, appointments): keyset, no
+/// OFFSET, no count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartPageRequest {
+    /// 1..=100; callers reject other values before building a request.
+    pub limit: u16,
+    /// Continue after this (start, id), exclusive.
+    pub after: Option<StartCursor>,
+}
+
+impl StartPageRequest {
+    /// One more row than the page, to learn whether a next page exists.
+    pub fn fetch_limit(&self) -> i64 {
+        i64::from(self.limit) + 1
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartPage<T> {
+    pub items: Vec<T>,
+    /// Where the next page starts, when there is one.
+    pub next: Option<StartCursor>,
+}
+
+impl<T> StartPage<T> {
+    /// A page from up to `limit + 1` rows fetched in order.
+    pub fn from_rows(
+        mut rows: Vec<T>,
+        page: &StartPageRequest,
+        cursor_of: impl Fn(&T) -> StartCursor,
+    ) -> Self {
+        let limit = usize::from(page.limit);
+        let next = if rows.len() > limit {
+            rows.truncate(limit);
+            rows.last().map(&cursor_of)
+        } else {
+            None
+        };
+        StartPage { items: rows, next }
+    }
+}
+
+/// The availability of one service type at one mission (docs/appointments.md
+/// "Availability"): open slots serving it, starting in `[from, to)` and after `now`,
+/// whose booking cut-off has not passed at `now`, with at least one free seat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AvailabilityQuery {
+    pub mission_id: MissionId,
+    pub service_type_id: ServiceTypeId,
+    pub from: OffsetDateTime,
+    pub to: OffsetDateTime,
+    pub now: OffsetDateTime,
+}
+
+/// Which appointments a listing shows; every filter present must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AppointmentFilter {
+    pub mission_id: Option<MissionId>,
+    pub citizen_id: Option<CitizenId>,
+    pub slot_id: Option<SlotId>,
+    /// Any of these statuses (empty: all).
+    pub statuses: Vec<AppointmentStatus>,
+    /// `starts_at >= starts_from` (a day's list: the day's first instant in the mission's
+    /// zone).
+    pub starts_from: Option<OffsetDateTime>,
+    /// `starts_at < starts_before`.
+    pub starts_before: Option<OffsetDateTime>,
+}
+
+/// A submission of availability as the use case planned it with `plan_slot`: each slot
+/// with the version it was read at (`None`: a new slot), and the bookings the mission
+/// cancels to make room, already cancelled (`Appointment::cancel_by_mission`), each with
+/// the version it was read at.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SlotUpsert {
+    pub slots: Vec<(Slot, Option<i64>)>,
+    pub cancelled: Vec<(Appointment, i64)>,
+}
+
+/// What a booking (or the seat half of a reschedule) came to. Only `Booked` stored
+/// anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BookOutcome {
+    Booked,
+    /// The guarded seat statement updated no row: the slot's state says why (`Full`
+    /// when the slot looks bookable again by the time it is read: it was full then).
+    Refused(BookingRefused),
+    /// The citizen already has an active booking for this request (the unique partial
+    /// index `appointments_one_per_request`).
+    AlreadyBooked,
+}
+
+/// Slots and appointments (docs/appointments.md). The seat count of a slot (`booked`)
+/// equals the number of its `booked` appointments after every committed write: seats are
+/// taken only by a guarded statement (`booked < capacity`) in the transaction that stores
+/// the booking, released in the transaction that cancels or moves it, and the table
+/// refuses `booked > capacity` and bookings in a closed slot (CHECK constraints).
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait AppointmentRepository: Send + Sync {
+    /// Every slot of `mission` starting in `[from, to)`, in start order (then id): what a
+    /// submission is planned against (matched by `Slot::key`).
+    async fn slots_between(
+        &self,
+        mission: MissionId,
+        from: OffsetDateTime,
+        to: OffsetDateTime,
+    ) -> Result<Vec<Slot>, RepoError>;
+    /// Stores a planned submission in one transaction with `meta`: the cancellations
+    /// (each appointment still `booked` at its version, its seat released), then each
+    /// slot inserted (a taken key is `Duplicate { constraint: "slots_mission_time" }`:
+    /// another submission came first) or its configuration replaced if its version is
+    /// still the one read and its bookings still fit (`booked <= capacity`, none if
+    /// closed); `booked` is never written from the value given. `VersionConflict` when a
+    /// slot or an appointment moved on, or bookings arrived so that the plan no longer
+    /// holds; `NotFound` when one is gone. Any failure stores nothing: plan again.
+    async fn upsert_slots(&self, upsert: &SlotUpsert, meta: &WriteMeta) -> Result<(), RepoError>;
+    async fn get_slot(&self, id: SlotId) -> Result<Option<Slot>, RepoError>;
+    /// The query's slots in start order (then id), after `page.after`, through the index
+    /// `(mission, service type, start)`: never past slots.
+    async fn available_slots(
+        &self,
+        query: AvailabilityQuery,
+        page: StartPageRequest,
+    ) -> Result<StartPage<Slot>, RepoError>;
+    /// Takes a seat in `appointment.slot_id` and stores the (new, `booked`) appointment,
+    /// in one transaction with `meta`. The seat is taken by one guarded `UPDATE` (open,
+    /// serving the service type, before the booking cut-off at `now`, `booked <
+    /// capacity`); when it updates no row nothing is stored and the outcome is `Refused`.
+    /// An active booking of the same citizen for the same request is `AlreadyBooked`
+    /// (nothing stored). An unknown slot is `NotFound`.
+    async fn book(
+        &self,
+        appointment: &Appointment,
+        now: OffsetDateTime,
+        meta: &WriteMeta,
+    ) -> Result<BookOutcome, RepoError>;
+    /// Moves a booking: `appointment` is the rescheduled one (its new slot, version
+    /// bumped), `from` the slot it leaves. In one transaction with `meta`: a seat taken in
+    /// the new slot by the guarded statement (else `Refused`, nothing changes), the seat in
+    /// `from` released, the appointment replaced if still `booked` at `expected_version`
+    /// (`VersionConflict` / `NotFound` otherwise, nothing changes).
+    async fn reschedule(
+        &self,
+        appointment: &Appointment,
+        from: SlotId,
+        expected_version: i64,
+        now: OffsetDateTime,
+        meta: &WriteMeta,
+    ) -> Result<BookOutcome, RepoError>;
+    /// Stores the cancelled `appointment` if it is still `booked` at `expected_version`
+    /// and releases its seat at once, in one transaction with `meta`.
+    /// `VersionConflict` / `NotFound` otherwise (nothing changes).
+    async fn cancel(
+        &self,
+        appointment: &Appointment,
+        expected_version: i64,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError>;
+    /// Stores `appointment` as `attended` or `no_show` if it is still `booked` at
+    /// `expected_version`, in one transaction with `meta` (a seat stays taken: the
+    /// citizen used it). `VersionConflict` / `NotFound` otherwise; any other status given
+    /// is `Other`.
+    async fn record_attendance(
+        &self,
+        appointment: &Appointment,
+        expected_version: i64,
+        meta: &WriteMeta,
+    ) -> Result<(), RepoError>;
+    async fn get(&self, id: AppointmentId) -> Result<Option<Appointment>, RepoError>;
+    /// Appointments in start order (then id), after `page.after`, through an index that
+    /// yields that order for the mission, citizen or slot filter.
+    async fn list(
+        &self,
+        filter: AppointmentFilter,
+        page: StartPageRequest,
+    ) -> Result<StartPage<Appointment>, RepoError>;
+}
