@@ -5,6 +5,7 @@
 use crate::config::Settings;
 use crate::error::StartError;
 use consular_application::Services;
+use consular_application::appointments::{AppointmentPorts, AppointmentService};
 use consular_application::audit::AuditService;
 use consular_application::auth::{KeySet, RevocationCache, TokenConfig, TokenService};
 use consular_application::catalog::CatalogService;
@@ -114,6 +115,15 @@ pub async fn build(settings: &Settings) -> Result<Services, StartError> {
             clock.clone(),
         ),
         documents,
+        appointments: AppointmentService::new(AppointmentPorts {
+            appointments: db.clone(),
+            missions: db.clone(),
+            citizens: db.clone(),
+            requests: db.clone(),
+            service_types: db.clone(),
+            idempotency: db.clone(),
+            clock: clock.clone(),
+        }),
         tokens,
         health: HealthService::new(checks),
     })

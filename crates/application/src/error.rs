@@ -47,6 +47,10 @@ pub enum ServiceError {
     /// The approval gate: these required document kinds have no verified document.
     #[error("required documents missing: {}", .0.join(", "))]
     RequiredDocumentsMissing(Vec<String>),
+    /// Submitted availability would drop booked seats (a lower capacity, a closed slot)
+    /// and the submission did not ask to cancel those bookings.
+    #[error("{} slot(s) have bookings the change would drop", .0.len())]
+    SlotsHaveBookings(Vec<consular_domain::SlotConflict>),
     /// A dependency is down or saturated; retrying later may succeed.
     #[error("unavailable: {0}")]
     Unavailable(String),

@@ -2,6 +2,7 @@
 //! server, the command line, the background tasks), so that the list of services exists
 //! in one place only.
 
+use crate::appointments::AppointmentService;
 use crate::audit::AuditService;
 use crate::auth::TokenService;
 use crate::catalog::CatalogService;
@@ -24,6 +25,7 @@ pub struct Services {
     pub audit: AuditService,
     pub requests: RequestService,
     pub documents: DocumentService,
+    pub appointments: AppointmentService,
     pub tokens: TokenService,
     pub health: HealthService,
 }

@@ -371,6 +371,12 @@ pub fn if_match(headers: &HeaderMap) -> Result<Option<Vec<i64>>, ApiError> {
     Ok(Some(versions))
 }
 
+/// `If-Match` where it is optional (cancel, delete): absent means "judge the current
+/// state"; present, it is read as [`if_match`] reads it.
+pub fn optional_if_match(headers: &HeaderMap) -> Result<Option<Vec<i64>>, ApiError> {
+    if headers.contains_key(header::IF_MATCH) { if_match(headers) } else { Ok(None) }
+}
+
 /// The `Idempotency-Key` of a creating request with the fingerprint of its method, path
 /// and body; `None` when the client sent no key.
 pub fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Option<IdempotencyRequest>, ApiError> {

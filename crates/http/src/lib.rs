@@ -17,6 +17,7 @@ pub mod problem;
 pub mod respond;
 pub mod routes;
 pub mod spec;
+pub mod start_page;
 pub mod state;
 pub mod wire;
 

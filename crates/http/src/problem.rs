@@ -249,6 +249,27 @@ impl From<ServiceError> for ApiError {
                     errors,
                 )
             }
+            ServiceError::SlotsHaveBookings(conflicts) => {
+                let mut errors = ValidationErrors::new();
+                for c in &conflicts {
+                    errors.add(
+                        &format!("/slots/{}", c.slot_id.as_uuid()),
+                        "slot_has_bookings",
+                        format!(
+                            "the slot starting at {} has {} booked seat(s); the change leaves {}",
+                            c.starts_at,
+                            c.booked,
+                            if c.open { c.capacity } else { 0 }
+                        ),
+                    );
+                }
+                ApiError::validation(
+                    StatusCode::CONFLICT,
+                    "slot_has_bookings",
+                    "the change would drop booked seats; send cancel_bookings: true to cancel those bookings",
+                    errors,
+                )
+            }
             ServiceError::Unavailable(why) => {
                 tracing::warn!(error = %why, "dependency unavailable");
                 ApiError::unavailable("the service is temporarily unavailable")

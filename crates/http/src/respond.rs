@@ -16,7 +16,7 @@ fn etag(version: i64) -> String {
 
 /// The `Link: <...>; rel="next"` value for the next page: the same query with the cursor
 /// replaced.
-fn next_link(req: &HttpRequest, cursor: &str) -> String {
+pub(crate) fn next_link(req: &HttpRequest, cursor: &str) -> String {
     let mut query = url::form_urlencoded::Serializer::new(String::new());
     for (key, value) in url::form_urlencoded::parse(req.query_string().as_bytes()) {
         if key != "cursor" {

@@ -103,3 +103,14 @@ pub struct ListBody<T> {
     pub items: Vec<T>,
     pub next_cursor: Option<String>,
 }
+
+/// A slot's or an appointment's times in the mission's time zone (UTC if the zone is
+/// unknown, which a validated mission never has).
+pub fn local_times(
+    starts_at: time::OffsetDateTime,
+    ends_at: time::OffsetDateTime,
+    timezone: &str,
+) -> consular_domain::LocalSlot {
+    consular_domain::LocalSlot::between(starts_at, ends_at, timezone)
+        .unwrap_or(consular_domain::LocalSlot { starts_at, ends_at })
+}

@@ -14,7 +14,9 @@
 mod schedule;
 mod slot;
 
-pub use schedule::{Availability, ExplicitSlots, LocalSlot, OpeningHours, RecurringSchedule, SlotTemplate};
+pub use schedule::{
+    Availability, ExplicitSlots, LocalSlot, OpeningHours, RecurringSchedule, SlotTemplate, local_day,
+};
 pub use slot::{
     BookingRefused, CancelRefused, Cutoffs, RescheduleRefused, Slot, SlotConflict, SlotKey, SlotPlan,
     StartCursor, plan_slot,

@@ -80,8 +80,13 @@ impl LocalSlot {
     /// `slot`'s start and end with the offset the mission's zone has at each (they may
     /// differ across a change). `None` for an unknown zone name.
     pub fn of(slot: &Slot, timezone: &str) -> Option<LocalSlot> {
+        LocalSlot::between(slot.starts_at, slot.ends_at, timezone)
+    }
+
+    /// The same for any start and end (an appointment copies its slot's).
+    pub fn between(starts_at: OffsetDateTime, ends_at: OffsetDateTime, timezone: &str) -> Option<LocalSlot> {
         let tz: Tz = timezone.parse().ok()?;
-        Some(LocalSlot { starts_at: in_zone(slot.starts_at, tz)?, ends_at: in_zone(slot.ends_at, tz)? })
+        Some(LocalSlot { starts_at: in_zone(starts_at, tz)?, ends_at: in_zone(ends_at, tz)? })
     }
 }
 
@@ -89,6 +94,18 @@ fn in_zone(instant: OffsetDateTime, tz: Tz) -> Option<OffsetDateTime> {
     let utc = chrono::DateTime::from_timestamp(instant.unix_timestamp(), 0)?.naive_utc();
     let seconds = chrono::Offset::fix(&tz.offset_from_utc_datetime(&utc)).local_minus_utc();
     Some(instant.to_offset(UtcOffset::from_whole_seconds(seconds).ok()?))
+}
+
+/// The instants a local calendar day of `timezone` spans, `[start, end)`: from its first
+/// existing wall-clock time to the next day's (a day may last 23 or 25 hours across a
+/// change). `None` for an unknown zone name.
+pub fn local_day(timezone: &str, day: Date) -> Option<(OffsetDateTime, OffsetDateTime)> {
+    let tz: Tz = timezone.parse().ok()?;
+    let first = |d: Date| {
+        // Midnight is skipped in a few zones on their change day: the first hour that exists.
+        (0u8..4).find_map(|h| resolve(tz, PrimitiveDateTime::new(d, Time::from_hms(h, 0, 0).ok()?)))
+    };
+    Some((first(day)?, first(day.next_day()?)?))
 }
 
 /// The instant a local wall-clock time names in `tz`: `None` when it does not exist

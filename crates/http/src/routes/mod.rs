@@ -2,6 +2,7 @@
 //! documents them. Route modules share wire types through `crate::wire` and response
 //! helpers through `crate::respond`, never through each other.
 
+pub mod appointments;
 pub mod audit;
 pub mod auth;
 pub mod citizens;
@@ -11,6 +12,7 @@ pub mod missions;
 pub mod ops;
 pub mod requests;
 pub mod services;
+pub mod slots;
 pub mod staff;
 
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -59,6 +61,14 @@ pub fn register(cfg: &mut ServiceConfig) {
         .service(documents::download_document_content)
         .service(documents::verify_document)
         .service(documents::list_request_documents)
+        .service(slots::submit_slots)
+        .service(slots::list_slots)
+        .service(appointments::list_appointments)
+        .service(appointments::book_appointment)
+        .service(appointments::get_appointment)
+        .service(appointments::reschedule_appointment)
+        .service(appointments::cancel_appointment)
+        .service(appointments::record_attendance)
         .service(audit::list_audit_events)
         .service(ops::live)
         .service(ops::ready)

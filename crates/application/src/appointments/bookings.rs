@@ -1,0 +1,351 @@
+//! Booking, reading, listing, rescheduling, cancelling and attendance
+//! (docs/appointments.md "States", "The seat invariant").
+
+use super::{AppointmentService, AppointmentView, RESOURCE, audit, booking_refused, event, invalid, refused};
+use crate::ServiceError;
+use crate::concurrency::{require_version, retry_unconditional};
+use crate::idempotency::{self, Created, IdempotencyRequest};
+use crate::requests::citizen_of;
+use consular_domain::appointment::local_day;
+use consular_domain::policy::Listing;
+use consular_domain::policy::appointments as policy;
+use consular_domain::policy::requests::RequestReach;
+use consular_domain::{
+    Appointment, AppointmentAction, AppointmentId, AppointmentStatus, AuditAction, CitizenId, MissionId,
+    Principal, RequestId, Role, ServiceTypeId, Slot, SlotId,
+};
+use consular_ports::{
+    AppointmentFilter, AvailabilityQuery, BookOutcome, StartPage, StartPageRequest, WriteMeta,
+};
+use serde_json::json;
+use std::collections::HashMap;
+use time::{Date, Duration, OffsetDateTime};
+
+/// What a booking asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewBooking {
+    pub slot_id: SlotId,
+    pub service_type_id: ServiceTypeId,
+    /// Required for staff and admins; a citizen books for themself.
+    pub citizen_id: Option<CitizenId>,
+    pub request_id: Option<RequestId>,
+}
+
+/// Staff's record of an appointment whose start has come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attendance {
+    Attended,
+    NoShow,
+}
+
+/// What a listing of appointments filters on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AppointmentListFilter {
+    pub mission_id: Option<MissionId>,
+    pub citizen_id: Option<CitizenId>,
+    pub slot_id: Option<SlotId>,
+    pub statuses: Vec<AppointmentStatus>,
+    /// A day of the mission's calendar (its local time).
+    pub date: Option<Date>,
+}
+
+/// How far ahead availability is read when the caller names no end.
+const DEFAULT_HORIZON: Duration = Duration::days(366);
+
+impl AppointmentService {
+    /// The open future slots of a mission serving a service type, with a free seat before
+    /// their booking cut-off, starting in `[from, to)` (defaults: now and a year on), and
+    /// the mission's time zone.
+    pub async fn availability(
+        &self,
+        actor: &Principal,
+        mission_id: MissionId,
+        service_type_id: ServiceTypeId,
+        from: Option<OffsetDateTime>,
+        to: Option<OffsetDateTime>,
+        page: StartPageRequest,
+    ) -> Result<(StartPage<Slot>, String), ServiceError> {
+        policy::availability(actor, mission_id)?;
+        let mission = self.ports.missions.get(mission_id).await?.ok_or(ServiceError::NotFound)?;
+        let now = self.ports.clock.now();
+        let from = from.unwrap_or(now);
+        let to = to.unwrap_or(from.max(now) + DEFAULT_HORIZON);
+        let query = AvailabilityQuery { mission_id, service_type_id, from, to, now };
+        let slots = self.ports.appointments.available_slots(query, page).await?;
+        Ok((slots, mission.timezone))
+    }
+
+    async fn view(&self, appointment: Appointment) -> Result<AppointmentView, ServiceError> {
+        let mission = self.mission(appointment.mission_id).await?;
+        let service_name = match self.ports.service_types.get(appointment.service_type_id).await? {
+            Some(t) => t.name,
+            None => String::new(),
+        };
+        Ok(AppointmentView {
+            appointment,
+            timezone: mission.timezone,
+            mission_name: mission.name,
+            mission_city: mission.city,
+            service_name,
+        })
+    }
+
+    /// Books a seat: a citizen for themself, staff and admins for a citizen of their
+    /// mission, optionally for one of the citizen's requests.
+    pub async fn book(
+        &self,
+        actor: &Principal,
+        booking: NewBooking,
+        idempotency_key: Option<&IdempotencyRequest>,
+    ) -> Result<Created<AppointmentView>, ServiceError> {
+        let ports = &self.ports;
+        let now = ports.clock.now();
+        policy::book(actor)?;
+        let citizen_id = citizen_of(actor, booking.citizen_id)?;
+        if let Some(replayed) = idempotency::replay(&*ports.idempotency, actor, idempotency_key, now).await? {
+            return Ok(replayed);
+        }
+        let citizen = match ports.citizens.get(citizen_id).await? {
+            Some(c) if policy::book_for(actor, c.id, c.mission_id).is_ok() => c,
+            _ => return Err(invalid("/citizen_id", "unknown", "no such citizen in your mission")),
+        };
+        let slot = match ports.appointments.get_slot(booking.slot_id).await? {
+            Some(s) if s.mission_id == citizen.mission_id => s,
+            _ => return Err(invalid("/slot_id", "unknown", "no such slot at the citizen's mission")),
+        };
+        if let Some(id) = booking.request_id {
+            match ports.requests.get(id).await? {
+                Some(r) if r.citizen_id == citizen.id => {}
+                _ => return Err(invalid("/request_id", "unknown", "no such request of this citizen")),
+            }
+        }
+        slot.check_booking(booking.service_type_id, now).map_err(booking_refused)?;
+        let appointment = Appointment::book(
+            &slot,
+            citizen.id,
+            booking.service_type_id,
+            booking.request_id,
+            actor.subject,
+            now,
+        );
+        let view = self.view(appointment).await?;
+        let appointment = &view.appointment;
+        let meta = WriteMeta {
+            audit: vec![audit(
+                actor,
+                now,
+                AuditAction::Created,
+                RESOURCE,
+                appointment.id.as_uuid(),
+                &["slot_id", "citizen_id", "service_type_id", "request_id"],
+            )],
+            events: vec![event("appointment.booked", appointment, json!({}), now)],
+            idempotency: idempotency::record(actor, idempotency_key, appointment.id.as_uuid(), &view, now)?,
+        };
+        match ports.appointments.book(appointment, now, &meta).await? {
+            BookOutcome::Booked => Ok(Created::fresh(view)),
+            BookOutcome::Refused(why) => Err(booking_refused(why)),
+            BookOutcome::AlreadyBooked => Err(already_booked()),
+        }
+    }
+
+    async fn found(&self, id: AppointmentId) -> Result<Appointment, ServiceError> {
+        self.ports.appointments.get(id).await?.ok_or(ServiceError::NotFound)
+    }
+
+    async fn slot_of(&self, appointment: &Appointment) -> Result<Slot, ServiceError> {
+        self.ports.appointments.get_slot(appointment.slot_id).await?.ok_or_else(|| {
+            ServiceError::Internal(format!("the slot of appointment {} is gone", appointment.id))
+        })
+    }
+
+    /// The appointment, if the caller may read it, with what its responses show.
+    pub async fn get(&self, actor: &Principal, id: AppointmentId) -> Result<AppointmentView, ServiceError> {
+        let appointment = self.found(id).await?;
+        policy::read(actor, appointment.citizen_id, appointment.mission_id)?;
+        self.view(appointment).await
+    }
+
+    /// Moves the booking to another slot of the mission, atomically; if that slot cannot
+    /// take it nothing changes.
+    pub async fn reschedule(
+        &self,
+        actor: &Principal,
+        id: AppointmentId,
+        to: SlotId,
+        expected_versions: Option<&[i64]>,
+    ) -> Result<AppointmentView, ServiceError> {
+        let mut appointment = self.found(id).await?;
+        let role = policy::change(actor, appointment.citizen_id, appointment.mission_id)?;
+        let stored_version = appointment.version;
+        require_version(expected_versions, stored_version)?;
+        let from = self.slot_of(&appointment).await?;
+        let to = match self.ports.appointments.get_slot(to).await? {
+            Some(s) if s.mission_id == appointment.mission_id => s,
+            _ => return Err(invalid("/slot_id", "unknown", "no such slot in the appointment's mission")),
+        };
+        let now = self.ports.clock.now();
+        appointment.reschedule(role, &from, &to, now).map_err(refused)?;
+        let meta = WriteMeta {
+            audit: vec![audit(
+                actor,
+                now,
+                AuditAction::Updated,
+                RESOURCE,
+                appointment.id.as_uuid(),
+                &["slot_id", "starts_at", "ends_at"],
+            )],
+            events: vec![event(
+                "appointment.rescheduled",
+                &appointment,
+                json!({ "from_slot_id": from.id }),
+                now,
+            )],
+            idempotency: None,
+        };
+        match self.ports.appointments.reschedule(&appointment, from.id, stored_version, now, &meta).await? {
+            BookOutcome::Booked => self.view(appointment).await,
+            BookOutcome::Refused(why) => Err(booking_refused(why)),
+            BookOutcome::AlreadyBooked => Err(already_booked()),
+        }
+    }
+
+    /// Cancels the booking and frees its seat: the citizen before the cancellation
+    /// cut-off, staff and admins any time.
+    pub async fn cancel(
+        &self,
+        actor: &Principal,
+        id: AppointmentId,
+        expected_versions: Option<&[i64]>,
+    ) -> Result<(), ServiceError> {
+        retry_unconditional(expected_versions, || async {
+            let mut appointment = self.found(id).await?;
+            let role = policy::change(actor, appointment.citizen_id, appointment.mission_id)?;
+            let stored_version = appointment.version;
+            require_version(expected_versions, stored_version)?;
+            let slot = self.slot_of(&appointment).await?;
+            let now = self.ports.clock.now();
+            appointment.cancel(role, &slot, now).map_err(refused)?;
+            let meta = WriteMeta {
+                audit: vec![audit(
+                    actor,
+                    now,
+                    AuditAction::StatusChanged,
+                    RESOURCE,
+                    appointment.id.as_uuid(),
+                    &["status", "cancelled_by"],
+                )],
+                events: vec![event(
+                    "appointment.cancelled",
+                    &appointment,
+                    json!({ "cancelled_by": appointment.cancelled_by.map(|c| c.as_str()) }),
+                    now,
+                )],
+                idempotency: None,
+            };
+            Ok(self.ports.appointments.cancel(&appointment, stored_version, &meta).await?)
+        })
+        .await
+    }
+
+    /// Staff and admins of the mission record whether the citizen came, from the start
+    /// time on.
+    pub async fn record_attendance(
+        &self,
+        actor: &Principal,
+        id: AppointmentId,
+        attendance: Attendance,
+        expected_versions: Option<&[i64]>,
+    ) -> Result<AppointmentView, ServiceError> {
+        policy::attend(actor)?;
+        let appointment = retry_unconditional(expected_versions, || async {
+            let mut appointment = self.found(id).await?;
+            policy::attend_of(actor, appointment.citizen_id, appointment.mission_id)?;
+            let stored_version = appointment.version;
+            require_version(expected_versions, stored_version)?;
+            let now = self.ports.clock.now();
+            let (action, kind) = match attendance {
+                Attendance::Attended => (AppointmentAction::Attend, "appointment.attended"),
+                Attendance::NoShow => (AppointmentAction::MarkNoShow, "appointment.no_show"),
+            };
+            appointment.record_attendance(Role::Staff, action, now).map_err(refused)?;
+            let meta = WriteMeta {
+                audit: vec![audit(
+                    actor,
+                    now,
+                    AuditAction::StatusChanged,
+                    RESOURCE,
+                    appointment.id.as_uuid(),
+                    &["status"],
+                )],
+                events: vec![event(kind, &appointment, json!({}), now)],
+                idempotency: None,
+            };
+            self.ports.appointments.record_attendance(&appointment, stored_version, &meta).await?;
+            Ok(appointment)
+        })
+        .await?;
+        self.view(appointment).await
+    }
+
+    /// In start order. A citizen sees their own; staff and admins their mission's (a
+    /// day's list with `date`); global admins all.
+    pub async fn list(
+        &self,
+        actor: &Principal,
+        asked: AppointmentListFilter,
+        page: StartPageRequest,
+    ) -> Result<StartPage<AppointmentView>, ServiceError> {
+        let mut filter = AppointmentFilter {
+            mission_id: asked.mission_id,
+            citizen_id: asked.citizen_id,
+            slot_id: asked.slot_id,
+            statuses: asked.statuses,
+            starts_from: None,
+            starts_before: None,
+        };
+        match policy::list(actor, filter.mission_id, filter.citizen_id) {
+            Listing::Within(RequestReach::Citizen(own)) => filter.citizen_id = Some(own),
+            Listing::Within(RequestReach::Mission(mission)) => {
+                filter.mission_id = filter.mission_id.or(mission)
+            }
+            Listing::Empty => return Ok(StartPage { items: Vec::new(), next: None }),
+        }
+        if let Some(day) = asked.date {
+            // The mission's local day; a global admin naming no mission gets the UTC day.
+            let timezone = match filter.mission_id.or(actor.mission) {
+                Some(mission_id) => match self.ports.missions.get(mission_id).await? {
+                    Some(mission) => mission.timezone,
+                    // An unknown mission has no appointments: an empty list, as for any filter.
+                    None => return Ok(StartPage { items: Vec::new(), next: None }),
+                },
+                None => "UTC".to_owned(),
+            };
+            let (from, before) = local_day(&timezone, day)
+                .ok_or_else(|| ServiceError::Internal(format!("no valid zone `{timezone}`")))?;
+            filter.starts_from = Some(from);
+            filter.starts_before = Some(before);
+        }
+        let found = self.ports.appointments.list(filter, page).await?;
+        let mut missions = HashMap::new();
+        let mut items = Vec::with_capacity(found.items.len());
+        for appointment in found.items {
+            if let std::collections::hash_map::Entry::Vacant(e) = missions.entry(appointment.mission_id) {
+                e.insert(self.mission(appointment.mission_id).await?);
+            }
+            let mission = &missions[&appointment.mission_id];
+            items.push(AppointmentView {
+                timezone: mission.timezone.clone(),
+                mission_name: mission.name.clone(),
+                mission_city: mission.city.clone(),
+                service_name: String::new(),
+                appointment,
+            });
+        }
+        Ok(StartPage { items, next: found.next })
+    }
+}
+
+fn already_booked() -> ServiceError {
+    ServiceError::conflict("already_booked", "the citizen already has an active booking for this request")
+}

@@ -1,0 +1,179 @@
+//! Appointments: the availability an admin submits (`slots.rs`), and the bookings
+//! citizens (or staff for them) make, move, cancel and attend (`bookings.rs`)
+//! (docs/appointments.md).
+//!
+//! Every use case asks `consular_domain::policy::appointments` first; another
+//! principal's appointment is 404. Seats are taken and released only by the repository's
+//! guarded statements, in the transaction that stores the change with its audit entries
+//! and outbox events; the slot rules here only say why a booking was refused.
+
+mod bookings;
+mod slots;
+#[cfg(test)]
+mod tests;
+
+pub use bookings::{AppointmentListFilter, Attendance, NewBooking};
+pub use slots::{SlotPart, SlotReport, SlotSubmission};
+
+use crate::ServiceError;
+use consular_domain::{
+    Appointment, AppointmentAction, AppointmentRefused, AuditAction, AuditRecord, BookingRefused,
+    CancelRefused, Mission, MissionId, Principal, RescheduleRefused, ValidationErrors,
+};
+use consular_ports::{
+    AppointmentRepository, CitizenRepository, Clock, IdempotencyRepository, MissionRepository, OutboxEvent,
+    RequestRepository, ServiceTypeRepository,
+};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use uuid::Uuid;
+
+pub const RESOURCE: &str = "appointment";
+pub const SLOT_RESOURCE: &str = "slot";
+
+/// The ports the appointment use cases need.
+#[derive(Clone)]
+pub struct AppointmentPorts {
+    pub appointments: Arc<dyn AppointmentRepository>,
+    pub missions: Arc<dyn MissionRepository>,
+    pub citizens: Arc<dyn CitizenRepository>,
+    pub requests: Arc<dyn RequestRepository>,
+    pub service_types: Arc<dyn ServiceTypeRepository>,
+    pub idempotency: Arc<dyn IdempotencyRepository>,
+    pub clock: Arc<dyn Clock>,
+}
+
+#[derive(Clone)]
+pub struct AppointmentService {
+    ports: AppointmentPorts,
+}
+
+impl AppointmentService {
+    pub fn new(ports: AppointmentPorts) -> Self {
+        AppointmentService { ports }
+    }
+
+    async fn mission(&self, id: MissionId) -> Result<Mission, ServiceError> {
+        self.ports
+            .missions
+            .get(id)
+            .await?
+            .ok_or_else(|| ServiceError::Internal(format!("mission {id:?} is gone")))
+    }
+}
+
+/// An appointment with what a response shows beside it: its mission's time zone (local
+/// times) and, for calendar files, the mission's and the service type's names. Stored as
+/// the idempotency snapshot of a booking.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AppointmentView {
+    pub appointment: Appointment,
+    pub timezone: String,
+    pub mission_name: String,
+    pub mission_city: String,
+    pub service_name: String,
+}
+
+fn invalid(pointer: &str, code: &str, message: &str) -> ServiceError {
+    ValidationErrors::single(pointer, code, message).into()
+}
+
+fn rfc3339(at: OffsetDateTime) -> String {
+    at.format(&Rfc3339).unwrap_or_else(|_| at.to_string())
+}
+
+/// A slot that does not take the booking: 409 with the rule's code, except a service
+/// type the slot does not serve, which is a field error.
+fn booking_refused(refused: BookingRefused) -> ServiceError {
+    match refused {
+        BookingRefused::Full => ServiceError::conflict("slot_full", "the slot has no free seat"),
+        BookingRefused::Closed => ServiceError::conflict("slot_closed", "the slot is closed"),
+        BookingRefused::BookingClosed { closes_at } => ServiceError::conflict(
+            "booking_closed",
+            format!("booking this slot closed at {}", rfc3339(closes_at)),
+        ),
+        BookingRefused::ServiceNotServed => {
+            invalid("/service_type_id", "not_served", "the slot does not serve this service type")
+        }
+    }
+}
+
+fn cancel_refused(refused: CancelRefused) -> ServiceError {
+    let CancelRefused::InsideCutoff { closes_at } = refused;
+    ServiceError::conflict(
+        "cancellation_closed",
+        format!(
+            "citizens cannot cancel or move this appointment after {} (the cancellation cut-off)",
+            rfc3339(closes_at)
+        ),
+    )
+}
+
+fn refused(refused: AppointmentRefused) -> ServiceError {
+    match refused {
+        AppointmentRefused::Illegal { ref allowed, .. } => ServiceError::IllegalTransition {
+            allowed: allowed.iter().map(|a| action_name(*a).to_owned()).collect(),
+            detail: refused.to_string(),
+        },
+        AppointmentRefused::Cancel(c) | AppointmentRefused::Reschedule(RescheduleRefused::Leave(c)) => {
+            cancel_refused(c)
+        }
+        AppointmentRefused::Reschedule(RescheduleRefused::Join(b)) => booking_refused(b),
+        AppointmentRefused::Reschedule(RescheduleRefused::SameSlot) => {
+            invalid("/slot_id", "same_slot", "the appointment is already in that slot")
+        }
+        AppointmentRefused::Reschedule(RescheduleRefused::OtherMission) => {
+            invalid("/slot_id", "unknown", "no such slot in the appointment's mission")
+        }
+        AppointmentRefused::NotStarted { starts_at } => ServiceError::conflict(
+            "not_started",
+            format!("attendance can be recorded from {} on", rfc3339(starts_at)),
+        ),
+        AppointmentRefused::WrongSlot => ServiceError::Internal("an appointment's slot mismatch".to_owned()),
+    }
+}
+
+fn action_name(action: AppointmentAction) -> &'static str {
+    match action {
+        AppointmentAction::Reschedule => "reschedule",
+        AppointmentAction::Cancel => "cancel",
+        AppointmentAction::Attend => "attend",
+        AppointmentAction::MarkNoShow => "mark_no_show",
+    }
+}
+
+/// An appointment event of the outbox: about the request when the booking is linked to
+/// one (so it joins the request's stream of events), else about the appointment.
+fn event(kind: &str, appointment: &Appointment, extra: Value, now: OffsetDateTime) -> OutboxEvent {
+    let mut payload = json!({
+        "appointment_id": appointment.id,
+        "citizen_id": appointment.citizen_id,
+        "mission_id": appointment.mission_id,
+        "slot_id": appointment.slot_id,
+        "request_id": appointment.request_id,
+        "starts_at": rfc3339(appointment.starts_at),
+    });
+    if let (Some(payload), Value::Object(extra)) = (payload.as_object_mut(), extra) {
+        payload.extend(extra);
+    }
+    OutboxEvent {
+        id: Uuid::now_v7(),
+        kind: kind.to_owned(),
+        aggregate_id: appointment.request_id.map_or(appointment.id.as_uuid(), |r| r.as_uuid()),
+        payload,
+        created_at: now,
+    }
+}
+
+fn audit(
+    actor: &Principal,
+    now: OffsetDateTime,
+    action: AuditAction,
+    resource: &str,
+    id: Uuid,
+    fields: &[&str],
+) -> AuditRecord {
+    AuditRecord::new(Some(actor), now, action, resource, id, fields.iter().map(|f| (*f).to_owned()).collect())
+}

@@ -1,0 +1,219 @@
+//! Submitting availability (docs/appointments.md "Idempotent by content", "Changing a
+//! slot"): the submission is expanded to UTC slots in the mission's zone, matched by
+//! content with the stored slots, planned slot by slot, and stored in one transaction
+//! with the cancellations it asks for. A plan overtaken by a concurrent booking or
+//! submission is planned again.
+
+use super::{AppointmentService, SLOT_RESOURCE, audit, event, invalid};
+use crate::ServiceError;
+use consular_domain::appointment::plan_slot;
+use consular_domain::policy::appointments as policy;
+use consular_domain::{
+    Appointment, AppointmentId, AppointmentStatus, AuditAction, Availability, FieldError, MissionId,
+    Principal, Slot, SlotConflict, SlotKey, ValidationErrors,
+};
+use consular_ports::{AppointmentFilter, RepoError, SlotUpsert, StartPageRequest, WriteMeta};
+use serde_json::json;
+use std::collections::{BTreeMap, HashMap};
+
+/// The most slots one submission makes (docs/appointments.md).
+const MAX_SLOTS: usize = 10_000;
+
+/// How often a submission is planned again after losing a race.
+const PLAN_RETRIES: usize = 5;
+
+/// One part of a submission and where it sits in the request (`/schedule`,
+/// `/slots/3`), for field errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotPart {
+    pub pointer: String,
+    pub availability: Availability,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotSubmission {
+    pub mission_id: MissionId,
+    /// Cancel the bookings a lower capacity or a closed slot no longer holds, instead of
+    /// refusing the submission.
+    pub cancel_bookings: bool,
+    pub parts: Vec<SlotPart>,
+}
+
+/// What a submission did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SlotReport {
+    pub created: usize,
+    pub updated: usize,
+    pub unchanged: usize,
+    pub cancelled_appointments: Vec<AppointmentId>,
+}
+
+/// The request's name for a field the domain names after its own types.
+fn rename(part: &str, domain: &str) -> String {
+    let explicit = part.starts_with("/slots");
+    let field = match domain {
+        "/first_day" => "/from".to_owned(),
+        "/last_day" => "/to".to_owned(),
+        "/service_types" => "/service_type_ids".to_owned(),
+        "/slot_minutes" if explicit => "/minutes".to_owned(),
+        "/booking_cutoff_minutes" => return "/cutoffs/booking_minutes".to_owned(),
+        "/cancellation_cutoff_minutes" => return "/cutoffs/cancellation_minutes".to_owned(),
+        "/" => return "/".to_owned(),
+        other if explicit && other.starts_with("/starts") => "/starts_at".to_owned(),
+        other => match other.strip_suffix("/closes") {
+            Some(hours) => format!("{hours}/to"),
+            None => other.replace("/opens", "/from"),
+        },
+    };
+    format!("{part}{field}")
+}
+
+impl AppointmentService {
+    /// Creates or updates the availability of a mission (its admins, global admins).
+    pub async fn submit_slots(
+        &self,
+        actor: &Principal,
+        submission: SlotSubmission,
+    ) -> Result<SlotReport, ServiceError> {
+        policy::manage_slots(actor, submission.mission_id)?;
+        let Some(mission) = self.ports.missions.get(submission.mission_id).await? else {
+            return Err(invalid("/mission_id", "unknown", "no such mission"));
+        };
+        let now = self.ports.clock.now();
+        let mut errors = ValidationErrors::new();
+        let mut wanted: BTreeMap<SlotKey, Slot> = BTreeMap::new();
+        for part in &submission.parts {
+            match part.availability.expand(mission.id, &mission.timezone, now) {
+                Ok(slots) => {
+                    for slot in slots {
+                        wanted.entry(slot.key()).or_insert(slot);
+                    }
+                }
+                Err(found) => {
+                    for e in found.0 {
+                        let pointer = rename(&part.pointer, &e.pointer);
+                        errors.0.push(FieldError { pointer, ..e });
+                    }
+                }
+            }
+        }
+        if wanted.len() > MAX_SLOTS {
+            errors.add("/", "too_many_slots", "one submission makes at most 10000 slots");
+        }
+        errors.into_result()?;
+        let wanted: Vec<Slot> = wanted.into_values().collect();
+        let mut tries = 0;
+        loop {
+            match self.plan_and_store(actor, &wanted, submission.cancel_bookings).await {
+                Err(ServiceError::PreconditionFailed)
+                | Err(ServiceError::Conflict { code: "duplicate", .. })
+                    if tries < PLAN_RETRIES =>
+                {
+                    tries += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    async fn plan_and_store(
+        &self,
+        actor: &Principal,
+        wanted: &[Slot],
+        cancel_bookings: bool,
+    ) -> Result<SlotReport, ServiceError> {
+        let (Some(first), Some(last)) = (wanted.first(), wanted.last()) else {
+            return Ok(SlotReport::default());
+        };
+        let repo = &self.ports.appointments;
+        let now = self.ports.clock.now();
+        let stored = repo
+            .slots_between(first.mission_id, first.starts_at, last.starts_at + time::Duration::seconds(1))
+            .await?;
+        let stored: HashMap<SlotKey, Slot> = stored.into_iter().map(|s| (s.key(), s)).collect();
+        let mut report = SlotReport::default();
+        let mut upsert = SlotUpsert::default();
+        let mut conflicts: Vec<SlotConflict> = Vec::new();
+        let mut meta = WriteMeta::default();
+        for slot in wanted {
+            let existing = stored.get(&slot.key());
+            let seats = if slot.open { slot.capacity } else { 0 };
+            let active = match existing {
+                Some(e) if e.booked > seats && cancel_bookings => self.active_bookings(e).await?,
+                _ => Vec::new(),
+            };
+            let plan = match plan_slot(existing, slot.clone(), &active, cancel_bookings, now) {
+                Ok(plan) => plan,
+                Err(conflict) => {
+                    conflicts.push(conflict);
+                    continue;
+                }
+            };
+            for id in &plan.cancel {
+                let Some(found) = active.iter().find(|a| a.id == *id) else { continue };
+                let mut appointment = found.clone();
+                appointment.cancel_by_mission(now).map_err(super::refused)?;
+                meta.audit.push(audit(
+                    actor,
+                    now,
+                    AuditAction::StatusChanged,
+                    super::RESOURCE,
+                    appointment.id.as_uuid(),
+                    &["status", "cancelled_by"],
+                ));
+                meta.events.push(event("appointment.cancelled_by_mission", &appointment, json!({}), now));
+                report.cancelled_appointments.push(appointment.id);
+                upsert.cancelled.push((appointment, found.version));
+            }
+            match (plan.expected_version, plan.changed) {
+                (None, _) => report.created += 1,
+                (Some(_), true) => report.updated += 1,
+                (Some(_), false) => {
+                    report.unchanged += 1;
+                    continue;
+                }
+            }
+            let action =
+                if plan.expected_version.is_none() { AuditAction::Created } else { AuditAction::Updated };
+            meta.audit.push(audit(
+                actor,
+                now,
+                action,
+                SLOT_RESOURCE,
+                plan.slot.id.as_uuid(),
+                &["capacity", "open", "service_types", "cutoffs"],
+            ));
+            upsert.slots.push((plan.slot, plan.expected_version));
+        }
+        if !conflicts.is_empty() {
+            return Err(ServiceError::SlotsHaveBookings(conflicts));
+        }
+        if !upsert.slots.is_empty() || !upsert.cancelled.is_empty() {
+            match repo.upsert_slots(&upsert, &meta).await {
+                Ok(()) => {}
+                Err(RepoError::NotFound) => return Err(ServiceError::PreconditionFailed),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(report)
+    }
+
+    async fn active_bookings(&self, slot: &Slot) -> Result<Vec<Appointment>, ServiceError> {
+        let filter = AppointmentFilter {
+            slot_id: Some(slot.id),
+            statuses: vec![AppointmentStatus::Booked],
+            ..AppointmentFilter::default()
+        };
+        let repo = &self.ports.appointments;
+        let mut all = Vec::new();
+        let mut after = None;
+        loop {
+            let page = repo.list(filter.clone(), StartPageRequest { limit: 100, after }).await?;
+            all.extend(page.items);
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(all),
+            }
+        }
+    }
+}

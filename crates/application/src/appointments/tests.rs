@@ -1,0 +1,147 @@
+//! The appointment use cases against mocked ports: why a booking is refused comes from
+//! the repository's guarded statement, re-submitting the same availability writes
+//! nothing, closing a booked slot is refused unless asked to cancel, and a citizen
+//! cannot cancel inside the cut-off.
+
+use super::*;
+use crate::fixtures::{any_mission, mission, principal};
+use consular_domain::{
+    AppointmentStatus, Availability, CitizenId, Cutoffs, ExplicitSlots, PrincipalKind, ServiceTypeId, Slot,
+    SlotId, SlotTemplate, Subject,
+};
+use consular_ports::{
+    BookOutcome, MockAppointmentRepository, MockCitizenRepository, MockIdempotencyRepository,
+    MockMissionRepository, MockRequestRepository, MockServiceTypeRepository, SystemClock,
+};
+use time::{Duration, OffsetDateTime, PrimitiveDateTime};
+
+fn service(appointments: MockAppointmentRepository, missions: MockMissionRepository) -> AppointmentService {
+    let mut citizens = MockCitizenRepository::new();
+    citizens.expect_get().returning(|id| {
+        let mission = MissionId(uuid::Uuid::from_u128(1));
+        Ok(Some(crate::fixtures::alice(mission).into_citizen(id, OffsetDateTime::UNIX_EPOCH)))
+    });
+    let mut service_types = MockServiceTypeRepository::new();
+    service_types.expect_get().returning(|_| Ok(None));
+    AppointmentService::new(AppointmentPorts {
+        appointments: Arc::new(appointments),
+        missions: Arc::new(missions),
+        citizens: Arc::new(citizens),
+        requests: Arc::new(MockRequestRepository::new()),
+        service_types: Arc::new(service_types),
+        idempotency: Arc::new(MockIdempotencyRepository::new()),
+        clock: Arc::new(SystemClock),
+    })
+}
+
+fn here() -> MissionId {
+    MissionId(uuid::Uuid::from_u128(1))
+}
+
+fn slot(starts_in: Duration, capacity: u32, booked: u32) -> Slot {
+    let now = OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
+    Slot {
+        id: SlotId::new(),
+        mission_id: here(),
+        starts_at: now + starts_in,
+        ends_at: now + starts_in + Duration::minutes(30),
+        capacity,
+        booked,
+        service_types: vec![ServiceTypeId(uuid::Uuid::from_u128(9))],
+        open: true,
+        cutoffs: Cutoffs::default(),
+        version: 1,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+fn citizen() -> Principal {
+    principal(PrincipalKind::Citizen, uuid::Uuid::from_u128(7), "citizen", Some(here()))
+}
+
+fn admin() -> Principal {
+    principal(PrincipalKind::Admin, uuid::Uuid::now_v7(), "admin", None)
+}
+
+fn booking(slot: &Slot) -> NewBooking {
+    NewBooking {
+        slot_id: slot.id,
+        service_type_id: slot.service_types[0],
+        citizen_id: None,
+        request_id: None,
+    }
+}
+
+#[tokio::test]
+async fn a_full_slot_found_by_the_guarded_statement_is_slot_full() {
+    let s = slot(Duration::days(3), 1, 0);
+    let found = s.clone();
+    let mut repo = MockAppointmentRepository::new();
+    repo.expect_get_slot().returning(move |_| Ok(Some(found.clone())));
+    repo.expect_book().times(1).returning(|_, _, _| Ok(BookOutcome::Refused(BookingRefused::Full)));
+    let refused = service(repo, any_mission()).book(&citizen(), booking(&s), None).await.unwrap_err();
+    assert!(matches!(refused, ServiceError::Conflict { code: "slot_full", .. }), "{refused:?}");
+}
+
+#[tokio::test]
+async fn a_slot_of_another_mission_is_unknown_and_nothing_is_written() {
+    let mut s = slot(Duration::days(3), 5, 0);
+    s.mission_id = MissionId::new();
+    let found = s.clone();
+    let mut repo = MockAppointmentRepository::new();
+    repo.expect_get_slot().returning(move |_| Ok(Some(found.clone())));
+    repo.expect_book().never();
+    let refused = service(repo, any_mission()).book(&citizen(), booking(&s), None).await.unwrap_err();
+    let ServiceError::Validation(errors) = refused else { panic!("{refused:?}") };
+    assert_eq!(errors.0[0].pointer, "/slot_id");
+}
+
+#[tokio::test]
+async fn resubmitting_the_same_slots_writes_nothing() {
+    let now = OffsetDateTime::now_utc();
+    let day = (now + Duration::days(20)).date();
+    let start = PrimitiveDateTime::new(day, time::Time::from_hms(9, 0, 0).unwrap());
+    let template = SlotTemplate {
+        slot_minutes: 30,
+        capacity: 4,
+        service_types: vec![ServiceTypeId(uuid::Uuid::from_u128(9))],
+        open: true,
+        cutoffs: Cutoffs::default(),
+    };
+    let availability = Availability::Explicit(ExplicitSlots { starts: vec![start], template });
+    let stored = availability.expand(here(), "Europe/Paris", now).unwrap();
+    let mut repo = MockAppointmentRepository::new();
+    repo.expect_slots_between().returning(move |_, _, _| Ok(stored.clone()));
+    repo.expect_upsert_slots().never();
+    let mut missions = MockMissionRepository::new();
+    missions.expect_get().returning(|id| Ok(Some(mission(id))));
+    let submission = SlotSubmission {
+        mission_id: here(),
+        cancel_bookings: false,
+        parts: vec![SlotPart { pointer: "/slots/0".into(), availability }],
+    };
+    let report = service(repo, missions).submit_slots(&admin(), submission).await.unwrap();
+    assert_eq!((report.created, report.updated, report.unchanged), (0, 0, 1));
+}
+
+#[tokio::test]
+async fn a_citizen_cannot_cancel_inside_the_cut_off() {
+    let s = slot(Duration::hours(2), 5, 1);
+    let mut appointment = Appointment::book(
+        &s,
+        CitizenId(uuid::Uuid::from_u128(7)),
+        s.service_types[0],
+        None,
+        Subject { kind: PrincipalKind::Citizen, id: consular_domain::PrincipalId(uuid::Uuid::from_u128(7)) },
+        OffsetDateTime::now_utc(),
+    );
+    appointment.status = AppointmentStatus::Booked;
+    let (found, slot_found) = (appointment.clone(), s.clone());
+    let mut repo = MockAppointmentRepository::new();
+    repo.expect_get().returning(move |_| Ok(Some(found.clone())));
+    repo.expect_get_slot().returning(move |_| Ok(Some(slot_found.clone())));
+    repo.expect_cancel().never();
+    let refused = service(repo, any_mission()).cancel(&citizen(), appointment.id, None).await.unwrap_err();
+    assert!(matches!(refused, ServiceError::Conflict { code: "cancellation_closed", .. }), "{refused:?}");
+}
