@@ -6,7 +6,9 @@
 //! which buffers and caps bodies): the text parts first, then the `file` part, whose
 //! chunks go straight to the use case.
 
-use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match, page_request};
+use crate::extract::{
+    ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match, optional_if_match, page_request,
+};
 use crate::problem::{ApiError, Problem};
 use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
@@ -471,10 +473,7 @@ pub async fn delete_document(
     Authenticated(actor): Authenticated,
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let expected = match req.headers().contains_key(header::IF_MATCH) {
-        true => if_match(req.headers())?,
-        false => None,
-    };
+    let expected = optional_if_match(req.headers())?;
     state.documents.delete(&actor, DocumentId(id.into_inner()), expected.as_deref()).await?;
     Ok(HttpResponse::NoContent().finish())
 }

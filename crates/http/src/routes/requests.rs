@@ -1,7 +1,9 @@
 //! `/api/v1/requests`: service requests, their workflow, internal notes and messages
 //! (spec 4.3 and 4.9), and `/api/v1/staff/{id}/queue` (4.6).
 
-use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match, page_request};
+use crate::extract::{
+    ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match, optional_if_match, page_request,
+};
 use crate::problem::{ApiError, Problem};
 use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
@@ -589,10 +591,7 @@ pub async fn cancel_request(
     id: web::Path<Uuid>,
     body: ApiJson<CancelRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let expected = match req.headers().contains_key(actix_web::http::header::IF_MATCH) {
-        true => if_match(req.headers())?,
-        false => None,
-    };
+    let expected = optional_if_match(req.headers())?;
     let cancelled = state
         .requests
         .cancel(&actor, RequestId(id.into_inner()), body.value.reason, expected.as_deref())
