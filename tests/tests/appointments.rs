@@ -136,7 +136,9 @@ async fn find_book_calendar_reschedule_cancel(backend: Backend) {
     assert!(available(&app, &w.alice.token, &w, &w.other_service).await.is_empty());
     let (first, second) = (text(&slots[0], "id"), text(&slots[1], "id"));
 
-    let request = json!({ "slot_id": first, "service_type_id": w.service });
+    // Booked for one of Alice's requests: its timeline lists the booking's changes.
+    let linked = text(&submit_own(&app, &w.alice, &w.service).await, "id");
+    let request = json!({ "slot_id": first, "service_type_id": w.service, "request_id": linked });
     let keyed = |key: &str| {
         app.authed(Method::POST, APPOINTMENTS, &w.alice.token)
             .header("idempotency-key", key.to_owned())
@@ -218,6 +220,30 @@ async fn find_book_calendar_reschedule_cancel(backend: Backend) {
     );
     assert_eq!(available(&app, &w.alice.token, &w, &w.service).await[1]["remaining"], 2);
     expect_problem(cancel(&app, &w.alice.token, &id).await, 409, "illegal_transition").await;
+
+    // The linked request's timeline: booked, moved, cancelled, each with the times it left.
+    let details = expect(
+        app.get(&format!("/api/v1/requests/{linked}"), &w.alice.token).await,
+        StatusCode::OK,
+        "request",
+    )
+    .await;
+    let bookings: Vec<&Value> = details["timeline"]
+        .as_array()
+        .expect("a timeline")
+        .iter()
+        .filter(|item| text(item, "kind").starts_with("appointment_"))
+        .collect();
+    let kinds: Vec<String> = bookings.iter().map(|item| text(item, "kind")).collect();
+    assert_eq!(
+        kinds,
+        ["appointment_booked", "appointment_rescheduled", "appointment_cancelled"],
+        "{details}"
+    );
+    assert!(bookings.iter().all(|item| item["item_id"] == json!(id)), "{details}");
+    assert_eq!(bookings[0]["starts_at"], appointment["starts_at"]);
+    assert_eq!(bookings[1]["starts_at"], moved["starts_at"]);
+    assert_eq!(bookings[2]["actor"]["kind"], "citizen", "{details}");
 }
 
 both!(every_refusal);

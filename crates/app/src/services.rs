@@ -15,7 +15,7 @@ use consular_application::documents::accept::AcceptedTypes;
 use consular_application::documents::{DocumentConfig, DocumentPorts, DocumentService, load_url_signer};
 use consular_application::health::HealthService;
 use consular_application::missions::MissionService;
-use consular_application::requests::RequestService;
+use consular_application::requests::{RequestPorts, RequestService};
 use consular_application::staff::StaffService;
 use consular_clamav::ClamdScanner;
 use consular_db::{Database, DbConfig};
@@ -105,15 +105,16 @@ pub async fn build(settings: &Settings) -> Result<Services, StartError> {
         citizens: CitizenService::new(db.clone(), db.clone(), db.clone(), clock.clone()),
         staff: StaffService::new(db.clone(), db.clone(), db.clone(), db.clone(), clock.clone()),
         audit: AuditService::new(db.clone()),
-        requests: RequestService::new(
-            db.clone(),
-            db.clone(),
-            db.clone(),
-            db.clone(),
-            db.clone(),
-            db.clone(),
-            clock.clone(),
-        ),
+        requests: RequestService::new(RequestPorts {
+            requests: db.clone(),
+            appointments: db.clone(),
+            citizens: db.clone(),
+            service_types: db.clone(),
+            staff: db.clone(),
+            documents: db.clone(),
+            idempotency: db.clone(),
+            clock: clock.clone(),
+        }),
         documents,
         appointments: AppointmentService::new(AppointmentPorts {
             appointments: db.clone(),

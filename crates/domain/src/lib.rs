@@ -22,9 +22,10 @@ pub mod staff;
 pub mod validation;
 
 pub use appointment::{
-    Appointment, AppointmentAction, AppointmentRefused, AppointmentStatus, Availability, BookingRefused,
-    CancelRefused, CancelledBy, Cutoffs, ExplicitSlots, LocalSlot, OpeningHours, RecurringSchedule,
-    RescheduleRefused, Slot, SlotConflict, SlotKey, SlotPlan, SlotTemplate, StartCursor,
+    Appointment, AppointmentAction, AppointmentChange, AppointmentEntry, AppointmentRefused,
+    AppointmentStatus, Availability, BookingRefused, CancelRefused, CancelledBy, Cutoffs, ExplicitSlots,
+    LocalSlot, OpeningHours, RecurringSchedule, RescheduleRefused, Slot, SlotConflict, SlotKey, SlotPlan,
+    SlotTemplate, StartCursor,
 };
 pub use audit::{AuditAction, AuditRecord};
 pub use catalog::{Money, NewServiceType, ServiceType, ServiceTypeChanges, Stage};

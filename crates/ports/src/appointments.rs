@@ -1,8 +1,8 @@
 use crate::{RepoError, WriteMeta};
 use async_trait::async_trait;
 use consular_domain::{
-    Appointment, AppointmentId, AppointmentStatus, BookingRefused, CitizenId, MissionId, ServiceTypeId, Slot,
-    SlotId, StartCursor,
+    Appointment, AppointmentEntry, AppointmentId, AppointmentStatus, BookingRefused, CitizenId, MissionId,
+    RequestId, ServiceTypeId, Slot, SlotId, StartCursor,
 };
 use time::OffsetDateTime;
 
@@ -78,11 +78,11 @@ pub struct AppointmentFilter {
 /// A submission of availability as the use case planned it with `plan_slot`: each slot
 /// with the version it was read at (`None`: a new slot), and the bookings the mission
 /// cancels to make room, already cancelled (`Appointment::cancel_by_mission`), each with
-/// the version it was read at.
+/// the version it was read at, and the history entry of its cancellation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SlotUpsert {
     pub slots: Vec<(Slot, Option<i64>)>,
-    pub cancelled: Vec<(Appointment, i64)>,
+    pub cancelled: Vec<(Appointment, i64, AppointmentEntry)>,
 }
 
 /// What a booking (or the seat half of a reschedule) came to. Only `Booked` stored
@@ -102,7 +102,9 @@ pub enum BookOutcome {
 /// equals the number of its `booked` appointments after every committed write: seats are
 /// taken only by a guarded statement (`booked < capacity`) in the transaction that stores
 /// the booking, released in the transaction that cancels or moves it, and the table
-/// refuses `booked > capacity` and bookings in a closed slot (CHECK constraints).
+/// refuses `booked > capacity` and bookings in a closed slot (CHECK constraints). Every
+/// write that changes an appointment also stores its [`AppointmentEntry`] (the history),
+/// in the same transaction.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait AppointmentRepository: Send + Sync {
@@ -140,6 +142,7 @@ pub trait AppointmentRepository: Send + Sync {
     async fn book(
         &self,
         appointment: &Appointment,
+        entry: &AppointmentEntry,
         now: OffsetDateTime,
         meta: &WriteMeta,
     ) -> Result<BookOutcome, RepoError>;
@@ -151,6 +154,7 @@ pub trait AppointmentRepository: Send + Sync {
     async fn reschedule(
         &self,
         appointment: &Appointment,
+        entry: &AppointmentEntry,
         from: SlotId,
         expected_version: i64,
         now: OffsetDateTime,
@@ -162,6 +166,7 @@ pub trait AppointmentRepository: Send + Sync {
     async fn cancel(
         &self,
         appointment: &Appointment,
+        entry: &AppointmentEntry,
         expected_version: i64,
         meta: &WriteMeta,
     ) -> Result<(), RepoError>;
@@ -172,10 +177,14 @@ pub trait AppointmentRepository: Send + Sync {
     async fn record_attendance(
         &self,
         appointment: &Appointment,
+        entry: &AppointmentEntry,
         expected_version: i64,
         meta: &WriteMeta,
     ) -> Result<(), RepoError>;
     async fn get(&self, id: AppointmentId) -> Result<Option<Appointment>, RepoError>;
+    /// The history of every appointment linked to `request`, oldest first (then by
+    /// appointment and version).
+    async fn request_history(&self, request: RequestId) -> Result<Vec<AppointmentEntry>, RepoError>;
     /// Appointments in start order (then id), after `page.after`, through an index that
     /// yields that order for the mission, citizen or slot filter.
     async fn list(

@@ -11,8 +11,9 @@ use common::*;
 
 use consular_db::Database;
 use consular_domain::{
-    Appointment, AppointmentAction, AppointmentStatus, BookingRefused, CitizenId, Cutoffs, MissionId,
-    PrincipalId, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, SlotId, Subject,
+    Appointment, AppointmentAction, AppointmentChange, AppointmentEntry, AppointmentStatus, BookingRefused,
+    CitizenId, Cutoffs, MissionId, PrincipalId, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, SlotId,
+    Subject,
 };
 use consular_ports::{
     AppointmentFilter, AppointmentRepository, AvailabilityQuery, BookOutcome, RepoError, SlotUpsert,
@@ -74,8 +75,23 @@ fn booking(s: &Setting, slot: &Slot, request: Option<RequestId>) -> Appointment 
     Appointment::book(slot, s.citizen, s.passport, request, citizen_subject(s.citizen), now())
 }
 
+/// The history entry of the change that left `a` as it is, by the citizen.
+fn entry_of(a: &Appointment) -> AppointmentEntry {
+    let change = match (a.status, a.cancelled_by) {
+        (AppointmentStatus::Booked, _) if a.version == 1 => AppointmentChange::Booked,
+        (AppointmentStatus::Booked, _) => AppointmentChange::Rescheduled,
+        (AppointmentStatus::Attended, _) => AppointmentChange::Attended,
+        (AppointmentStatus::NoShow, _) => AppointmentChange::NoShow,
+        (AppointmentStatus::Cancelled, Some(consular_domain::CancelledBy::Mission)) => {
+            AppointmentChange::CancelledByMission
+        }
+        (AppointmentStatus::Cancelled, _) => AppointmentChange::Cancelled,
+    };
+    AppointmentEntry::of(a, change, a.booked_by).unwrap()
+}
+
 async fn book(db: &Database, a: &Appointment) -> BookOutcome {
-    AppointmentRepository::book(db, a, now(), &WriteMeta::default()).await.unwrap()
+    AppointmentRepository::book(db, a, &entry_of(a), now(), &WriteMeta::default()).await.unwrap()
 }
 
 async fn seats(db: &Database, slot: &Slot) -> (i64, i64) {
@@ -154,13 +170,14 @@ async fn closing_a_slot_cancels_the_bookings_the_mission_names(db: Database) {
     let wanted = Slot { id: SlotId::new(), capacity: 1, booked: 0, ..current.clone() };
     let plan = consular_domain::appointment::plan_slot(Some(&current), wanted, &active, true, now()).unwrap();
     assert_eq!(plan.cancel, [active[2].id, active[1].id], "the most recent bookings");
-    let cancelled: Vec<(Appointment, i64)> = active
+    let cancelled: Vec<(Appointment, i64, AppointmentEntry)> = active
         .iter()
         .filter(|a| plan.cancel.contains(&a.id))
         .map(|a| {
             let mut c = a.clone();
             c.cancel_by_mission(now()).unwrap();
-            (c, a.version)
+            let entry = entry_of(&c);
+            (c, a.version, entry)
         })
         .collect();
     let upsert =
@@ -172,7 +189,7 @@ async fn closing_a_slot_cancels_the_bookings_the_mission_names(db: Database) {
     AppointmentRepository::upsert_slots(&db, &upsert, &meta).await.unwrap();
     assert_eq!(seats(&db, &hot).await, (1, 1));
     assert_eq!(stored(&db, hot.id).await.capacity, 1);
-    for (c, _) in &cancelled {
+    for (c, _, _) in &cancelled {
         assert_eq!(AppointmentRepository::get(&db, c.id).await.unwrap().as_ref(), Some(c));
     }
     // The same cancellations again: the appointments moved on, nothing is stored.
@@ -193,7 +210,15 @@ async fn a_booking_takes_a_seat_or_says_why_not(db: Database) {
     let two = stored_slot(&db, slot(&s, 48, 2)).await;
     let first = booking(&s, &two, Some(s.request));
     assert_eq!(
-        AppointmentRepository::book(&db, &first, now(), &audited("appointment", first.id.0)).await.unwrap(),
+        AppointmentRepository::book(
+            &db,
+            &first,
+            &entry_of(&first),
+            now(),
+            &audited("appointment", first.id.0)
+        )
+        .await
+        .unwrap(),
         BookOutcome::Booked
     );
     assert_eq!(AppointmentRepository::get(&db, first.id).await.unwrap(), Some(first.clone()));
@@ -216,9 +241,9 @@ async fn a_booking_takes_a_seat_or_says_why_not(db: Database) {
     let soon = stored_slot(&db, slot(&s, 0, 2)).await;
     let late = book(&db, &booking(&s, &soon, None)).await;
     assert!(matches!(late, BookOutcome::Refused(BookingRefused::BookingClosed { .. })), "{late:?}");
+    let nowhere = booking(&s, &slot(&s, 48, 2), None);
     let unknown =
-        AppointmentRepository::book(&db, &booking(&s, &slot(&s, 48, 2), None), now(), &WriteMeta::default())
-            .await;
+        AppointmentRepository::book(&db, &nowhere, &entry_of(&nowhere), now(), &WriteMeta::default()).await;
     assert!(matches!(unknown, Err(RepoError::NotFound)), "{unknown:?}");
     assert_eq!(db.count_rows("appointments").await.unwrap(), 2);
     assert_eq!(db.count_rows("audit_events").await.unwrap(), 1);
@@ -226,9 +251,12 @@ async fn a_booking_takes_a_seat_or_says_why_not(db: Database) {
     // Cancelled, the request may be booked again.
     let mut cancelled = first.clone();
     cancelled.cancel(Role::Citizen, &two, now()).unwrap();
-    AppointmentRepository::cancel(&db, &cancelled, 1, &WriteMeta::default()).await.unwrap();
+    AppointmentRepository::cancel(&db, &cancelled, &entry_of(&cancelled), 1, &WriteMeta::default())
+        .await
+        .unwrap();
     assert_eq!(seats(&db, &two).await, (1, 1), "the seat is free at once");
-    let stale = AppointmentRepository::cancel(&db, &cancelled, 1, &WriteMeta::default()).await;
+    let stale =
+        AppointmentRepository::cancel(&db, &cancelled, &entry_of(&cancelled), 1, &WriteMeta::default()).await;
     assert!(matches!(stale, Err(RepoError::VersionConflict)), "{stale:?}");
     assert_eq!(book(&db, &twice).await, BookOutcome::Booked);
 }
@@ -247,6 +275,7 @@ async fn a_reschedule_moves_the_seat_or_changes_nothing(db: Database) {
     let refused = AppointmentRepository::reschedule(
         &db,
         &into_full,
+        &entry_of(&into_full),
         from.id,
         1,
         now(),
@@ -260,26 +289,48 @@ async fn a_reschedule_moves_the_seat_or_changes_nothing(db: Database) {
 
     let mut moved = a.clone();
     moved.reschedule(Role::Citizen, &from, &stored(&db, free.id).await, now()).unwrap();
-    let outcome =
-        AppointmentRepository::reschedule(&db, &moved, from.id, 1, now(), &audited("appointment", a.id.0))
-            .await
-            .unwrap();
+    let outcome = AppointmentRepository::reschedule(
+        &db,
+        &moved,
+        &entry_of(&moved),
+        from.id,
+        1,
+        now(),
+        &audited("appointment", a.id.0),
+    )
+    .await
+    .unwrap();
     assert_eq!(outcome, BookOutcome::Booked);
     assert_eq!(AppointmentRepository::get(&db, a.id).await.unwrap(), Some(moved.clone()));
     assert_eq!((seats(&db, &from).await, seats(&db, &free).await), ((0, 0), (1, 1)));
-    let stale =
-        AppointmentRepository::reschedule(&db, &moved, from.id, 1, now(), &WriteMeta::default()).await;
+    let stale = AppointmentRepository::reschedule(
+        &db,
+        &moved,
+        &entry_of(&moved),
+        from.id,
+        1,
+        now(),
+        &WriteMeta::default(),
+    )
+    .await;
     assert!(matches!(stale, Err(RepoError::VersionConflict)), "{stale:?}");
     assert_eq!(db.count_rows("audit_events").await.unwrap(), 1);
 
     let mut attended = moved.clone();
     attended.record_attendance(Role::Staff, AppointmentAction::Attend, free.starts_at).unwrap();
-    AppointmentRepository::record_attendance(&db, &attended, 2, &WriteMeta::default()).await.unwrap();
+    AppointmentRepository::record_attendance(&db, &attended, &entry_of(&attended), 2, &WriteMeta::default())
+        .await
+        .unwrap();
     assert_eq!(
         AppointmentRepository::get(&db, a.id).await.unwrap().unwrap().status,
         AppointmentStatus::Attended
     );
     assert_eq!(seats(&db, &free).await, (1, 1), "an attended appointment used its seat");
+
+    // The request's timeline: one entry per stored change, none of the refused ones.
+    let history = AppointmentRepository::request_history(&db, s.request).await.unwrap();
+    assert_eq!(history, [entry_of(&a), entry_of(&moved), entry_of(&attended)]);
+    assert!(AppointmentRepository::request_history(&db, RequestId::new()).await.unwrap().is_empty());
 }
 
 // ---------------------------------------------------------------- reads
@@ -390,9 +441,9 @@ async fn concurrent_bookings_never_overbook(db: Database) {
     let tasks: Vec<_> = (0..50)
         .map(|_| {
             let (db, a) = (db.clone(), booking(&s, &hot, None));
-            tokio::spawn(
-                async move { AppointmentRepository::book(&db, &a, now(), &WriteMeta::default()).await },
-            )
+            tokio::spawn(async move {
+                AppointmentRepository::book(&db, &a, &entry_of(&a), now(), &WriteMeta::default()).await
+            })
         })
         .collect();
     let mut outcomes = Vec::new();
@@ -431,16 +482,26 @@ async fn concurrent_moves_and_cancellations_keep_the_seat_count(db: Database) {
             (db.clone(), a.clone(), wide_now.clone(), Slot { booked: 0, ..hot_now.clone() });
         moved.reschedule(Role::Staff, &from, &to, now()).unwrap();
         tasks.push(tokio::spawn(async move {
-            AppointmentRepository::reschedule(&db, &moved, from.id, 1, now(), &WriteMeta::default())
-                .await
-                .map(|o| o == BookOutcome::Booked)
+            AppointmentRepository::reschedule(
+                &db,
+                &moved,
+                &entry_of(&moved),
+                from.id,
+                1,
+                now(),
+                &WriteMeta::default(),
+            )
+            .await
+            .map(|o| o == BookOutcome::Booked)
         }));
     }
     for a in in_hot {
         let (db, mut cancelled, slot) = (db.clone(), a.clone(), hot_now.clone());
         cancelled.cancel(Role::Staff, &slot, now()).unwrap();
         tasks.push(tokio::spawn(async move {
-            AppointmentRepository::cancel(&db, &cancelled, 1, &WriteMeta::default()).await.map(|()| false)
+            AppointmentRepository::cancel(&db, &cancelled, &entry_of(&cancelled), 1, &WriteMeta::default())
+                .await
+                .map(|()| false)
         }));
     }
     let mut moves = 0_i64;

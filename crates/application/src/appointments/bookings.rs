@@ -1,7 +1,9 @@
 //! Booking, reading, listing, rescheduling, cancelling and attendance
 //! (docs/appointments.md "States", "The seat invariant").
 
-use super::{AppointmentService, AppointmentView, RESOURCE, audit, booking_refused, event, invalid, refused};
+use super::{
+    AppointmentService, AppointmentView, RESOURCE, audit, booking_refused, change, invalid, refused,
+};
 use crate::ServiceError;
 use crate::concurrency::{require_version, retry_unconditional};
 use crate::idempotency::{self, Created, IdempotencyRequest};
@@ -11,8 +13,8 @@ use consular_domain::policy::Listing;
 use consular_domain::policy::appointments as policy;
 use consular_domain::policy::requests::RequestReach;
 use consular_domain::{
-    Appointment, AppointmentAction, AppointmentId, AppointmentStatus, AuditAction, CitizenId, MissionId,
-    Principal, RequestId, Role, ServiceTypeId, Slot, SlotId,
+    Appointment, AppointmentAction, AppointmentChange, AppointmentId, AppointmentStatus, AuditAction,
+    CitizenId, MissionId, Principal, RequestId, Role, ServiceTypeId, Slot, SlotId,
 };
 use consular_ports::{
     AppointmentFilter, AvailabilityQuery, BookOutcome, StartPage, StartPageRequest, WriteMeta,
@@ -130,6 +132,7 @@ impl AppointmentService {
         );
         let view = self.view(appointment).await?;
         let appointment = &view.appointment;
+        let (event, entry) = change(AppointmentChange::Booked, appointment, actor, json!({}), now)?;
         let meta = WriteMeta {
             audit: vec![audit(
                 actor,
@@ -139,10 +142,10 @@ impl AppointmentService {
                 appointment.id.as_uuid(),
                 &["slot_id", "citizen_id", "service_type_id", "request_id"],
             )],
-            events: vec![event("appointment.booked", appointment, json!({}), now)],
+            events: vec![event],
             idempotency: idempotency::record(actor, idempotency_key, appointment.id.as_uuid(), &view, now)?,
         };
-        match ports.appointments.book(appointment, now, &meta).await? {
+        match ports.appointments.book(appointment, &entry, now, &meta).await? {
             BookOutcome::Booked => Ok(Created::fresh(view)),
             BookOutcome::Refused(why) => Err(booking_refused(why)),
             BookOutcome::AlreadyBooked => Err(already_booked()),
@@ -186,6 +189,13 @@ impl AppointmentService {
         };
         let now = self.ports.clock.now();
         appointment.reschedule(role, &from, &to, now).map_err(refused)?;
+        let (event, entry) = change(
+            AppointmentChange::Rescheduled,
+            &appointment,
+            actor,
+            json!({ "from_slot_id": from.id }),
+            now,
+        )?;
         let meta = WriteMeta {
             audit: vec![audit(
                 actor,
@@ -195,15 +205,15 @@ impl AppointmentService {
                 appointment.id.as_uuid(),
                 &["slot_id", "starts_at", "ends_at"],
             )],
-            events: vec![event(
-                "appointment.rescheduled",
-                &appointment,
-                json!({ "from_slot_id": from.id }),
-                now,
-            )],
+            events: vec![event],
             idempotency: None,
         };
-        match self.ports.appointments.reschedule(&appointment, from.id, stored_version, now, &meta).await? {
+        match self
+            .ports
+            .appointments
+            .reschedule(&appointment, &entry, from.id, stored_version, now, &meta)
+            .await?
+        {
             BookOutcome::Booked => self.view(appointment).await,
             BookOutcome::Refused(why) => Err(booking_refused(why)),
             BookOutcome::AlreadyBooked => Err(already_booked()),
@@ -226,6 +236,13 @@ impl AppointmentService {
             let slot = self.slot_of(&appointment).await?;
             let now = self.ports.clock.now();
             appointment.cancel(role, &slot, now).map_err(refused)?;
+            let (event, entry) = change(
+                AppointmentChange::Cancelled,
+                &appointment,
+                actor,
+                json!({ "cancelled_by": appointment.cancelled_by.map(|c| c.as_str()) }),
+                now,
+            )?;
             let meta = WriteMeta {
                 audit: vec![audit(
                     actor,
@@ -235,15 +252,10 @@ impl AppointmentService {
                     appointment.id.as_uuid(),
                     &["status", "cancelled_by"],
                 )],
-                events: vec![event(
-                    "appointment.cancelled",
-                    &appointment,
-                    json!({ "cancelled_by": appointment.cancelled_by.map(|c| c.as_str()) }),
-                    now,
-                )],
+                events: vec![event],
                 idempotency: None,
             };
-            Ok(self.ports.appointments.cancel(&appointment, stored_version, &meta).await?)
+            Ok(self.ports.appointments.cancel(&appointment, &entry, stored_version, &meta).await?)
         })
         .await
     }
@@ -265,10 +277,11 @@ impl AppointmentService {
             require_version(expected_versions, stored_version)?;
             let now = self.ports.clock.now();
             let (action, kind) = match attendance {
-                Attendance::Attended => (AppointmentAction::Attend, "appointment.attended"),
-                Attendance::NoShow => (AppointmentAction::MarkNoShow, "appointment.no_show"),
+                Attendance::Attended => (AppointmentAction::Attend, AppointmentChange::Attended),
+                Attendance::NoShow => (AppointmentAction::MarkNoShow, AppointmentChange::NoShow),
             };
             appointment.record_attendance(Role::Staff, action, now).map_err(refused)?;
+            let (event, entry) = change(kind, &appointment, actor, json!({}), now)?;
             let meta = WriteMeta {
                 audit: vec![audit(
                     actor,
@@ -278,10 +291,10 @@ impl AppointmentService {
                     appointment.id.as_uuid(),
                     &["status"],
                 )],
-                events: vec![event(kind, &appointment, json!({}), now)],
+                events: vec![event],
                 idempotency: None,
             };
-            self.ports.appointments.record_attendance(&appointment, stored_version, &meta).await?;
+            self.ports.appointments.record_attendance(&appointment, &entry, stored_version, &meta).await?;
             Ok(appointment)
         })
         .await?;

@@ -17,8 +17,9 @@ pub use slots::{SlotPart, SlotReport, SlotSubmission};
 
 use crate::ServiceError;
 use consular_domain::{
-    Appointment, AppointmentAction, AppointmentRefused, AuditAction, AuditRecord, BookingRefused,
-    CancelRefused, Mission, MissionId, Principal, RescheduleRefused, ValidationErrors,
+    Appointment, AppointmentAction, AppointmentChange, AppointmentEntry, AppointmentRefused, AuditAction,
+    AuditRecord, BookingRefused, CancelRefused, Mission, MissionId, Principal, RescheduleRefused,
+    ValidationErrors,
 };
 use consular_ports::{
     AppointmentRepository, CitizenRepository, Clock, IdempotencyRepository, MissionRepository, OutboxEvent,
@@ -144,9 +145,19 @@ fn action_name(action: AppointmentAction) -> &'static str {
     }
 }
 
-/// An appointment event of the outbox: about the request when the booking is linked to
-/// one (so it joins the request's stream of events), else about the appointment.
-fn event(kind: &str, appointment: &Appointment, extra: Value, now: OffsetDateTime) -> OutboxEvent {
+/// A change of an appointment as it is stored beside it: its outbox event
+/// (`appointment.<change>`; about the request when the booking is linked to one, so it
+/// joins the request's stream of events, else about the appointment) and its history
+/// entry (the request's timeline), both made by `actor`.
+fn change(
+    change: AppointmentChange,
+    appointment: &Appointment,
+    actor: &Principal,
+    extra: Value,
+    now: OffsetDateTime,
+) -> Result<(OutboxEvent, AppointmentEntry), ServiceError> {
+    let entry = AppointmentEntry::of(appointment, change, actor.subject)
+        .map_err(|mismatch| ServiceError::Internal(mismatch.to_string()))?;
     let mut payload = json!({
         "appointment_id": appointment.id,
         "citizen_id": appointment.citizen_id,
@@ -158,13 +169,14 @@ fn event(kind: &str, appointment: &Appointment, extra: Value, now: OffsetDateTim
     if let (Some(payload), Value::Object(extra)) = (payload.as_object_mut(), extra) {
         payload.extend(extra);
     }
-    OutboxEvent {
+    let event = OutboxEvent {
         id: Uuid::now_v7(),
-        kind: kind.to_owned(),
+        kind: format!("appointment.{change}"),
         aggregate_id: appointment.request_id.map_or(appointment.id.as_uuid(), |r| r.as_uuid()),
         payload,
         created_at: now,
-    }
+    };
+    Ok((event, entry))
 }
 
 fn audit(

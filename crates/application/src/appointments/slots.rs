@@ -4,13 +4,13 @@
 //! with the cancellations it asks for. A plan overtaken by a concurrent booking or
 //! submission is planned again.
 
-use super::{AppointmentService, SLOT_RESOURCE, audit, event, invalid};
+use super::{AppointmentService, SLOT_RESOURCE, audit, change, invalid};
 use crate::ServiceError;
 use consular_domain::appointment::plan_slot;
 use consular_domain::policy::appointments as policy;
 use consular_domain::{
-    Appointment, AppointmentId, AppointmentStatus, AuditAction, Availability, FieldError, MissionId,
-    Principal, Slot, SlotConflict, SlotKey, ValidationErrors,
+    Appointment, AppointmentChange, AppointmentId, AppointmentStatus, AuditAction, Availability, FieldError,
+    MissionId, Principal, Slot, SlotConflict, SlotKey, ValidationErrors,
 };
 use consular_ports::{AppointmentFilter, RepoError, SlotUpsert, StartPageRequest, WriteMeta};
 use serde_json::json;
@@ -161,9 +161,11 @@ impl AppointmentService {
                     appointment.id.as_uuid(),
                     &["status", "cancelled_by"],
                 ));
-                meta.events.push(event("appointment.cancelled_by_mission", &appointment, json!({}), now));
+                let (event, entry) =
+                    change(AppointmentChange::CancelledByMission, &appointment, actor, json!({}), now)?;
+                meta.events.push(event);
                 report.cancelled_appointments.push(appointment.id);
-                upsert.cancelled.push((appointment, found.version));
+                upsert.cancelled.push((appointment, found.version, entry));
             }
             match (plan.expected_version, plan.changed) {
                 (None, _) => report.created += 1,

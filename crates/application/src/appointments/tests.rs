@@ -79,7 +79,7 @@ async fn a_full_slot_found_by_the_guarded_statement_is_slot_full() {
     let found = s.clone();
     let mut repo = MockAppointmentRepository::new();
     repo.expect_get_slot().returning(move |_| Ok(Some(found.clone())));
-    repo.expect_book().times(1).returning(|_, _, _| Ok(BookOutcome::Refused(BookingRefused::Full)));
+    repo.expect_book().times(1).returning(|_, _, _, _| Ok(BookOutcome::Refused(BookingRefused::Full)));
     let refused = service(repo, any_mission()).book(&citizen(), booking(&s), None).await.unwrap_err();
     assert!(matches!(refused, ServiceError::Conflict { code: "slot_full", .. }), "{refused:?}");
 }

@@ -17,12 +17,12 @@ use crate::ServiceError;
 use consular_domain::document::checklist;
 use consular_domain::policy::requests as policy;
 use consular_domain::{
-    Action, ChecklistItem, CitizenId, Document, DocumentId, DocumentStatus, HistoryEntry, Principal,
-    RequestId, ServiceRequest, ServiceTypeId, StaffId, Subject,
+    Action, AppointmentEntry, ChecklistItem, CitizenId, Document, DocumentId, DocumentStatus, HistoryEntry,
+    Principal, RequestId, ServiceRequest, ServiceTypeId, StaffId, Subject,
 };
 use consular_ports::{
-    CitizenRepository, Clock, DocumentRepository, IdempotencyRepository, Message, Note, OutboxEvent,
-    QueueGroup, RequestRepository, ServiceTypeRepository, StaffRepository,
+    AppointmentRepository, CitizenRepository, Clock, DocumentRepository, IdempotencyRepository, Message,
+    Note, OutboxEvent, QueueGroup, RequestRepository, ServiceTypeRepository, StaffRepository,
 };
 use std::sync::Arc;
 use time::OffsetDateTime;
@@ -73,6 +73,8 @@ pub enum TimelineItem {
     Note(Note),
     /// A live document of the request was uploaded, verified or rejected.
     Document(DocumentEvent),
+    /// A booking linked to the request was made, moved, cancelled or attended.
+    Appointment(AppointmentEntry),
 }
 
 /// Something that happened to one of a request's (live) documents.
@@ -121,6 +123,7 @@ impl TimelineItem {
             TimelineItem::Message(m) => m.created_at,
             TimelineItem::Note(n) => n.created_at,
             TimelineItem::Document(d) => d.at,
+            TimelineItem::Appointment(a) => a.at,
         }
     }
 }
@@ -145,15 +148,23 @@ pub struct Queue {
     pub groups: Vec<QueueGroup>,
 }
 
+/// The ports the request use cases need.
+#[derive(Clone)]
+pub struct RequestPorts {
+    pub requests: Arc<dyn RequestRepository>,
+    /// The bookings linked to a request, for its timeline.
+    pub appointments: Arc<dyn AppointmentRepository>,
+    pub citizens: Arc<dyn CitizenRepository>,
+    pub service_types: Arc<dyn ServiceTypeRepository>,
+    pub staff: Arc<dyn StaffRepository>,
+    pub documents: Arc<dyn DocumentRepository>,
+    pub idempotency: Arc<dyn IdempotencyRepository>,
+    pub clock: Arc<dyn Clock>,
+}
+
 #[derive(Clone)]
 pub struct RequestService {
-    requests: Arc<dyn RequestRepository>,
-    citizens: Arc<dyn CitizenRepository>,
-    service_types: Arc<dyn ServiceTypeRepository>,
-    staff: Arc<dyn StaffRepository>,
-    documents: Arc<dyn DocumentRepository>,
-    idempotency: Arc<dyn IdempotencyRepository>,
-    clock: Arc<dyn Clock>,
+    ports: RequestPorts,
 }
 
 fn event(
@@ -172,16 +183,8 @@ fn event(
 }
 
 impl RequestService {
-    pub fn new(
-        requests: Arc<dyn RequestRepository>,
-        citizens: Arc<dyn CitizenRepository>,
-        service_types: Arc<dyn ServiceTypeRepository>,
-        staff: Arc<dyn StaffRepository>,
-        documents: Arc<dyn DocumentRepository>,
-        idempotency: Arc<dyn IdempotencyRepository>,
-        clock: Arc<dyn Clock>,
-    ) -> Self {
-        RequestService { requests, citizens, service_types, staff, documents, idempotency, clock }
+    pub fn new(ports: RequestPorts) -> Self {
+        RequestService { ports }
     }
 
     /// The request's checklist and its live documents.
@@ -190,17 +193,18 @@ impl RequestService {
         request: &ServiceRequest,
     ) -> Result<(Vec<ChecklistItem>, Vec<Document>), ServiceError> {
         let required = self
+            .ports
             .service_types
             .get(request.service_type_id)
             .await?
             .map(|t| t.required_documents)
             .unwrap_or_default();
-        let documents = self.documents.for_request(request.id).await?;
+        let documents = self.ports.documents.for_request(request.id).await?;
         Ok((checklist(&required, &documents), documents))
     }
 
     async fn fetch(&self, id: RequestId) -> Result<ServiceRequest, ServiceError> {
-        self.requests.get(id).await?.ok_or(ServiceError::NotFound)
+        self.ports.requests.get(id).await?.ok_or(ServiceError::NotFound)
     }
 
     /// The request, if the caller may read it (and its thread).

@@ -21,8 +21,10 @@ impl RequestService {
         idempotency_key: Option<&IdempotencyRequest>,
     ) -> Result<Created<Note>, ServiceError> {
         self.workable(actor, id).await?;
-        let now = self.clock.now();
-        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+        let now = self.ports.clock.now();
+        if let Some(replayed) =
+            idempotency::replay(&*self.ports.idempotency, actor, idempotency_key, now).await?
+        {
             return Ok(replayed);
         }
         validate_post_body(&body)?;
@@ -39,7 +41,7 @@ impl RequestService {
             events: Vec::new(),
             idempotency: idempotency::record(actor, idempotency_key, note.id, &note, now)?,
         };
-        self.requests.add_note(&note, &meta).await?;
+        self.ports.requests.add_note(&note, &meta).await?;
         Ok(Created::fresh(note))
     }
 
@@ -51,7 +53,7 @@ impl RequestService {
         page: PageRequest,
     ) -> Result<Page<Note>, ServiceError> {
         self.workable(actor, id).await?;
-        Ok(self.requests.notes(id, page).await?)
+        Ok(self.ports.requests.notes(id, page).await?)
     }
 
     /// The message thread (the owner, staff and admins of the mission), oldest first.
@@ -62,7 +64,7 @@ impl RequestService {
         page: PageRequest,
     ) -> Result<Page<Message>, ServiceError> {
         self.readable(actor, id).await?;
-        Ok(self.requests.messages(id, page).await?)
+        Ok(self.ports.requests.messages(id, page).await?)
     }
 
     /// Posts a message on the thread (the owner, staff and admins of the mission).
@@ -74,8 +76,10 @@ impl RequestService {
         idempotency_key: Option<&IdempotencyRequest>,
     ) -> Result<Created<Message>, ServiceError> {
         let request = self.readable(actor, id).await?;
-        let now = self.clock.now();
-        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+        let now = self.ports.clock.now();
+        if let Some(replayed) =
+            idempotency::replay(&*self.ports.idempotency, actor, idempotency_key, now).await?
+        {
             return Ok(replayed);
         }
         validate_post_body(&body)?;
@@ -98,7 +102,7 @@ impl RequestService {
             )],
             idempotency: idempotency::record(actor, idempotency_key, message.id, &message, now)?,
         };
-        self.requests.add_message(&message, &meta).await?;
+        self.ports.requests.add_message(&message, &meta).await?;
         Ok(Created::fresh(message))
     }
 }

@@ -23,11 +23,11 @@ impl RequestService {
             Listing::Within(RequestReach::Mission(mission)) => filter.mission_id = mission,
             Listing::Empty => return Ok(Page::empty()),
         }
-        let now = self.clock.now();
+        let now = self.ports.clock.now();
         if filter.overdue.is_some() {
             filter.overdue_at = Some(now);
         }
-        let page = self.requests.list(filter, page).await?;
+        let page = self.ports.requests.list(filter, page).await?;
         Ok(Page {
             items: page.items.into_iter().map(|r| RequestView::at(r, now)).collect(),
             next_after: page.next_after,
@@ -35,24 +35,34 @@ impl RequestService {
     }
 
     /// The request with its stage history, its required-documents checklist and a
-    /// timeline of status and stage changes, messages and document uploads and
-    /// decisions; staff and admins also get the internal notes in it.
+    /// timeline of status and stage changes, messages, document uploads and decisions,
+    /// and the changes of the bookings linked to it; staff and admins also get the
+    /// internal notes in it.
     pub async fn get(&self, actor: &Principal, id: RequestId) -> Result<RequestDetails, ServiceError> {
         let request = self.readable(actor, id).await?;
-        let history = self.requests.history(id).await?;
+        let history = self.ports.requests.history(id).await?;
         let mut timeline: Vec<TimelineItem> = history.iter().cloned().map(TimelineItem::History).collect();
         timeline.extend(
-            all_pages(|page| self.requests.messages(id, page)).await?.into_iter().map(TimelineItem::Message),
+            all_pages(|page| self.ports.requests.messages(id, page))
+                .await?
+                .into_iter()
+                .map(TimelineItem::Message),
         );
         if policy::work_on(actor, request.citizen_id, request.mission_id).is_ok() {
             timeline.extend(
-                all_pages(|page| self.requests.notes(id, page)).await?.into_iter().map(TimelineItem::Note),
+                all_pages(|page| self.ports.requests.notes(id, page))
+                    .await?
+                    .into_iter()
+                    .map(TimelineItem::Note),
             );
         }
         let (required_documents, documents) = self.checklist(&request).await?;
         timeline.extend(documents.iter().flat_map(DocumentEvent::of).map(TimelineItem::Document));
+        timeline.extend(
+            self.ports.appointments.request_history(id).await?.into_iter().map(TimelineItem::Appointment),
+        );
         timeline.sort_by_key(TimelineItem::at);
-        let overdue = request.is_overdue(self.clock.now());
+        let overdue = request.is_overdue(self.ports.clock.now());
         Ok(RequestDetails { request, overdue, history, timeline, required_documents })
     }
 
@@ -60,9 +70,9 @@ impl RequestService {
     /// of their mission).
     pub async fn queue(&self, actor: &Principal, staff_id: StaffId) -> Result<Queue, ServiceError> {
         policy::work(actor)?;
-        let member = self.staff.get(staff_id).await?.ok_or(ServiceError::NotFound)?;
+        let member = self.ports.staff.get(staff_id).await?.ok_or(ServiceError::NotFound)?;
         policy::queue(actor, member.id, member.mission_id)?;
-        let groups = self.requests.queue(member.id, self.clock.now()).await?;
+        let groups = self.ports.requests.queue(member.id, self.ports.clock.now()).await?;
         Ok(Queue { staff_id: member.id, groups })
     }
 }

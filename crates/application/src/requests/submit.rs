@@ -40,15 +40,17 @@ impl RequestService {
         input: NewRequest,
         idempotency_key: Option<&IdempotencyRequest>,
     ) -> Result<Created<ServiceRequest>, ServiceError> {
-        let now = self.clock.now();
+        let now = self.ports.clock.now();
         let citizen_id = citizen_of(actor, input.citizen_id)?;
         policy::submit(actor)?;
-        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+        if let Some(replayed) =
+            idempotency::replay(&*self.ports.idempotency, actor, idempotency_key, now).await?
+        {
             return Ok(replayed);
         }
         // A citizen the caller may not submit for is unknown to them, like one that does
         // not exist: a field error, not a 404 of the request's own path.
-        let citizen = match self.citizens.get(citizen_id).await? {
+        let citizen = match self.ports.citizens.get(citizen_id).await? {
             Some(c) if policy::submit_for(actor, c.id, c.mission_id).is_ok() => c,
             _ => {
                 return Err(ValidationErrors::single(
@@ -65,13 +67,13 @@ impl RequestService {
                 "the citizen is deregistered from the mission",
             ));
         }
-        let service_type = self.service_types.get(input.service_type_id).await?.ok_or_else(|| {
+        let service_type = self.ports.service_types.get(input.service_type_id).await?.ok_or_else(|| {
             ServiceError::from(ValidationErrors::single("service_type_id", "unknown", "no such service type"))
         })?;
         if !service_type.active {
             return Err(ServiceError::conflict("service_inactive", "the service type takes no new requests"));
         }
-        let assignee = self.requests.least_loaded_staff(citizen.mission_id, service_type.id).await?;
+        let assignee = self.ports.requests.least_loaded_staff(citizen.mission_id, service_type.id).await?;
         let (request, first) = ServiceRequest::submit(&citizen, &service_type, assignee, actor.subject, now);
         let mut events = vec![event(
             "request.submitted",
@@ -99,7 +101,7 @@ impl RequestService {
             events,
             idempotency: idempotency::record(actor, idempotency_key, request.id.as_uuid(), &request, now)?,
         };
-        self.requests.insert(&request, &first, &meta).await?;
+        self.ports.requests.insert(&request, &first, &meta).await?;
         Ok(Created::fresh(request))
     }
 }

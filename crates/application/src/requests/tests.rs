@@ -7,8 +7,9 @@ use consular_domain::{
     RequestStatus, ServiceType, StaffMember, Subject,
 };
 use consular_ports::{
-    Clock, MockCitizenRepository, MockClock, MockDocumentRepository, MockIdempotencyRepository,
-    MockRequestRepository, MockServiceTypeRepository, MockStaffRepository, RequestFilter, SystemClock,
+    Clock, MockAppointmentRepository, MockCitizenRepository, MockClock, MockDocumentRepository,
+    MockIdempotencyRepository, MockRequestRepository, MockServiceTypeRepository, MockStaffRepository,
+    RequestFilter, SystemClock,
 };
 use time::Duration;
 
@@ -23,6 +24,7 @@ struct Fixture {
     service_types: MockServiceTypeRepository,
     staff: MockStaffRepository,
     documents: MockDocumentRepository,
+    appointments: MockAppointmentRepository,
 }
 
 impl Fixture {
@@ -33,6 +35,7 @@ impl Fixture {
             service_types: MockServiceTypeRepository::new(),
             staff: MockStaffRepository::new(),
             documents: MockDocumentRepository::new(),
+            appointments: MockAppointmentRepository::new(),
         }
     }
 
@@ -50,6 +53,7 @@ impl Fixture {
     fn without_documents(mut self) -> Self {
         self.service_types.expect_get().returning(|_| Ok(None));
         self.documents.expect_for_request().returning(|_| Ok(vec![]));
+        self.appointments.expect_request_history().returning(|_| Ok(vec![]));
         self
     }
 
@@ -65,15 +69,16 @@ impl Fixture {
     }
 
     fn service_with(self, clock: Arc<dyn Clock>) -> RequestService {
-        RequestService::new(
-            Arc::new(self.requests),
-            Arc::new(self.citizens),
-            Arc::new(self.service_types),
-            Arc::new(self.staff),
-            Arc::new(self.documents),
-            Arc::new(MockIdempotencyRepository::new()),
+        RequestService::new(RequestPorts {
+            requests: Arc::new(self.requests),
+            appointments: Arc::new(self.appointments),
+            citizens: Arc::new(self.citizens),
+            service_types: Arc::new(self.service_types),
+            staff: Arc::new(self.staff),
+            documents: Arc::new(self.documents),
+            idempotency: Arc::new(MockIdempotencyRepository::new()),
             clock,
-        )
+        })
     }
 }
 

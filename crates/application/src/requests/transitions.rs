@@ -45,7 +45,7 @@ impl RequestService {
         let mut request = self.workable(actor, id).await?;
         change.validate()?;
         if let Some(Some(staff_id)) = change.assignee {
-            match self.staff.get(staff_id).await? {
+            match self.ports.staff.get(staff_id).await? {
                 Some(member) if member.active && member.mission_id == request.mission_id => {}
                 _ => {
                     return Err(ValidationErrors::single(
@@ -59,7 +59,7 @@ impl RequestService {
         }
         let stored_version = request.version;
         require_version(expected_versions, stored_version)?;
-        let now = self.clock.now();
+        let now = self.ports.clock.now();
         self.write(actor, &mut request, Role::Staff, change, now, stored_version).await?;
         Ok(RequestView::at(request, now))
     }
@@ -91,7 +91,7 @@ impl RequestService {
         let role = policy::cancel(actor, request.citizen_id, request.mission_id)?;
         let stored_version = request.version;
         require_version(expected_versions, stored_version)?;
-        let now = self.clock.now();
+        let now = self.ports.clock.now();
         self.write(actor, &mut request, role, RequestChange::cancellation(reason), now, stored_version)
             .await?;
         Ok(RequestView::at(request, now))
@@ -176,7 +176,7 @@ impl RequestService {
             events,
             idempotency: None,
         };
-        self.requests.update(request, stored_version, changed.entry, &meta).await?;
+        self.ports.requests.update(request, stored_version, changed.entry, &meta).await?;
         Ok(())
     }
 }

@@ -11,8 +11,11 @@
 //! types served, open/closed, cut-offs) are in `slot.rs`; recurring schedules and their
 //! expansion to UTC slots across daylight-saving changes in `schedule.rs`.
 
+mod history;
 mod schedule;
 mod slot;
+
+pub use history::{AppointmentChange, AppointmentEntry, ChangeMismatch};
 
 pub use schedule::{
     Availability, ExplicitSlots, LocalSlot, OpeningHours, RecurringSchedule, SlotTemplate, local_day,

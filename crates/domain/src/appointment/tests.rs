@@ -384,3 +384,45 @@ fn names_read_back_and_snapshots_round_trip() {
     assert_eq!(serde_json::from_value::<Appointment>(json).unwrap(), a);
     assert_eq!(serde_json::from_value::<Slot>(serde_json::to_value(&s).unwrap()).unwrap(), s);
 }
+
+/// Each change's entry is accepted exactly for the state that change leaves.
+#[test]
+fn history_entries_match_the_change_that_left_the_appointment() {
+    use AppointmentChange as C;
+    let from = slot(5, 1);
+    let staff = Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() };
+    let early = START - Duration::days(3);
+    let late = START + Duration::minutes(5);
+    let booked = booking(&from, Booked);
+    let mut moved = booked.clone();
+    take(&mut moved, &from, Role::Citizen, Reschedule, early).expect("reschedule");
+    let mut cancelled = booked.clone();
+    cancelled.cancel(Role::Citizen, &from, early).expect("cancel");
+    let mut by_mission = booked.clone();
+    by_mission.cancel_by_mission(early).expect("cancel by mission");
+    let mut attended = booked.clone();
+    attended.record_attendance(Role::Staff, Attend, late).expect("attend");
+    let mut missed = booked.clone();
+    missed.record_attendance(Role::Staff, MarkNoShow, late).expect("no show");
+    let states: [(&Appointment, C); 6] = [
+        (&booked, C::Booked),
+        (&moved, C::Rescheduled),
+        (&cancelled, C::Cancelled),
+        (&by_mission, C::CancelledByMission),
+        (&attended, C::Attended),
+        (&missed, C::NoShow),
+    ];
+    for (appointment, left_by) in states {
+        for change in C::ALL {
+            let entry = AppointmentEntry::of(appointment, change, staff);
+            assert_eq!(entry.is_ok(), change == left_by, "{change} of a state left by {left_by}");
+            if let Ok(entry) = entry {
+                assert_eq!(
+                    (entry.version, entry.at, entry.slot_id, entry.starts_at),
+                    (appointment.version, appointment.updated_at, appointment.slot_id, appointment.starts_at)
+                );
+            }
+        }
+        assert_eq!(left_by.as_str().parse::<C>(), Ok(left_by));
+    }
+}

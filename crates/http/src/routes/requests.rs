@@ -11,8 +11,8 @@ use crate::wire::{ActorBody, StageBody, wire_enum};
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use consular_application::requests::{NewRequest, RequestDetails, StatusChange, TimelineItem};
 use consular_domain::{
-    Action, ChecklistItem, ChecklistState, CitizenId, DocumentStatus, HistoryEntry, RequestId, RequestStatus,
-    ServiceRequest, ServiceTypeId, StaffId,
+    Action, AppointmentChange, ChecklistItem, ChecklistState, CitizenId, DocumentStatus, HistoryEntry,
+    RequestId, RequestStatus, ServiceRequest, ServiceTypeId, StaffId,
 };
 use consular_ports::{Message, Note, RequestFilter};
 use serde::{Deserialize, Serialize};
@@ -130,6 +130,19 @@ pub enum TimelineKind {
     DocumentVerified,
     /// Staff rejected a document of the request (`reason`).
     DocumentRejected,
+    /// An appointment was booked for the request (`item_id`: the appointment, with its
+    /// `starts_at` and `ends_at`).
+    AppointmentBooked,
+    /// The appointment moved to another slot (the new times).
+    AppointmentRescheduled,
+    /// The citizen or staff cancelled the appointment.
+    AppointmentCancelled,
+    /// The mission closed or shrank the slot and cancelled the appointment.
+    AppointmentCancelledByMission,
+    /// Staff recorded that the citizen came.
+    AppointmentAttended,
+    /// Staff recorded that the citizen did not come.
+    AppointmentNoShow,
 }
 
 /// One event of a request's life, oldest first.
@@ -157,6 +170,13 @@ pub struct TimelineItemBody {
     /// For document events: the document kind.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub document_kind: Option<String>,
+    /// For appointment events: the appointment's times after the change (UTC).
+    #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub starts_at: Option<OffsetDateTime>,
+    #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub ends_at: Option<OffsetDateTime>,
 }
 
 impl From<&TimelineItem> for TimelineItemBody {
@@ -176,6 +196,8 @@ impl From<&TimelineItem> for TimelineItemBody {
                 text: h.reason.clone(),
                 item_id: None,
                 document_kind: None,
+                starts_at: None,
+                ends_at: None,
             },
             TimelineItem::Message(m) => TimelineItemBody {
                 at: m.created_at,
@@ -187,6 +209,8 @@ impl From<&TimelineItem> for TimelineItemBody {
                 text: Some(m.body.clone()),
                 item_id: Some(m.id),
                 document_kind: None,
+                starts_at: None,
+                ends_at: None,
             },
             TimelineItem::Note(n) => TimelineItemBody {
                 at: n.created_at,
@@ -198,6 +222,8 @@ impl From<&TimelineItem> for TimelineItemBody {
                 text: Some(n.body.clone()),
                 item_id: Some(n.id),
                 document_kind: None,
+                starts_at: None,
+                ends_at: None,
             },
             TimelineItem::Document(d) => TimelineItemBody {
                 at: d.at,
@@ -213,6 +239,28 @@ impl From<&TimelineItem> for TimelineItemBody {
                 text: d.reason.clone(),
                 item_id: Some(d.document_id.as_uuid()),
                 document_kind: Some(d.kind.clone()),
+                starts_at: None,
+                ends_at: None,
+            },
+            TimelineItem::Appointment(a) => TimelineItemBody {
+                at: a.at,
+                kind: match a.change {
+                    AppointmentChange::Booked => TimelineKind::AppointmentBooked,
+                    AppointmentChange::Rescheduled => TimelineKind::AppointmentRescheduled,
+                    AppointmentChange::Cancelled => TimelineKind::AppointmentCancelled,
+                    AppointmentChange::CancelledByMission => TimelineKind::AppointmentCancelledByMission,
+                    AppointmentChange::Attended => TimelineKind::AppointmentAttended,
+                    AppointmentChange::NoShow => TimelineKind::AppointmentNoShow,
+                },
+                actor: Some(a.actor.into()),
+                from_status: None,
+                to_status: None,
+                to_stage: None,
+                text: None,
+                item_id: Some(a.appointment_id.as_uuid()),
+                document_kind: None,
+                starts_at: Some(a.starts_at),
+                ends_at: Some(a.ends_at),
             },
         }
     }

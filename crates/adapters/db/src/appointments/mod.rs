@@ -1,4 +1,5 @@
-//! Appointments: the `slots`, `slot_service_types` and `appointments` tables, their rows,
+//! Appointments: the `slots`, `slot_service_types`, `appointments` and
+//! `appointment_history` tables, their rows,
 //! [`AppointmentRepository`] and the plans of its two lists for tests
 //! ([`Database::explain_availability`](crate::Database::explain_availability),
 //! [`Database::explain_appointment_list`](crate::Database::explain_appointment_list)).
@@ -9,7 +10,8 @@ use crate::shared::columns::{corrupt, subject_from_db};
 use crate::shared::repository;
 use crate::shared::sql_types::{DbTime, DbUuid};
 use consular_domain::{
-    Appointment, AppointmentId, Cutoffs, MissionId, ServiceTypeId, Slot, SlotId, StartCursor,
+    Appointment, AppointmentEntry, AppointmentId, Cutoffs, MissionId, RequestId, ServiceTypeId, Slot, SlotId,
+    StartCursor,
 };
 use consular_ports::{
     AppointmentFilter, AppointmentRepository, AvailabilityQuery, BookOutcome, SlotUpsert, StartPage,
@@ -75,6 +77,24 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::shared::sql_types::{PortableTimestamp, PortableUuid};
+
+    appointment_history (appointment_id, version) {
+        appointment_id -> PortableUuid,
+        version -> BigInt,
+        request_id -> Nullable<PortableUuid>,
+        change -> Text,
+        actor_kind -> Text,
+        actor_id -> PortableUuid,
+        at -> PortableTimestamp,
+        slot_id -> PortableUuid,
+        starts_at -> PortableTimestamp,
+        ends_at -> PortableTimestamp,
+    }
+}
+
 /// The constraint of "one active booking per citizen and request" (a unique partial
 /// index): a booking that violates it is [`BookOutcome::AlreadyBooked`].
 pub(crate) const ONE_PER_REQUEST: &str = "appointments_one_per_request";
@@ -86,6 +106,7 @@ pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[
     ("slot_service_types_pkey", "slot_service_types.slot_id, slot_service_types.service_type_id"),
     ("appointments_pkey", "appointments.id"),
     (ONE_PER_REQUEST, "appointments.citizen_id, appointments.request_id"),
+    ("appointment_history_pkey", "appointment_history.appointment_id, appointment_history.version"),
 ];
 
 repository! {
@@ -94,17 +115,29 @@ repository! {
         fn upsert_slots(upsert: &SlotUpsert, meta: &WriteMeta);
         fn get_slot(id: SlotId) -> Option<Slot>;
         fn available_slots(query: AvailabilityQuery, page: StartPageRequest) -> StartPage<Slot>;
-        fn book(appointment: &Appointment, now: OffsetDateTime, meta: &WriteMeta) -> BookOutcome;
+        fn book(
+            appointment: &Appointment,
+            entry: &AppointmentEntry,
+            now: OffsetDateTime,
+            meta: &WriteMeta,
+        ) -> BookOutcome;
         fn reschedule(
             appointment: &Appointment,
+            entry: &AppointmentEntry,
             from: SlotId,
             expected_version: i64,
             now: OffsetDateTime,
             meta: &WriteMeta,
         ) -> BookOutcome;
-        fn cancel(appointment: &Appointment, expected_version: i64, meta: &WriteMeta);
-        fn record_attendance(appointment: &Appointment, expected_version: i64, meta: &WriteMeta);
+        fn cancel(appointment: &Appointment, entry: &AppointmentEntry, expected_version: i64, meta: &WriteMeta);
+        fn record_attendance(
+            appointment: &Appointment,
+            entry: &AppointmentEntry,
+            expected_version: i64,
+            meta: &WriteMeta,
+        );
         fn get(id: AppointmentId) -> Option<Appointment>;
+        fn request_history(request: RequestId) -> Vec<AppointmentEntry>;
         fn list(filter: AppointmentFilter, page: StartPageRequest) -> StartPage<Appointment>;
     }
 }
@@ -323,6 +356,55 @@ impl TryFrom<AppointmentRow> for Appointment {
             version: row.version,
             created_at: row.created_at.0,
             updated_at: row.updated_at.0,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = appointment_history)]
+pub(crate) struct EntryRow {
+    pub appointment_id: DbUuid,
+    pub version: i64,
+    pub request_id: Option<DbUuid>,
+    pub change: String,
+    pub actor_kind: String,
+    pub actor_id: DbUuid,
+    pub at: DbTime,
+    pub slot_id: DbUuid,
+    pub starts_at: DbTime,
+    pub ends_at: DbTime,
+}
+
+impl From<&AppointmentEntry> for EntryRow {
+    fn from(e: &AppointmentEntry) -> Self {
+        EntryRow {
+            appointment_id: DbUuid(e.appointment_id.0),
+            version: e.version,
+            request_id: e.request_id.map(|r| DbUuid(r.0)),
+            change: e.change.as_str().to_owned(),
+            actor_kind: e.actor.kind.as_str().to_owned(),
+            actor_id: DbUuid(e.actor.id.0),
+            at: DbTime(e.at),
+            slot_id: DbUuid(e.slot_id.0),
+            starts_at: DbTime(e.starts_at),
+            ends_at: DbTime(e.ends_at),
+        }
+    }
+}
+
+impl TryFrom<EntryRow> for AppointmentEntry {
+    type Error = Failure;
+    fn try_from(row: EntryRow) -> Result<Self, Failure> {
+        Ok(AppointmentEntry {
+            appointment_id: row.appointment_id.0.into(),
+            version: row.version,
+            request_id: row.request_id.map(|r| r.0.into()),
+            change: row.change.parse().map_err(|e| corrupt("appointment_history.change", e))?,
+            actor: subject_from_db("appointment_history.actor_kind", &row.actor_kind, row.actor_id)?,
+            at: row.at.0,
+            slot_id: row.slot_id.0.into(),
+            starts_at: row.starts_at.0,
+            ends_at: row.ends_at.0,
         })
     }
 }

@@ -5,14 +5,15 @@
 
 use super::{Conn, explain, write_meta};
 use crate::appointments::{
-    AppointmentRow, ONE_PER_REQUEST, SlotConfig, SlotRow, SlotServiceTypeRow, appointments,
-    slot_service_types, slots,
+    AppointmentRow, EntryRow, ONE_PER_REQUEST, SlotConfig, SlotRow, SlotServiceTypeRow, appointment_history,
+    appointments, slot_service_types, slots,
 };
 use crate::error::Failure;
 use crate::shared::not_updated;
 use crate::shared::sql_types::{DbTime, DbUuid};
 use consular_domain::{
-    Appointment, AppointmentId, AppointmentStatus, MissionId, ServiceTypeId, Slot, SlotId,
+    Appointment, AppointmentEntry, AppointmentId, AppointmentStatus, MissionId, RequestId, ServiceTypeId,
+    Slot, SlotId,
 };
 use consular_ports::{
     AppointmentFilter, AvailabilityQuery, BookOutcome, RepoError, SlotUpsert, StartPage, StartPageRequest,
@@ -112,13 +113,14 @@ pub(crate) async fn upsert_slots(
 ) -> Result<(), Failure> {
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         write_meta::store(conn, meta).await?;
-        for (appointment, expected) in &upsert.cancelled {
+        for (appointment, expected, entry) in &upsert.cancelled {
             if appointment.status != AppointmentStatus::Cancelled {
                 return Err(Failure::Outcome(RepoError::Other(
                     "a cancellation must be cancelled".to_owned(),
                 )));
             }
             replace_booked(conn, appointment, *expected).await?;
+            record(conn, appointment, entry).await?;
             release_seat(conn, appointment.slot_id).await?;
         }
         for (slot, expected) in &upsert.slots {
@@ -206,6 +208,17 @@ async fn release_seat(conn: &mut Conn, slot: SlotId) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Stores the history entry of the change that left `appointment` as it is.
+async fn record(conn: &mut Conn, appointment: &Appointment, entry: &AppointmentEntry) -> Result<(), Failure> {
+    if (entry.appointment_id, entry.version) != (appointment.id, appointment.version) {
+        return Err(Failure::Outcome(RepoError::Other(
+            "a history entry must be of the appointment's version".to_owned(),
+        )));
+    }
+    diesel::insert_into(appointment_history::table).values(EntryRow::from(entry)).execute(conn).await?;
+    Ok(())
+}
+
 /// Replaces the appointment if it is still `booked` at `expected`.
 async fn replace_booked(conn: &mut Conn, appointment: &Appointment, expected: i64) -> Result<(), Failure> {
     let id = DbUuid(appointment.id.0);
@@ -229,6 +242,7 @@ async fn replace_booked(conn: &mut Conn, appointment: &Appointment, expected: i6
 pub(crate) async fn book(
     conn: &mut Conn,
     appointment: &Appointment,
+    entry: &AppointmentEntry,
     now: OffsetDateTime,
     meta: &WriteMeta,
 ) -> Result<BookOutcome, Failure> {
@@ -241,7 +255,7 @@ pub(crate) async fn book(
                 return Err(refusal(conn, slot, service_type, now).await);
             }
             match diesel::insert_into(appointments::table).values(&row).execute(conn).await {
-                Ok(_) => Ok(()),
+                Ok(_) => Ok(record(conn, appointment, entry).await?),
                 Err(error) => match RepoError::from(Failure::from(error)) {
                     RepoError::Duplicate { constraint } if constraint == ONE_PER_REQUEST => {
                         Err(Stop::Refused(BookOutcome::AlreadyBooked))
@@ -257,6 +271,7 @@ pub(crate) async fn book(
 pub(crate) async fn reschedule(
     conn: &mut Conn,
     appointment: &Appointment,
+    entry: &AppointmentEntry,
     from: SlotId,
     expected_version: i64,
     now: OffsetDateTime,
@@ -267,6 +282,7 @@ pub(crate) async fn reschedule(
         write_tx!(conn, async |conn: &mut Conn| -> Result<(), Stop> {
             write_meta::store(conn, meta).await?;
             replace_booked(conn, appointment, expected_version).await?;
+            record(conn, appointment, entry).await?;
             // Slot rows in id order (see the module comment).
             if from < to {
                 release_seat(conn, from).await?;
@@ -286,6 +302,7 @@ pub(crate) async fn reschedule(
 pub(crate) async fn cancel(
     conn: &mut Conn,
     appointment: &Appointment,
+    entry: &AppointmentEntry,
     expected_version: i64,
     meta: &WriteMeta,
 ) -> Result<(), Failure> {
@@ -297,6 +314,7 @@ pub(crate) async fn cancel(
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         write_meta::store(conn, meta).await?;
         replace_booked(conn, appointment, expected_version).await?;
+        record(conn, appointment, entry).await?;
         release_seat(conn, appointment.slot_id).await
     })
     .await
@@ -305,6 +323,7 @@ pub(crate) async fn cancel(
 pub(crate) async fn record_attendance(
     conn: &mut Conn,
     appointment: &Appointment,
+    entry: &AppointmentEntry,
     expected_version: i64,
     meta: &WriteMeta,
 ) -> Result<(), Failure> {
@@ -313,9 +332,23 @@ pub(crate) async fn record_attendance(
     }
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         write_meta::store(conn, meta).await?;
-        replace_booked(conn, appointment, expected_version).await
+        replace_booked(conn, appointment, expected_version).await?;
+        record(conn, appointment, entry).await
     })
     .await
+}
+
+pub(crate) async fn request_history(
+    conn: &mut Conn,
+    request: RequestId,
+) -> Result<Vec<AppointmentEntry>, Failure> {
+    let rows: Vec<EntryRow> = appointment_history::table
+        .filter(appointment_history::request_id.eq(DbUuid(request.0)))
+        .order((appointment_history::at, appointment_history::appointment_id, appointment_history::version))
+        .select(EntryRow::as_select())
+        .load(conn)
+        .await?;
+    rows.into_iter().map(AppointmentEntry::try_from).collect()
 }
 
 pub(crate) async fn get(conn: &mut Conn, id: AppointmentId) -> Result<Option<Appointment>, Failure> {

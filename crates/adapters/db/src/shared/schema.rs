@@ -4,7 +4,7 @@
 //! types of [`crate::shared::sql_types`]). A new column changes only its area; a new table
 //! is also listed here, so that it may appear in a query with any other.
 
-use crate::appointments::{appointments, slot_service_types, slots};
+use crate::appointments::{appointment_history, appointments, slot_service_types, slots};
 use crate::audit::audit_events;
 use crate::citizens::citizens;
 use crate::clients::api_clients;
@@ -43,6 +43,7 @@ diesel::joinable!(appointments -> missions (mission_id));
 diesel::joinable!(appointments -> citizens (citizen_id));
 diesel::joinable!(appointments -> service_types (service_type_id));
 diesel::joinable!(appointments -> service_requests (request_id));
+diesel::joinable!(appointment_history -> appointments (appointment_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     missions,
@@ -67,4 +68,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     slots,
     slot_service_types,
     appointments,
+    appointment_history,
 );
