@@ -69,7 +69,7 @@ pub fn start_list<T, D: Serialize>(
     page: StartPage<T>,
     to_dto: impl Fn(T) -> D,
 ) -> HttpResponse {
-    let next_cursor = page.next.map(encode_cursor);
+    let next_cursor = page.next_after.map(encode_cursor);
     let mut response = HttpResponse::Ok();
     if let Some(cursor) = &next_cursor {
         response.insert_header((header::LINK, respond::next_link(req, cursor)));

@@ -2,51 +2,14 @@ use crate::{RepoError, WriteMeta};
 use async_trait::async_trait;
 use consular_domain::{
     Appointment, AppointmentEntry, AppointmentId, AppointmentStatus, BookingRefused, CitizenId, MissionId,
-    RequestId, ServiceTypeId, Slot, SlotId, StartCursor,
+    Page, PageRequest, RequestId, ServiceTypeId, Slot, SlotId, StartCursor,
 };
 use time::OffsetDateTime;
 
 /// A page of a list ordered by start time, then id (slots, appointments): keyset, no
 /// OFFSET, no count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StartPageRequest {
-    /// 1..=100; callers reject other values before building a request.
-    pub limit: u16,
-    /// Continue after this (start, id), exclusive.
-    pub after: Option<StartCursor>,
-}
-
-impl StartPageRequest {
-    /// One more row than the page, to learn whether a next page exists.
-    pub fn fetch_limit(&self) -> i64 {
-        i64::from(self.limit) + 1
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartPage<T> {
-    pub items: Vec<T>,
-    /// Where the next page starts, when there is one.
-    pub next: Option<StartCursor>,
-}
-
-impl<T> StartPage<T> {
-    /// A page from up to `limit + 1` rows fetched in order.
-    pub fn from_rows(
-        mut rows: Vec<T>,
-        page: &StartPageRequest,
-        cursor_of: impl Fn(&T) -> StartCursor,
-    ) -> Self {
-        let limit = usize::from(page.limit);
-        let next = if rows.len() > limit {
-            rows.truncate(limit);
-            rows.last().map(&cursor_of)
-        } else {
-            None
-        };
-        StartPage { items: rows, next }
-    }
-}
+pub type StartPageRequest = PageRequest<StartCursor>;
+pub type StartPage<T> = Page<T, StartCursor>;
 
 /// The availability of one service type at one mission (docs/appointments.md
 /// "Availability"): open slots serving it, starting in `[from, to)` and after `now`,

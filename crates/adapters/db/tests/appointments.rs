@@ -360,7 +360,7 @@ async fn availability_shows_open_future_slots_with_free_seats_in_start_order(db:
         let page = db.available_slots(query, StartPageRequest { limit: 2, after }).await.unwrap();
         seen.extend(page.items.iter().map(|x| x.id));
         assert!(page.items.iter().all(|x| x.service_types == [s.passport] && x.remaining() > 0));
-        match page.next {
+        match page.next_after {
             Some(next) => after = Some(next),
             None => break,
         }
@@ -409,9 +409,10 @@ async fn appointments_are_listed_in_start_order_by_every_filter(db: Database) {
     assert_eq!(ids(&db.list(day, page).await.unwrap().items), ids(&all[2..]));
     let by_citizen = AppointmentFilter { citizen_id: Some(s.citizen), ..Default::default() };
     let first = db.list(by_citizen.clone(), StartPageRequest { limit: 3, after: None }).await.unwrap();
-    let rest = db.list(by_citizen.clone(), StartPageRequest { limit: 3, after: first.next }).await.unwrap();
+    let rest =
+        db.list(by_citizen.clone(), StartPageRequest { limit: 3, after: first.next_after }).await.unwrap();
     assert_eq!([ids(&first.items), ids(&rest.items)].concat(), ids(&all));
-    assert_eq!(rest.next, None);
+    assert_eq!(rest.next_after, None);
     let cancelled = AppointmentFilter { statuses: vec![AppointmentStatus::Cancelled], ..by_mission.clone() };
     assert!(db.list(cancelled, page).await.unwrap().items.is_empty());
 
@@ -420,7 +421,7 @@ async fn appointments_are_listed_in_start_order_by_every_filter(db: Database) {
         (by_citizen, "appointments_citizen_idx"),
         (by_slot, "appointments_slot_idx"),
     ] {
-        for after in [None, first.next] {
+        for after in [None, first.next_after] {
             let plan = db
                 .explain_appointment_list(filter.clone(), StartPageRequest { limit: 20, after })
                 .await

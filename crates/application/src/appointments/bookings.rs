@@ -322,7 +322,7 @@ impl AppointmentService {
             Listing::Within(RequestReach::Mission(mission)) => {
                 filter.mission_id = filter.mission_id.or(mission)
             }
-            Listing::Empty => return Ok(StartPage { items: Vec::new(), next: None }),
+            Listing::Empty => return Ok(StartPage::empty()),
         }
         if let Some(day) = asked.date {
             // The mission's local day; a global admin naming no mission gets the UTC day.
@@ -330,7 +330,7 @@ impl AppointmentService {
                 Some(mission_id) => match self.ports.missions.get(mission_id).await? {
                     Some(mission) => mission.timezone,
                     // An unknown mission has no appointments: an empty list, as for any filter.
-                    None => return Ok(StartPage { items: Vec::new(), next: None }),
+                    None => return Ok(StartPage::empty()),
                 },
                 None => "UTC".to_owned(),
             };
@@ -355,7 +355,7 @@ impl AppointmentService {
                 appointment,
             });
         }
-        Ok(StartPage { items, next: found.next })
+        Ok(StartPage { items, next_after: found.next_after })
     }
 }
 

@@ -212,7 +212,7 @@ impl AppointmentService {
         loop {
             let page = repo.list(filter.clone(), StartPageRequest { limit: 100, after }).await?;
             all.extend(page.items);
-            match page.next {
+            match page.next_after {
                 Some(next) => after = Some(next),
                 None => return Ok(all),
             }

@@ -406,7 +406,7 @@ pub(crate) async fn available_slots(
 ) -> Result<StartPage<Slot>, Failure> {
     let rows: Vec<SlotRow> = availability_query(&query, &page).load(conn).await?;
     let rows = StartPage::from_rows(rows, &page, SlotRow::cursor);
-    Ok(StartPage { items: with_service_types(conn, rows.items).await?, next: rows.next })
+    Ok(StartPage { items: with_service_types(conn, rows.items).await?, next_after: rows.next_after })
 }
 
 pub(crate) async fn explain_availability(
