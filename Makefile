@@ -27,10 +27,11 @@ lint: ## Formatting check and clippy with warnings as errors
 fmt: ## Format the whole workspace
 	$(CARGO) fmt --all
 
-bench: ## Benchmarks: bearer check (micro), GET /api/v1/requests vs pgbench, document uploads (docs/benchmarks.md)
+bench: ## Benchmarks: bearer check (micro), GET /api/v1/requests vs pgbench, document uploads, appointments (docs/benchmarks.md)
 	$(CARGO) bench -p consular-application --bench bearer
 	$(CARGO) bench -p consular-tests --bench requests_list
 	$(CARGO) bench -p consular-tests --bench documents_upload
+	$(CARGO) bench -p consular-tests --bench appointments
 
 schemathesis: ## Property-based API tests against a throwaway server
 	bash scripts/schemathesis.sh

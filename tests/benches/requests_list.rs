@@ -25,56 +25,25 @@
 
 use consular_domain::{MissionId, PageRequest, RequestStatus};
 use consular_ports::RequestFilter;
+use consular_tests::TestApp;
+use consular_tests::bench::{
+    self, DbRun, HttpRun, MakeRequest, Result, bench_main, bench_server, drop_database, env_number, indexes,
+    load, psql,
+};
 use consular_tests::serde_json::{Value, json};
-use consular_tests::{Backend, TestApp};
-use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
-
-type Result<T, E = String> = std::result::Result<T, E>;
 
 /// Concurrent HTTP clients and pgbench clients.
 fn clients() -> usize {
     env_number("BENCH_CLIENTS", 8)
 }
 
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(default)
-}
-
 fn main() -> ExitCode {
-    // Everything stays on this machine: the server binds 127.0.0.1, and the database is
-    // the testkit's local cluster unless DATABASE_URL names another server.
-    if let Ok(url) = std::env::var("DATABASE_URL")
-        && url.starts_with("postgres")
-        && !is_loopback(&url)
-    {
-        eprintln!("requests_list bench FAILED: DATABASE_URL is not on 127.0.0.1/localhost; unset it");
-        return ExitCode::FAILURE;
-    }
-    let cluster = ClusterGuard::before_start();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("bench-client")
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    let started = Instant::now();
-    let outcome = runtime.block_on(run());
-    runtime.shutdown_timeout(Duration::from_secs(2));
-    drop(cluster);
-    match outcome {
-        Ok(()) => {
-            println!("requests_list: done in {:.0?}", started.elapsed());
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("requests_list bench FAILED: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    bench_main("requests_list", run)
 }
 
 // ------------------------------------------------------------------------------ the run
@@ -83,34 +52,10 @@ async fn run() -> Result<()> {
     let seconds = env_number("BENCH_SECONDS", 10) as u64;
     let warmup = env_number("BENCH_WARMUP_SECONDS", 2) as u64;
     let rows = env_number("BENCH_REQUESTS", 100_000);
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    println!(
-        "requests_list: GET /api/v1/requests over HTTP vs the same SQL through pgbench (PostgreSQL)\n\
-         machine: nproc {cores}, {}, load average {}",
-        cpu_model(),
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" "),
-    );
-    let noise = machine_noise(Duration::from_secs(1)).await;
-    if noise > 0.2 {
-        println!(
-            "WARNING: the machine is not idle ({noise:.2} cores busy before the run): the numbers are noisy"
-        );
-    }
-
-    let app = TestApp::spawn_with(Backend::Postgres, |settings| {
-        settings.workers = 2;
-        settings.db_max_connections = 10;
-        settings.log_level = "warn".to_owned();
-    })
-    .await;
-    let url = app.settings.database_url.clone();
-    let server_version = psql(&url, "SHOW server_version").await?;
-    println!("server: {} (2 HTTP workers, pool of 10), PostgreSQL {}", app.base_url, server_version.trim());
+    let (app, url) = bench_server(
+        "requests_list: GET /api/v1/requests over HTTP vs the same SQL through pgbench (PostgreSQL)",
+    )
+    .await?;
 
     let outcome = async {
         let seeded = seed(&app, rows).await?;
@@ -382,8 +327,8 @@ async fn measure(
     println!("\n== {}: GET {}", scenario.name, scenario.path);
     let page_bytes = check_page(app, scenario).await?;
 
-    load(app, &scenario.path, &scenario.token, Duration::from_secs(warmup)).await?;
-    let http = load(app, &scenario.path, &scenario.token, Duration::from_secs(seconds)).await?;
+    load_get(app, &scenario.path, &scenario.token, Duration::from_secs(warmup)).await?;
+    let http = load_get(app, &scenario.path, &scenario.token, Duration::from_secs(seconds)).await?;
     println!(
         "   HTTP   {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  ({} requests, {} clients, page {} bytes)",
         http.per_second, http.p50_ms, http.p99_ms, http.requests, http.clients, page_bytes
@@ -434,70 +379,16 @@ async fn check_page(app: &TestApp, scenario: &Scenario) -> Result<usize> {
 
 // --------------------------------------------------------------------------- HTTP load
 
-struct HttpRun {
-    clients: usize,
-    requests: u64,
-    per_second: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-    cpu: CpuSplit,
-}
-
-/// `clients()` tasks, each with its own keep-alive connection, sending the scenario's
-/// request back to back for `duration`. Any failure or non-200 ends the run with an error.
-async fn load(app: &TestApp, path: &str, token: &str, duration: Duration) -> Result<HttpRun> {
-    let clients = clients();
-    let http = reqwest::Client::builder()
-        .no_proxy()
-        .pool_max_idle_per_host(clients)
-        .timeout(Duration::from_secs(10))
-        .build()
-        .map_err(|e| format!("HTTP client: {e}"))?;
+/// `clients()` keep-alive clients sending `GET path` (with `token`) back to back for
+/// `duration`; any failure or non-200 ends the run with an error.
+async fn load_get(app: &TestApp, path: &str, token: &str, duration: Duration) -> Result<HttpRun> {
     let url = app.url(path);
-    let before = CpuSample::take();
-    let started = Instant::now();
-    let deadline = started + duration;
-    let mut tasks = Vec::new();
-    for _ in 0..clients {
-        let (http, url, token) = (http.clone(), url.clone(), token.to_owned());
-        tasks.push(tokio::spawn(async move {
-            let mut latencies: Vec<u32> = Vec::with_capacity(65_536);
-            while Instant::now() < deadline {
-                let sent = Instant::now();
-                let mut request = http.get(&url);
-                if !token.is_empty() {
-                    request = request.bearer_auth(&token);
-                }
-                let response = request.send().await.map_err(|e| format!("GET {url}: {e}"))?;
-                let status = response.status();
-                let body = response.bytes().await.map_err(|e| format!("GET {url}: {e}"))?;
-                if status.as_u16() != 200 {
-                    return Err(format!("GET {url}: {status}: {}", String::from_utf8_lossy(&body)));
-                }
-                latencies.push(u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX));
-            }
-            Ok::<_, String>(latencies)
-        }));
-    }
-    let mut latencies = Vec::new();
-    for task in tasks {
-        latencies.extend(task.await.map_err(|e| format!("a load task failed: {e}"))??);
-    }
-    let elapsed = started.elapsed();
-    let cpu = CpuSample::take().since(&before);
-    if latencies.is_empty() {
-        return Err("no request completed".to_owned());
-    }
-    latencies.sort_unstable();
-    let at = |q: f64| f64::from(latencies[((latencies.len() - 1) as f64 * q) as usize]) / 1000.0;
-    Ok(HttpRun {
-        clients,
-        requests: latencies.len() as u64,
-        per_second: latencies.len() as f64 / elapsed.as_secs_f64(),
-        p50_ms: at(0.50),
-        p99_ms: at(0.99),
-        cpu,
-    })
+    let token = token.to_owned();
+    let make: MakeRequest = Arc::new(move |http: &reqwest::Client, _| {
+        let request = http.get(&url);
+        Ok(if token.is_empty() { request } else { request.bearer_auth(&token) })
+    });
+    load(clients(), &make, &Arc::new(AtomicUsize::new(0)), 200, duration).await
 }
 
 // ---------------------------------------------------------------- the same SQL, the same plan
@@ -522,15 +413,6 @@ async fn same_sql_as_the_adapter(url: &str, scenario: &Scenario) -> Result<()> {
             seen.trim().replace('\n', "\n        ")
         ))
     }
-}
-
-/// The index names of a plan, in order.
-fn indexes(plan: &str) -> Vec<String> {
-    plan.split(" using ")
-        .skip(1)
-        .filter_map(|rest| rest.split_whitespace().next())
-        .map(str::to_owned)
-        .collect()
 }
 
 /// The adapter's EXPLAIN (seq scans and sorts disabled, custom plan) and ours under the
@@ -618,14 +500,6 @@ fn total_cost(plan: &str) -> Result<f64> {
 
 // ----------------------------------------------------------------------------- pgbench
 
-struct DbRun {
-    clients: usize,
-    transactions: u64,
-    tps: f64,
-    latency_ms: f64,
-    cpu: CpuSplit,
-}
-
 /// What pgbench runs besides the scenario's statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
@@ -643,54 +517,24 @@ enum Variant {
 /// placeholders become pgbench variables, sent as bind parameters like diesel-async does.
 async fn pgbench(url: &str, scenario: &Scenario, seconds: u64, variant: Variant) -> Result<DbRun> {
     let pool_check = variant == Variant::PoolCheck;
-    let clients = clients();
     let mut script = scenario.sql.clone();
     for n in (1..=scenario.params.len()).rev() {
         script = script.replace(&format!("${n}"), &format!(":p{n}"));
     }
-    let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
-    let file = dir.path().join("list.sql");
     let check = if pool_check { "SELECT :one;\n" } else { "" };
-    std::fs::write(&file, format!("{check}{script};\n")).map_err(|e| format!("pgbench script: {e}"))?;
-    let mut command = tokio::process::Command::new(pg_bin("pgbench"));
-    command.args(["-n", "-M", "prepared", "-j", "2"]);
-    command.args(["-c", &clients.to_string(), "-T", &seconds.to_string()]).arg("-f").arg(&file);
-    for (n, value) in scenario.params.iter().enumerate() {
-        command.arg("-D").arg(format!("p{}={value}", n + 1));
-    }
+    let mut defines: Vec<(String, String)> =
+        scenario.params.iter().enumerate().map(|(n, value)| (format!("p{}", n + 1), value.clone())).collect();
     if pool_check {
-        command.args(["-D", "one=1"]);
+        defines.push(("one".to_owned(), "1".to_owned()));
     }
-    if variant == Variant::GenericPlan {
-        command.env("PGOPTIONS", "-c plan_cache_mode=force_generic_plan");
-    }
-    command.arg(url).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    let child = command.spawn().map_err(|e| format!("cannot run pgbench: {e}"))?;
-    // CPU is sampled inside the run, while its connections (and their backends) live.
-    let margin = Duration::from_millis(if seconds >= 4 { 1000 } else { 500 });
-    tokio::time::sleep(margin).await;
-    let before = CpuSample::take();
-    tokio::time::sleep(Duration::from_secs(seconds) - 2 * margin).await;
-    let cpu = CpuSample::take().since(&before);
-    let output = child.wait_with_output().await.map_err(|e| format!("pgbench: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let failed =
-        format!("pgbench failed ({}):\n{stdout}{}", output.status, String::from_utf8_lossy(&output.stderr));
-    if !output.status.success() {
-        return Err(failed);
-    }
-    let value = |prefix: &str| -> Option<f64> {
-        stdout.lines().find_map(|l| l.trim().strip_prefix(prefix))?.split_whitespace().next()?.parse().ok()
+    let defines: Vec<(&str, String)> =
+        defines.iter().map(|(name, value)| (name.as_str(), value.clone())).collect();
+    let env: &[(&str, &str)] = if variant == Variant::GenericPlan {
+        &[("PGOPTIONS", "-c plan_cache_mode=force_generic_plan")]
+    } else {
+        &[]
     };
-    let (Some(tps), Some(latency_ms), Some(transactions)) =
-        (value("tps = "), value("latency average = "), value("number of transactions actually processed: "))
-    else {
-        return Err(failed);
-    };
-    if value("number of failed transactions: ").is_some_and(|n| n > 0.0) {
-        return Err(failed);
-    }
-    Ok(DbRun { clients, transactions: transactions as u64, tps, latency_ms, cpu })
+    bench::pgbench(url, &format!("{check}{script};\n"), &defines, env, clients(), seconds).await
 }
 
 // -------------------------------------------------------------------------- calibration
@@ -714,16 +558,16 @@ struct Calibration {
 
 async fn calibrate(app: &TestApp, url: &str, scenario: &Scenario, seconds: u64) -> Result<Calibration> {
     println!("\n== calibration");
-    load(app, "/health/live", "", Duration::from_secs(1)).await?;
-    let floor = load(app, "/health/live", "", Duration::from_secs(seconds)).await?;
+    load_get(app, "/health/live", "", Duration::from_secs(1)).await?;
+    let floor = load_get(app, "/health/live", "", Duration::from_secs(seconds)).await?;
     println!(
         "   HTTP   {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  GET /health/live (no auth, no database)",
         floor.per_second, floor.p50_ms, floor.p99_ms
     );
     println!("          CPU: {}", floor.cpu.per_unit(floor.requests as f64, "request"));
     let one_row = scenario.path.replace("limit=20", "limit=1");
-    load(app, &one_row, &scenario.token, Duration::from_secs(1)).await?;
-    let one_row = load(app, &one_row, &scenario.token, Duration::from_secs(seconds)).await?;
+    load_get(app, &one_row, &scenario.token, Duration::from_secs(1)).await?;
+    let one_row = load_get(app, &one_row, &scenario.token, Duration::from_secs(seconds)).await?;
     println!(
         "   HTTP   {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  the `{}` request with limit=1 (2 rows read)",
         one_row.per_second, one_row.p50_ms, one_row.p99_ms, scenario.name
@@ -880,257 +724,4 @@ fn print_table(results: &[Measured], calibration: &Calibration, seconds: u64, wa
         }
     }
     print!("{out}");
-}
-
-// ------------------------------------------------------------------------------- CPU
-
-/// CPU time (user + system, in clock ticks) of the whole machine, of every process by
-/// kind, and of this process's threads by role: where the cores went during a window.
-struct CpuSample {
-    at: Instant,
-    /// Busy, total and interrupt (irq + softirq: loopback TCP, mostly) ticks of the
-    /// machine (`/proc/stat`); interrupt time is charged to no process.
-    busy: u64,
-    total: u64,
-    interrupts: u64,
-    /// pid -> (kind, ticks) for every process but this one.
-    processes: HashMap<u32, (&'static str, u64)>,
-    /// This process's threads: role -> ticks.
-    threads: BTreeMap<&'static str, u64>,
-}
-
-/// Seconds of CPU per kind over a window.
-struct CpuSplit {
-    seconds: f64,
-    /// server, client, other in-process, postgres, pgbench, other processes, interrupts;
-    /// "unattributed" is what processes that started or ended within the window used.
-    kinds: BTreeMap<&'static str, f64>,
-    busy: f64,
-}
-
-const TICKS_PER_SECOND: f64 = 100.0; // USER_HZ on Linux
-
-/// `(comm, utime + stime)` of a `/proc/.../stat` line.
-fn stat_ticks(stat: &str) -> Option<(&str, u64)> {
-    let (head, rest) = stat.rsplit_once(')')?;
-    let comm = head.split_once('(')?.1;
-    // After the name: state (field 3) ... utime and stime (fields 14 and 15).
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    Some((comm, fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?))
-}
-
-impl CpuSample {
-    fn take() -> CpuSample {
-        let mut sample = CpuSample {
-            at: Instant::now(),
-            busy: 0,
-            total: 0,
-            interrupts: 0,
-            processes: HashMap::new(),
-            threads: BTreeMap::new(),
-        };
-        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-        if let Some(line) = stat.lines().next() {
-            let fields: Vec<u64> = line.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
-            // user nice system idle iowait irq softirq steal (guest time is inside user)
-            sample.total = fields.iter().take(8).sum();
-            let idle = fields.get(3).copied().unwrap_or(0) + fields.get(4).copied().unwrap_or(0);
-            sample.busy = sample.total.saturating_sub(idle);
-            sample.interrupts = fields.get(5).copied().unwrap_or(0) + fields.get(6).copied().unwrap_or(0);
-        }
-        let own = std::process::id();
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-            if pid == own {
-                continue;
-            }
-            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-            if let Some((comm, ticks)) = stat_ticks(&stat) {
-                let kind = match comm {
-                    "postgres" => "postgres",
-                    "pgbench" => "pgbench",
-                    _ => "other processes",
-                };
-                sample.processes.insert(pid, (kind, ticks));
-            }
-        }
-        for task in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
-            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
-            if let Some((name, ticks)) = stat_ticks(&stat) {
-                // actix-server names its workers "actix-server worker N"; the bench's
-                // runtime (the load, and the app's background tasks) is "bench-client".
-                let role = if name.starts_with("actix-server") {
-                    "server"
-                } else if name.starts_with("bench-client") {
-                    "client"
-                } else {
-                    "other in-process"
-                };
-                *sample.threads.entry(role).or_default() += ticks;
-            }
-        }
-        sample
-    }
-
-    fn since(&self, before: &CpuSample) -> CpuSplit {
-        let seconds = self.at.duration_since(before.at).as_secs_f64();
-        let ticks = |t: u64| t as f64 / TICKS_PER_SECOND;
-        let busy = ticks(self.busy.saturating_sub(before.busy));
-        let mut kinds: BTreeMap<&'static str, f64> = BTreeMap::new();
-        for (role, now) in &self.threads {
-            *kinds.entry(role).or_default() +=
-                ticks(now.saturating_sub(*before.threads.get(role).unwrap_or(&0)));
-        }
-        for (pid, (kind, now)) in &self.processes {
-            if let Some((_, then)) = before.processes.get(pid) {
-                *kinds.entry(kind).or_default() += ticks(now.saturating_sub(*then));
-            }
-        }
-        kinds.insert("interrupts", ticks(self.interrupts.saturating_sub(before.interrupts)));
-        let attributed: f64 = kinds.values().sum();
-        kinds.insert("unattributed", (busy - attributed).max(0.0));
-        CpuSplit { seconds, kinds, busy }
-    }
-}
-
-impl CpuSplit {
-    fn cores(&self, kind: &str) -> f64 {
-        self.kinds.get(kind).copied().unwrap_or(0.0) / self.seconds.max(1e-9)
-    }
-
-    /// Microseconds of `kind` per unit of work.
-    fn per(&self, kind: &str, units: f64) -> f64 {
-        self.kinds.get(kind).copied().unwrap_or(0.0) / units.max(1.0) * 1e6
-    }
-
-    /// "server 120 µs, client 60 µs, postgres 150 µs per request; ..." over `units`.
-    fn per_unit(&self, units: f64, what: &str) -> String {
-        let per = |kind: &str| self.per(kind, units);
-        let parts: Vec<String> =
-            ["server", "client", "other in-process", "postgres", "pgbench", "interrupts"]
-                .into_iter()
-                .filter(|kind| per(kind) >= 0.5)
-                .map(|kind| format!("{kind} {:.0} µs", per(kind)))
-                .collect();
-        format!(
-            "{} per {what}; cores busy {:.2} (other processes {:.2}, unattributed {:.2})",
-            parts.join(", "),
-            self.busy / self.seconds.max(1e-9),
-            self.cores("other processes"),
-            self.cores("unattributed"),
-        )
-    }
-
-    /// Cores used by what is not this benchmark: other processes and short-lived ones.
-    fn noise(&self) -> f64 {
-        self.cores("other processes") + self.cores("unattributed")
-    }
-}
-
-/// The cores busy over `window` with nothing of the bench running.
-async fn machine_noise(window: Duration) -> f64 {
-    let before = CpuSample::take();
-    tokio::time::sleep(window).await;
-    CpuSample::take().since(&before).busy / window.as_secs_f64()
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name")
-                .and_then(|rest| rest.split_once(':'))
-                .map(|(_, m)| m.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned())
-}
-
-// ---------------------------------------------------------------- PostgreSQL tools, cluster
-
-/// `program` from `PG_BIN_DIR` or /usr/lib/postgresql/15/bin (as the testkit), else PATH.
-fn pg_bin(program: &str) -> PathBuf {
-    let dir = std::env::var_os("PG_BIN_DIR")
-        .map_or_else(|| PathBuf::from("/usr/lib/postgresql/15/bin"), PathBuf::from);
-    let path = dir.join(program);
-    if path.exists() { path } else { PathBuf::from(program) }
-}
-
-/// Runs `sql` (one or more statements, psql meta-commands allowed) in one psql session;
-/// unaligned, tuples only. Its output, or an error with psql's.
-async fn psql(url: &str, sql: &str) -> Result<String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
-    let file = dir.path().join("script.sql");
-    std::fs::write(&file, sql).map_err(|e| format!("psql script: {e}"))?;
-    let output = tokio::process::Command::new(pg_bin("psql"))
-        .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-f"])
-        .arg(&file)
-        .output()
-        .await
-        .map_err(|e| format!("cannot run psql: {e}"))?;
-    if output.status.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-    } else {
-        Err(format!("psql failed ({}): {}", output.status, String::from_utf8_lossy(&output.stderr)))
-    }
-}
-
-/// Drops the bench's database (`postgres://.../consular_test_...`), connected to `postgres`.
-async fn drop_database(url: &str) -> Result<()> {
-    let Some((server, name)) = url.rsplit_once('/') else { return Ok(()) };
-    let name = name.split('?').next().unwrap_or(name);
-    if !name.starts_with("consular_test_") {
-        return Ok(());
-    }
-    psql(&format!("{server}/postgres"), &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        .await
-        .map(drop)
-}
-
-/// `postgres://user@HOST:port/db`: is HOST this machine?
-fn is_loopback(url: &str) -> bool {
-    let authority = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = authority.split(['/', '?']).next().unwrap_or_default();
-    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-    let host = host.strip_prefix('[').map_or_else(
-        || host.split(':').next().unwrap_or_default(),
-        |v6| v6.split(']').next().unwrap_or_default(),
-    );
-    matches!(host, "127.0.0.1" | "localhost" | "::1" | "")
-}
-
-/// Stops the shared test cluster at the end if this run started it (as `make test` does
-/// with `pg-test-cluster stop`); a cluster that was already running, or a `DATABASE_URL`
-/// server, is left alone.
-struct ClusterGuard {
-    started_here: bool,
-}
-
-impl ClusterGuard {
-    fn before_start() -> ClusterGuard {
-        let external = std::env::var("DATABASE_URL").is_ok_and(|u| u.starts_with("postgres"));
-        ClusterGuard { started_here: !external && !shared_cluster_pid_file().exists() }
-    }
-}
-
-/// Also on a panic (the harness panics when the server cannot start).
-impl Drop for ClusterGuard {
-    fn drop(&mut self) {
-        if !self.started_here {
-            return;
-        }
-        match consular_testkit::postgres::stop_shared_cluster() {
-            Ok(true) => println!("\nstopped the PostgreSQL test cluster this run started"),
-            Ok(false) => {}
-            Err(e) => eprintln!("\ncould not stop the PostgreSQL test cluster: {e}; run `make pg-stop`"),
-        }
-    }
-}
-
-/// The pid file of the shared cluster (`consular_testkit::postgres` keeps its state in
-/// `$TMPDIR/consular-testkit-pg-<uid>/`).
-fn shared_cluster_pid_file() -> PathBuf {
-    use std::os::unix::fs::MetadataExt;
-    let uid = std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(u32::MAX);
-    std::env::temp_dir().join(format!("consular-testkit-pg-{uid}")).join("cluster/data/postmaster.pid")
 }

@@ -12,6 +12,7 @@
 //! uploads.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod bench;
 pub mod blobs;
 pub mod child;
 pub mod clamd;

@@ -12,6 +12,7 @@ pub mod client;
 pub mod document;
 pub mod ids;
 pub mod mission;
+pub mod notification;
 pub mod page;
 pub mod policy;
 pub mod principal;

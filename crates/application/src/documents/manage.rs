@@ -5,6 +5,7 @@ use super::signed_url::DownloadGrant;
 use super::{DocumentService, audit, blob_error, event};
 use crate::ServiceError;
 use crate::concurrency::{require_version, retry_unconditional};
+use consular_domain::notification::EventKind;
 use consular_domain::policy::Listing;
 use consular_domain::policy::documents as policy;
 use consular_domain::policy::requests::RequestReach;
@@ -171,12 +172,12 @@ impl DocumentService {
         let (kind, payload) = match reason {
             None => {
                 document.verify(Role::Staff, actor.subject, now).map_err(illegal)?;
-                ("document.verified", json!({}))
+                (EventKind::DocumentVerified.as_str(), json!({}))
             }
             Some(reason) => {
                 let text = reason.as_str().to_owned();
                 document.reject(Role::Staff, reason, actor.subject, now).map_err(illegal)?;
-                ("document.rejected", json!({ "reason": text }))
+                (EventKind::DocumentRejected.as_str(), json!({ "reason": text }))
             }
         };
         let meta = WriteMeta {
@@ -225,7 +226,7 @@ impl DocumentService {
         document.delete(role, now).map_err(illegal)?;
         let meta = WriteMeta {
             audit: vec![audit(actor, now, AuditAction::Deleted, &document, &["status"])],
-            events: vec![event("document.deleted", &document, json!({}), now)],
+            events: vec![event(EventKind::DocumentDeleted.as_str(), &document, json!({}), now)],
             idempotency: None,
         };
         self.ports.documents.update(&document, stored_version, &meta).await?;

@@ -13,6 +13,7 @@ use crate::paging::all_pages;
 use crate::requests::citizen_of;
 use bytes::Bytes;
 use consular_domain::document::{may_upload, new_blob_key, validate_file_name};
+use consular_domain::notification::EventKind;
 use consular_domain::policy::documents as policy;
 use consular_domain::{
     AuditAction, Citizen, CitizenId, Document, DocumentStatus, NewDocument, Principal, RequestId, ScanStatus,
@@ -199,7 +200,7 @@ impl DocumentService {
                 &["kind", "citizen_id", "request_id", "file_name", "media_type", "size_bytes", "sha256"],
             )],
             events: vec![event(
-                "document.uploaded",
+                EventKind::DocumentUploaded.as_str(),
                 document,
                 json!({ "request_id": document.request_id, "media_type": document.media_type }),
                 now,

@@ -5,6 +5,7 @@
 use super::{RequestService, event};
 use crate::ServiceError;
 use crate::idempotency::{self, Created, IdempotencyRequest};
+use consular_domain::notification::EventKind;
 use consular_domain::request::validate_post_body;
 use consular_domain::{AuditAction, AuditRecord, Page, PageRequest, Principal, RequestId};
 use consular_ports::{Message, Note, WriteMeta};
@@ -95,7 +96,7 @@ impl RequestService {
                 vec!["body".into()],
             )],
             events: vec![event(
-                "message.posted",
+                EventKind::MessagePosted.as_str(),
                 &request,
                 json!({ "message_id": message.id, "author_kind": actor.subject.kind.as_str(), "citizen_id": request.citizen_id }),
                 now,

@@ -3,6 +3,7 @@
 use super::{RESOURCE, RequestService, event};
 use crate::ServiceError;
 use crate::idempotency::{self, Created, IdempotencyRequest};
+use consular_domain::notification::EventKind;
 use consular_domain::policy::requests as policy;
 use consular_domain::{
     AuditAction, AuditRecord, CitizenId, Principal, PrincipalKind, RegistrationStatus, ServiceRequest,
@@ -76,14 +77,14 @@ impl RequestService {
         let assignee = self.ports.requests.least_loaded_staff(citizen.mission_id, service_type.id).await?;
         let (request, first) = ServiceRequest::submit(&citizen, &service_type, assignee, actor.subject, now);
         let mut events = vec![event(
-            "request.submitted",
+            EventKind::RequestSubmitted.as_str(),
             &request,
             json!({ "citizen_id": request.citizen_id, "service_type_id": service_type.id, "mission_id": request.mission_id }),
             now,
         )];
         if let Some(staff) = assignee {
             events.push(event(
-                "request.assigned",
+                EventKind::RequestAssigned.as_str(),
                 &request,
                 json!({ "assignee_id": staff, "previous_assignee_id": null }),
                 now,

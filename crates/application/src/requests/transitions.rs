@@ -7,6 +7,7 @@ use super::{RESOURCE, RequestService, RequestView, StatusChange, event};
 use crate::ServiceError;
 use crate::concurrency::{require_version, retry_unconditional};
 use consular_domain::document::missing_for_approval;
+use consular_domain::notification::EventKind;
 use consular_domain::policy::requests as policy;
 use consular_domain::{
     Action, AuditAction, AuditRecord, Principal, Reason, RequestChange, RequestId, RequestStatus, Role,
@@ -132,7 +133,7 @@ impl RequestService {
                 Action::To(status) => {
                     fields.push("status".to_owned());
                     events.push(event(
-                        "request.status_changed",
+                        EventKind::RequestStatusChanged.as_str(),
                         request,
                         json!({ "from": before.as_str(), "to": status.as_str(), "reason": entry.reason }),
                         now,
@@ -141,7 +142,7 @@ impl RequestService {
                 Action::AdvanceStage => {
                     fields.push("current_stage".to_owned());
                     events.push(event(
-                        "request.stage_advanced",
+                        EventKind::RequestStageAdvanced.as_str(),
                         request,
                         json!({ "from_stage": entry.from_stage, "to_stage": entry.to_stage,
                                 "stage": request.stages.get(request.current_stage).map(|s| s.name.clone()) }),
@@ -153,7 +154,7 @@ impl RequestService {
         if let Some(previous) = changed.previous_assignee {
             fields.push("assignee_id".to_owned());
             events.push(event(
-                "request.assigned",
+                EventKind::RequestAssigned.as_str(),
                 request,
                 json!({ "assignee_id": request.assignee_id, "previous_assignee_id": previous }),
                 now,

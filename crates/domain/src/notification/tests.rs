@@ -1,0 +1,148 @@
+//! The "who hears what" table, written out, and the retry schedule of emails.
+
+use super::*;
+use time::macros::datetime;
+
+const CREATED: OffsetDateTime = datetime!(2026-06-01 10:00 UTC);
+
+/// An event, its author, and who hears it as what.
+type Row = (EventKind, Option<PrincipalKind>, Option<(NotificationKind, Audience)>);
+
+#[test]
+fn who_hears_what() {
+    use Audience::{Assignee, Citizen};
+    use EventKind as E;
+    use NotificationKind as K;
+    use PrincipalKind::{Admin, Citizen as ByCitizen, Staff};
+    let table: &[Row] = &[
+        (E::RequestSubmitted, None, Some((K::RequestSubmitted, Citizen))),
+        (E::RequestStatusChanged, None, Some((K::RequestStatusChanged, Citizen))),
+        (E::RequestStageAdvanced, None, Some((K::RequestStageAdvanced, Citizen))),
+        (E::RequestAssigned, None, Some((K::RequestAssigned, Assignee))),
+        (E::MessagePosted, Some(Staff), Some((K::MessageFromStaff, Citizen))),
+        (E::MessagePosted, Some(Admin), Some((K::MessageFromStaff, Citizen))),
+        (E::MessagePosted, Some(ByCitizen), Some((K::MessageFromCitizen, Assignee))),
+        (E::MessagePosted, None, None),
+        (E::DocumentUploaded, None, None),
+        (E::DocumentVerified, None, Some((K::DocumentVerified, Citizen))),
+        (E::DocumentRejected, None, Some((K::DocumentRejected, Citizen))),
+        (E::DocumentDeleted, None, None),
+        (E::AppointmentBooked, None, Some((K::AppointmentBooked, Citizen))),
+        (E::AppointmentRescheduled, None, Some((K::AppointmentRescheduled, Citizen))),
+        (E::AppointmentCancelled, None, Some((K::AppointmentCancelled, Citizen))),
+        (E::AppointmentCancelledByMission, None, Some((K::AppointmentCancelledByMission, Citizen))),
+        (E::AppointmentAttended, None, None),
+        (E::AppointmentNoShow, None, None),
+        (E::AppointmentReminder, None, Some((K::AppointmentReminder, Citizen))),
+    ];
+    for (event, author, expected) in table {
+        assert_eq!(audience(*event, *author), *expected, "{event} by {author:?}");
+    }
+    // Every event kind is in the table, and the author matters only for messages.
+    for event in EventKind::ALL {
+        assert!(table.iter().any(|(e, _, _)| e == event), "{event} is not in the table");
+        if *event != E::MessagePosted {
+            for author in [Some(Admin), Some(Staff), Some(ByCitizen)] {
+                assert_eq!(audience(*event, author), audience(*event, None), "{event}");
+            }
+        }
+    }
+    // Every notification kind is produced by some event.
+    for kind in NotificationKind::ALL {
+        assert!(table.iter().any(|(_, _, heard)| heard.map(|h| h.0) == Some(*kind)), "{kind}");
+    }
+}
+
+#[test]
+fn only_staff_hear_of_assignments_and_citizens_messages() {
+    for kind in NotificationKind::ALL {
+        let staff_only =
+            matches!(kind, NotificationKind::RequestAssigned | NotificationKind::MessageFromCitizen);
+        let to_staff = EventKind::ALL.iter().any(|e| {
+            [None, Some(PrincipalKind::Citizen), Some(PrincipalKind::Staff)]
+                .into_iter()
+                .any(|author| audience(*e, author) == Some((*kind, Audience::Assignee)))
+        });
+        assert_eq!(to_staff, staff_only, "{kind}");
+        assert_eq!(kind.category() == Category::Assignments, *kind == NotificationKind::RequestAssigned);
+    }
+}
+
+#[test]
+fn names_read_back() {
+    for e in EventKind::ALL {
+        assert_eq!(e.as_str().parse::<EventKind>(), Ok(*e));
+    }
+    for k in NotificationKind::ALL {
+        assert_eq!(k.as_str().parse::<NotificationKind>(), Ok(*k));
+        let json = format!("\"{k}\"");
+        assert_eq!(serde_json::to_string(k).ok(), Some(json));
+    }
+    for c in Category::ALL {
+        assert_eq!(c.as_str().parse::<Category>(), Ok(*c));
+    }
+    for s in EmailStatus::ALL {
+        assert_eq!(s.as_str().parse::<EmailStatus>(), Ok(*s));
+    }
+    assert!("request.note_added".parse::<EventKind>().is_err(), "internal notes are no event");
+    assert_eq!(
+        EmailStatus::ALL.iter().filter(|s| s.is_final()).copied().collect::<Vec<_>>(),
+        [EmailStatus::Delivered, EmailStatus::PermanentFailure]
+    );
+}
+
+#[test]
+fn temporary_failures_back_off_exponentially_up_to_a_cap() {
+    let policy = RetryPolicy { jitter: 0.0, ..RetryPolicy::default() };
+    let delays: Vec<i64> = (1..=9).map(|n| policy.delay(n, 0.5).whole_seconds()).collect();
+    assert_eq!(delays, [30, 60, 120, 240, 480, 960, 1920, 3600, 3600]);
+    assert_eq!(policy.delay(u32::MAX, 0.0), policy.max_delay, "no overflow");
+    // Jitter only shortens a delay, by at most its share.
+    let jittered = RetryPolicy::default();
+    for random in [0.0, 0.25, 0.999] {
+        let d = jittered.delay(3, random);
+        assert!(d <= Duration::seconds(120) && d >= Duration::seconds(96), "{d}");
+    }
+    assert!(jittered.delay(3, 0.0) > jittered.delay(3, 0.9));
+}
+
+#[test]
+fn each_outcome_decides_the_status() {
+    let policy = RetryPolicy { jitter: 0.0, ..RetryPolicy::default() };
+    let now = CREATED + Duration::minutes(1);
+    assert_eq!(
+        policy.after(AttemptOutcome::Delivered, 3, CREATED, now, 0.0),
+        AfterAttempt { status: EmailStatus::Delivered, next_attempt_at: None }
+    );
+    assert_eq!(
+        policy.after(AttemptOutcome::Permanent, 1, CREATED, now, 0.0),
+        AfterAttempt { status: EmailStatus::PermanentFailure, next_attempt_at: None },
+        "a 5xx is final at once"
+    );
+    assert_eq!(
+        policy.after(AttemptOutcome::Temporary, 2, CREATED, now, 0.0),
+        AfterAttempt {
+            status: EmailStatus::TemporaryFailure,
+            next_attempt_at: Some(now + Duration::seconds(60))
+        }
+    );
+    // Past the horizon a temporary failure becomes permanent.
+    let late = CREATED + policy.horizon - Duration::minutes(30);
+    assert_eq!(
+        policy.after(AttemptOutcome::Temporary, 20, CREATED, late, 0.0),
+        AfterAttempt { status: EmailStatus::PermanentFailure, next_attempt_at: None }
+    );
+    let just_in = CREATED + policy.horizon - Duration::hours(1);
+    assert_eq!(
+        policy.after(AttemptOutcome::Temporary, 20, CREATED, just_in, 0.0).next_attempt_at,
+        Some(CREATED + policy.horizon)
+    );
+}
+
+#[test]
+fn every_appointment_change_is_an_event_kind() {
+    for change in crate::AppointmentChange::ALL {
+        let kind = format!("appointment.{change}");
+        assert!(kind.parse::<EventKind>().is_ok(), "{kind}");
+    }
+}
