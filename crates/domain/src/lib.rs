@@ -4,6 +4,8 @@
 //! and every rule that can be decided without I/O. It must not depend on an async
 //! runtime, a database, a web framework or a storage library: internal tools reuse it.
 
+mod text_enum;
+
 pub mod appointment;
 pub mod audit;
 pub mod catalog;

@@ -8,140 +8,81 @@
 //! exponential backoff and jitter until a horizon, then become permanent.
 
 use crate::PrincipalKind;
-use std::fmt;
-use std::str::FromStr;
+use crate::text_enum::text_enum;
 use time::{Duration, OffsetDateTime};
 
-fn parse_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, s: &str, what: &str) -> Result<T, String> {
-    all.iter().copied().find(|v| name(*v) == s).ok_or_else(|| format!("unknown {what} `{s}`"))
-}
+text_enum!(
+    /// The kinds of domain events in the outbox (`OutboxEvent::kind`), and the reminder the
+    /// day before an appointment, which no write produces: a daily sweep does.
+    EventKind ("event kind") {
+        RequestSubmitted = "request.submitted",
+        RequestStatusChanged = "request.status_changed",
+        RequestStageAdvanced = "request.stage_advanced",
+        RequestAssigned = "request.assigned",
+        MessagePosted = "message.posted",
+        DocumentUploaded = "document.uploaded",
+        DocumentVerified = "document.verified",
+        DocumentRejected = "document.rejected",
+        DocumentDeleted = "document.deleted",
+        AppointmentBooked = "appointment.booked",
+        AppointmentRescheduled = "appointment.rescheduled",
+        AppointmentCancelled = "appointment.cancelled",
+        AppointmentCancelledByMission = "appointment.cancelled_by_mission",
+        AppointmentAttended = "appointment.attended",
+        AppointmentNoShow = "appointment.no_show",
+        AppointmentReminder = "appointment.reminder",
+    }
+);
 
-macro_rules! names {
-    ($ty:ident, $what:literal, { $($variant:ident => $name:literal),+ $(,)? }) => {
-        impl $ty {
-            pub const ALL: &'static [$ty] = &[$($ty::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($ty::$variant => $name),+
-                }
-            }
+impl From<crate::AppointmentChange> for EventKind {
+    /// The event each stored appointment change writes.
+    fn from(change: crate::AppointmentChange) -> Self {
+        use crate::AppointmentChange as C;
+        match change {
+            C::Booked => EventKind::AppointmentBooked,
+            C::Rescheduled => EventKind::AppointmentRescheduled,
+            C::Cancelled => EventKind::AppointmentCancelled,
+            C::CancelledByMission => EventKind::AppointmentCancelledByMission,
+            C::Attended => EventKind::AppointmentAttended,
+            C::NoShow => EventKind::AppointmentNoShow,
         }
-
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl FromStr for $ty {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                parse_name(Self::ALL, Self::as_str, s, $what)
-            }
-        }
-    };
+    }
 }
 
-/// The kinds of domain events in the outbox (`OutboxEvent::kind`), and the reminder the
-/// day before an appointment, which no write produces: a daily sweep does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EventKind {
-    RequestSubmitted,
-    RequestStatusChanged,
-    RequestStageAdvanced,
-    RequestAssigned,
-    MessagePosted,
-    DocumentUploaded,
-    DocumentVerified,
-    DocumentRejected,
-    DocumentDeleted,
-    AppointmentBooked,
-    AppointmentRescheduled,
-    AppointmentCancelled,
-    AppointmentCancelledByMission,
-    AppointmentAttended,
-    AppointmentNoShow,
-    AppointmentReminder,
-}
+text_enum!(
+    /// What a notification tells its recipient.
+    NotificationKind ("notification kind") {
+        RequestSubmitted = "request_submitted",
+        RequestStatusChanged = "request_status_changed",
+        RequestStageAdvanced = "request_stage_advanced",
+        /// To the staff member a request was assigned to.
+        RequestAssigned = "request_assigned",
+        /// To the citizen: staff wrote on their request.
+        MessageFromStaff = "message_from_staff",
+        /// To the assigned staff member: the citizen wrote.
+        MessageFromCitizen = "message_from_citizen",
+        DocumentVerified = "document_verified",
+        DocumentRejected = "document_rejected",
+        AppointmentBooked = "appointment_booked",
+        AppointmentRescheduled = "appointment_rescheduled",
+        AppointmentCancelled = "appointment_cancelled",
+        AppointmentCancelledByMission = "appointment_cancelled_by_mission",
+        AppointmentReminder = "appointment_reminder",
+    }
+);
 
-names!(EventKind, "event kind", {
-    RequestSubmitted => "request.submitted",
-    RequestStatusChanged => "request.status_changed",
-    RequestStageAdvanced => "request.stage_advanced",
-    RequestAssigned => "request.assigned",
-    MessagePosted => "message.posted",
-    DocumentUploaded => "document.uploaded",
-    DocumentVerified => "document.verified",
-    DocumentRejected => "document.rejected",
-    DocumentDeleted => "document.deleted",
-    AppointmentBooked => "appointment.booked",
-    AppointmentRescheduled => "appointment.rescheduled",
-    AppointmentCancelled => "appointment.cancelled",
-    AppointmentCancelledByMission => "appointment.cancelled_by_mission",
-    AppointmentAttended => "appointment.attended",
-    AppointmentNoShow => "appointment.no_show",
-    AppointmentReminder => "appointment.reminder",
-});
-
-/// What a notification tells its recipient.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NotificationKind {
-    RequestSubmitted,
-    RequestStatusChanged,
-    RequestStageAdvanced,
-    /// To the staff member a request was assigned to.
-    RequestAssigned,
-    /// To the citizen: staff wrote on their request.
-    MessageFromStaff,
-    /// To the assigned staff member: the citizen wrote.
-    MessageFromCitizen,
-    DocumentVerified,
-    DocumentRejected,
-    AppointmentBooked,
-    AppointmentRescheduled,
-    AppointmentCancelled,
-    AppointmentCancelledByMission,
-    AppointmentReminder,
-}
-
-names!(NotificationKind, "notification kind", {
-    RequestSubmitted => "request_submitted",
-    RequestStatusChanged => "request_status_changed",
-    RequestStageAdvanced => "request_stage_advanced",
-    RequestAssigned => "request_assigned",
-    MessageFromStaff => "message_from_staff",
-    MessageFromCitizen => "message_from_citizen",
-    DocumentVerified => "document_verified",
-    DocumentRejected => "document_rejected",
-    AppointmentBooked => "appointment_booked",
-    AppointmentRescheduled => "appointment_rescheduled",
-    AppointmentCancelled => "appointment_cancelled",
-    AppointmentCancelledByMission => "appointment_cancelled_by_mission",
-    AppointmentReminder => "appointment_reminder",
-});
-
-/// The groups a citizen turns email on or off by (in-app is always on).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Category {
-    /// Submission, status changes, stage advances.
-    Requests,
-    Messages,
-    Documents,
-    Appointments,
-    /// Staff only: work assigned to them.
-    Assignments,
-}
-
-names!(Category, "notification category", {
-    Requests => "requests",
-    Messages => "messages",
-    Documents => "documents",
-    Appointments => "appointments",
-    Assignments => "assignments",
-});
+text_enum!(
+    /// The groups a citizen turns email on or off by (in-app is always on).
+    Category ("notification category") {
+        /// Submission, status changes, stage advances.
+        Requests = "requests",
+        Messages = "messages",
+        Documents = "documents",
+        Appointments = "appointments",
+        /// Staff only: work assigned to them.
+        Assignments = "assignments",
+    }
+);
 
 impl NotificationKind {
     pub fn category(self) -> Category {
@@ -203,29 +144,21 @@ pub fn audience(event: EventKind, author: Option<PrincipalKind>) -> Option<(Noti
 
 // ------------------------------------------------------------------------------- email
 
-/// Where an email stands (GOV.UK Notify's statuses).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EmailStatus {
-    /// Waiting for its first or next attempt.
-    Pending,
-    /// A sender holds it (a lease until `locked_until`).
-    Sending,
-    /// The SMTP server accepted it.
-    Delivered,
-    /// The last attempt failed in a way that may pass; another is scheduled.
-    TemporaryFailure,
-    /// Refused for good (a 5xx reply), or temporary failures past the horizon.
-    PermanentFailure,
-}
-
-names!(EmailStatus, "email status", {
-    Pending => "pending",
-    Sending => "sending",
-    Delivered => "delivered",
-    TemporaryFailure => "temporary_failure",
-    PermanentFailure => "permanent_failure",
-});
+text_enum!(
+    /// Where an email stands (GOV.UK Notify's statuses).
+    EmailStatus ("email status") {
+        /// Waiting for its first or next attempt.
+        Pending = "pending",
+        /// A sender holds it (a lease until `locked_until`).
+        Sending = "sending",
+        /// The SMTP server accepted it.
+        Delivered = "delivered",
+        /// The last attempt failed in a way that may pass; another is scheduled.
+        TemporaryFailure = "temporary_failure",
+        /// Refused for good (a 5xx reply), or temporary failures past the horizon.
+        PermanentFailure = "permanent_failure",
+    }
+);
 
 impl EmailStatus {
     /// Delivered and permanent failures are final.

@@ -12,12 +12,13 @@ use base64::engine::DecodePaddingMode;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, URL_SAFE_NO_PAD};
 use consular_application::IdempotencyRequest;
 use consular_domain::page::{DEFAULT_LIMIT, MAX_LIMIT};
-use consular_domain::{PageRequest, Principal, ValidationErrors};
+use consular_domain::{PageRequest, Principal, StartCursor, ValidationErrors};
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
+use time::{OffsetDateTime, PrimitiveDateTime};
 use utoipa::IntoParams;
 use uuid::Uuid;
 
@@ -272,24 +273,23 @@ impl PageParams {
     }
 }
 
-/// The page a list's `limit` and `cursor` parameters ask for.
-pub fn page_request(limit: Option<i64>, cursor: Option<&str>) -> Result<PageRequest, ApiError> {
-    {
-        let limit = match limit {
-            None => DEFAULT_LIMIT,
-            Some(l) if (1..=i64::from(MAX_LIMIT)).contains(&l) => l as u16,
-            Some(_) => {
-                return Err(ApiError::validation(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_query",
-                    "the query string is invalid",
-                    ValidationErrors::single("/query/limit", "out_of_range", "must be between 1 and 100"),
-                ));
-            }
-        };
-        let after = cursor.map(decode_cursor).transpose()?;
-        Ok(PageRequest { limit, after })
-    }
+/// The page a list's `limit` and `cursor` parameters ask for, continuing after a cursor
+/// of type `C` (an id for lists in id order, `(starts_at, id)` for those in start order).
+pub fn page_request<C: Cursor>(limit: Option<i64>, cursor: Option<&str>) -> Result<PageRequest<C>, ApiError> {
+    let limit = match limit {
+        None => DEFAULT_LIMIT,
+        Some(l) if (1..=i64::from(MAX_LIMIT)).contains(&l) => l as u16,
+        Some(_) => return Err(invalid_parameter("limit", "out_of_range", "must be between 1 and 100")),
+    };
+    let after = cursor
+        .map(|text| {
+            let bytes = CURSOR_DECODER.decode(text).ok();
+            bytes.and_then(|b| C::from_bytes(&b)).ok_or_else(|| {
+                invalid_parameter("cursor", "invalid_cursor", "not a cursor returned by this list")
+            })
+        })
+        .transpose()?;
+    Ok(PageRequest { limit, after })
 }
 
 fn invalid_parameter(name: &str, code: &str, message: &str) -> ApiError {
@@ -326,28 +326,57 @@ pub fn query_country(name: &str, value: Option<String>) -> Result<Option<String>
     }
 }
 
-pub fn encode_cursor(id: Uuid) -> String {
-    URL_SAFE_NO_PAD.encode(id.as_bytes())
+/// A list's position, written into its opaque `cursor` (docs/api.md "Pagination"):
+/// base64url of `to_bytes`, 22 characters for an id, 43 for a start time and an id.
+pub trait Cursor: Sized {
+    fn to_bytes(&self) -> Vec<u8>;
+    /// `None` when the bytes are not a cursor of this kind.
+    fn from_bytes(bytes: &[u8]) -> Option<Self>;
+
+    fn encode(&self) -> String {
+        URL_SAFE_NO_PAD.encode(self.to_bytes())
+    }
 }
 
-/// Cursors are opaque: any 22-character base64url string names a position.
+impl Cursor for Uuid {
+    fn to_bytes(&self) -> Vec<u8> {
+        self.as_bytes().to_vec()
+    }
+
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        Uuid::from_slice(bytes).ok()
+    }
+}
+
+impl Cursor for StartCursor {
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(32);
+        bytes.extend_from_slice(&self.starts_at.unix_timestamp_nanos().to_be_bytes());
+        bytes.extend_from_slice(self.id.as_bytes());
+        bytes
+    }
+
+    /// An instant outside the representable range is clamped to it: any 43-character
+    /// base64url string names a position.
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        let (nanos, id) = bytes.split_at_checked(16)?;
+        let nanos = i128::from_be_bytes(nanos.try_into().ok()?);
+        let (min, max) = (
+            PrimitiveDateTime::MIN.assume_utc().unix_timestamp_nanos(),
+            PrimitiveDateTime::MAX.assume_utc().unix_timestamp_nanos(),
+        );
+        let starts_at = OffsetDateTime::from_unix_timestamp_nanos(nanos.clamp(min, max)).ok()?;
+        Some(StartCursor { starts_at, id: Uuid::from_slice(id).ok()? })
+    }
+}
+
+/// Cursors are opaque: any base64url string of the right length names a position.
 const CURSOR_DECODER: GeneralPurpose = GeneralPurpose::new(
     &base64::alphabet::URL_SAFE,
     GeneralPurposeConfig::new()
         .with_decode_allow_trailing_bits(true)
         .with_decode_padding_mode(DecodePaddingMode::RequireNone),
 );
-
-fn decode_cursor(cursor: &str) -> Result<Uuid, ApiError> {
-    CURSOR_DECODER.decode(cursor).ok().and_then(|bytes| Uuid::from_slice(&bytes).ok()).ok_or_else(|| {
-        ApiError::validation(
-            StatusCode::BAD_REQUEST,
-            "invalid_query",
-            "the query string is invalid",
-            ValidationErrors::single("/query/cursor", "invalid_cursor", "not a cursor returned by this list"),
-        )
-    })
-}
 
 /// The versions named by `If-Match` (`None` for `*`). PATCH requires it: absent is 428.
 /// Weak and foreign tags never match: a list of only those yields no version, and the
@@ -400,4 +429,21 @@ pub fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Option<IdempotencyR
     hasher.update(body);
     let fingerprint = URL_SAFE_NO_PAD.encode(hasher.finalize());
     Ok(Some(IdempotencyRequest { key: key.to_owned(), fingerprint }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_match_their_schema() {
+        let cursor = StartCursor {
+            starts_at: OffsetDateTime::UNIX_EPOCH + time::Duration::minutes(90),
+            id: Uuid::now_v7(),
+        };
+        let text = cursor.encode();
+        assert_eq!(text.len(), 43, "the schema says 43 characters");
+        assert_eq!(page_request::<StartCursor>(None, Some(&text)).ok().and_then(|p| p.after), Some(cursor));
+        assert!(page_request::<StartCursor>(None, Some("short")).is_err());
+    }
 }

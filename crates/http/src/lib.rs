@@ -17,7 +17,6 @@ pub mod problem;
 pub mod respond;
 pub mod routes;
 pub mod spec;
-pub mod start_page;
 pub mod state;
 pub mod wire;
 

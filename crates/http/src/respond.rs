@@ -1,7 +1,7 @@
 //! The response-side conventions every handler shares: ETags, created resources (fresh or
 //! replayed for an `Idempotency-Key`) and list pages with their `Link` header.
 
-use crate::extract::encode_cursor;
+use crate::extract::Cursor;
 use crate::wire::ListBody;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
@@ -59,8 +59,12 @@ pub fn with_etag<T: Serialize>(body: &T, version: i64) -> HttpResponse {
 }
 
 /// A list page: `{items, next_cursor}` and a `Link` header to the next page.
-pub fn list<T, D: Serialize>(req: &HttpRequest, page: Page<T>, to_dto: impl Fn(T) -> D) -> HttpResponse {
-    let next_cursor = page.next_after.map(encode_cursor);
+pub fn list<T, C: Cursor, D: Serialize>(
+    req: &HttpRequest,
+    page: Page<T, C>,
+    to_dto: impl Fn(T) -> D,
+) -> HttpResponse {
+    let next_cursor = page.next_after.as_ref().map(Cursor::encode);
     let mut response = HttpResponse::Ok();
     if let Some(cursor) = &next_cursor {
         response.insert_header((header::LINK, next_link(req, cursor)));

@@ -2,6 +2,8 @@
 
 use crate::IdempotencyRecord;
 use consular_domain::AuditRecord;
+use consular_domain::notification::EventKind;
+use serde_json::Value;
 use time::OffsetDateTime;
 
 /// A domain event (`request.submitted`, `message.posted`, ...) in the transactional
@@ -9,13 +11,39 @@ use time::OffsetDateTime;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutboxEvent {
     pub id: uuid::Uuid,
-    /// `request.submitted`, `request.status_changed`, `request.stage_advanced`,
-    /// `request.assigned`, `message.posted`.
+    /// An [`EventKind`]'s name (`request.submitted`, `appointment.booked`, ...).
     pub kind: String,
-    /// The request the event is about.
+    /// The request the event is about when there is one (so that a request's events form
+    /// one stream), else the object itself.
     pub aggregate_id: uuid::Uuid,
-    pub payload: serde_json::Value,
+    pub payload: Value,
     pub created_at: OffsetDateTime,
+}
+
+impl OutboxEvent {
+    /// A new event with a fresh, time-ordered id.
+    pub fn new(
+        kind: EventKind,
+        aggregate_id: uuid::Uuid,
+        payload: Value,
+        created_at: OffsetDateTime,
+    ) -> Self {
+        OutboxEvent {
+            id: uuid::Uuid::now_v7(),
+            kind: kind.as_str().to_owned(),
+            aggregate_id,
+            payload,
+            created_at,
+        }
+    }
+
+    /// The event with `extra`'s fields added to its payload (both JSON objects).
+    pub fn with(mut self, extra: Value) -> Self {
+        if let (Some(payload), Value::Object(extra)) = (self.payload.as_object_mut(), extra) {
+            payload.extend(extra);
+        }
+        self
+    }
 }
 
 /// What every write stores besides the change itself, in the same transaction: the

@@ -158,7 +158,7 @@ fn change(
 ) -> Result<(OutboxEvent, AppointmentEntry), ServiceError> {
     let entry = AppointmentEntry::of(appointment, change, actor.subject)
         .map_err(|mismatch| ServiceError::Internal(mismatch.to_string()))?;
-    let mut payload = json!({
+    let payload = json!({
         "appointment_id": appointment.id,
         "citizen_id": appointment.citizen_id,
         "mission_id": appointment.mission_id,
@@ -166,17 +166,8 @@ fn change(
         "request_id": appointment.request_id,
         "starts_at": rfc3339(appointment.starts_at),
     });
-    if let (Some(payload), Value::Object(extra)) = (payload.as_object_mut(), extra) {
-        payload.extend(extra);
-    }
-    let event = OutboxEvent {
-        id: Uuid::now_v7(),
-        kind: format!("appointment.{change}"),
-        aggregate_id: appointment.request_id.map_or(appointment.id.as_uuid(), |r| r.as_uuid()),
-        payload,
-        created_at: now,
-    };
-    Ok((event, entry))
+    let aggregate = appointment.request_id.map_or(appointment.id.as_uuid(), |r| r.as_uuid());
+    Ok((OutboxEvent::new(change.into(), aggregate, payload, now).with(extra), entry))
 }
 
 fn audit(

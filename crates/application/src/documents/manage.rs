@@ -172,12 +172,12 @@ impl DocumentService {
         let (kind, payload) = match reason {
             None => {
                 document.verify(Role::Staff, actor.subject, now).map_err(illegal)?;
-                (EventKind::DocumentVerified.as_str(), json!({}))
+                (EventKind::DocumentVerified, json!({}))
             }
             Some(reason) => {
                 let text = reason.as_str().to_owned();
                 document.reject(Role::Staff, reason, actor.subject, now).map_err(illegal)?;
-                (EventKind::DocumentRejected.as_str(), json!({ "reason": text }))
+                (EventKind::DocumentRejected, json!({ "reason": text }))
             }
         };
         let meta = WriteMeta {
@@ -226,7 +226,7 @@ impl DocumentService {
         document.delete(role, now).map_err(illegal)?;
         let meta = WriteMeta {
             audit: vec![audit(actor, now, AuditAction::Deleted, &document, &["status"])],
-            events: vec![event(EventKind::DocumentDeleted.as_str(), &document, json!({}), now)],
+            events: vec![event(EventKind::DocumentDeleted, &document, json!({}), now)],
             idempotency: None,
         };
         self.ports.documents.update(&document, stored_version, &meta).await?;

@@ -22,6 +22,7 @@ pub use upload::{BodyError, UploadBody, UploadForm};
 
 use crate::ServiceError;
 use accept::{AcceptedTypes, TypeRefusal};
+use consular_domain::notification::EventKind;
 use consular_domain::{AuditAction, AuditRecord, Document, Principal};
 use consular_ports::{
     AuditRepository, BlobError, BlobStore, CitizenRepository, Clock, DocumentRepository,
@@ -33,7 +34,6 @@ use signed_url::{MIN_KEY_LEN, UrlSigner};
 use std::sync::Arc;
 use std::time::Duration;
 use time::OffsetDateTime;
-use uuid::Uuid;
 
 pub const RESOURCE: &str = "document";
 
@@ -139,19 +139,11 @@ fn blob_error(error: BlobError) -> ServiceError {
 
 /// A document event of the outbox: about the request when the document is attached to
 /// one (so it joins the request's stream of events), else about the document.
-fn event(kind: &str, document: &Document, extra: Value, now: OffsetDateTime) -> OutboxEvent {
-    let mut payload =
+fn event(kind: EventKind, document: &Document, extra: Value, now: OffsetDateTime) -> OutboxEvent {
+    let payload =
         json!({ "document_id": document.id, "citizen_id": document.citizen_id, "kind": document.kind });
-    if let (Some(payload), Value::Object(extra)) = (payload.as_object_mut(), extra) {
-        payload.extend(extra);
-    }
-    OutboxEvent {
-        id: Uuid::now_v7(),
-        kind: kind.to_owned(),
-        aggregate_id: document.request_id.map_or(document.id.as_uuid(), |r| r.as_uuid()),
-        payload,
-        created_at: now,
-    }
+    let aggregate = document.request_id.map_or(document.id.as_uuid(), |r| r.as_uuid());
+    OutboxEvent::new(kind, aggregate, payload, now).with(extra)
 }
 
 fn audit(

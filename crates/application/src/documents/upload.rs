@@ -200,7 +200,7 @@ impl DocumentService {
                 &["kind", "citizen_id", "request_id", "file_name", "media_type", "size_bytes", "sha256"],
             )],
             events: vec![event(
-                EventKind::DocumentUploaded.as_str(),
+                EventKind::DocumentUploaded,
                 document,
                 json!({ "request_id": document.request_id, "media_type": document.media_type }),
                 now,

@@ -15,6 +15,7 @@ pub(crate) use submit::citizen_of;
 
 use crate::ServiceError;
 use consular_domain::document::checklist;
+use consular_domain::notification::EventKind;
 use consular_domain::policy::requests as policy;
 use consular_domain::{
     Action, AppointmentEntry, ChecklistItem, CitizenId, Document, DocumentId, DocumentStatus, HistoryEntry,
@@ -26,7 +27,6 @@ use consular_ports::{
 };
 use std::sync::Arc;
 use time::OffsetDateTime;
-use uuid::Uuid;
 
 pub const RESOURCE: &str = "service_request";
 
@@ -168,18 +168,12 @@ pub struct RequestService {
 }
 
 fn event(
-    kind: &str,
+    kind: EventKind,
     request: &ServiceRequest,
     payload: serde_json::Value,
     now: OffsetDateTime,
 ) -> OutboxEvent {
-    OutboxEvent {
-        id: Uuid::now_v7(),
-        kind: kind.to_owned(),
-        aggregate_id: request.id.as_uuid(),
-        payload,
-        created_at: now,
-    }
+    OutboxEvent::new(kind, request.id.as_uuid(), payload, now)
 }
 
 impl RequestService {

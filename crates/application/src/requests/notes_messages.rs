@@ -96,7 +96,7 @@ impl RequestService {
                 vec!["body".into()],
             )],
             events: vec![event(
-                EventKind::MessagePosted.as_str(),
+                EventKind::MessagePosted,
                 &request,
                 json!({ "message_id": message.id, "author_kind": actor.subject.kind.as_str(), "citizen_id": request.citizen_id }),
                 now,

@@ -77,14 +77,14 @@ impl RequestService {
         let assignee = self.ports.requests.least_loaded_staff(citizen.mission_id, service_type.id).await?;
         let (request, first) = ServiceRequest::submit(&citizen, &service_type, assignee, actor.subject, now);
         let mut events = vec![event(
-            EventKind::RequestSubmitted.as_str(),
+            EventKind::RequestSubmitted,
             &request,
             json!({ "citizen_id": request.citizen_id, "service_type_id": service_type.id, "mission_id": request.mission_id }),
             now,
         )];
         if let Some(staff) = assignee {
             events.push(event(
-                EventKind::RequestAssigned.as_str(),
+                EventKind::RequestAssigned,
                 &request,
                 json!({ "assignee_id": staff, "previous_assignee_id": null }),
                 now,

@@ -12,6 +12,7 @@ use consular_ports::{
     RequestFilter, SystemClock,
 };
 use time::Duration;
+use uuid::Uuid;
 
 fn citizen(mission: MissionId) -> Citizen {
     NewCitizen { registration_status: RegistrationStatus::Active, ..alice(mission) }

@@ -133,7 +133,7 @@ impl RequestService {
                 Action::To(status) => {
                     fields.push("status".to_owned());
                     events.push(event(
-                        EventKind::RequestStatusChanged.as_str(),
+                        EventKind::RequestStatusChanged,
                         request,
                         json!({ "from": before.as_str(), "to": status.as_str(), "reason": entry.reason }),
                         now,
@@ -142,7 +142,7 @@ impl RequestService {
                 Action::AdvanceStage => {
                     fields.push("current_stage".to_owned());
                     events.push(event(
-                        EventKind::RequestStageAdvanced.as_str(),
+                        EventKind::RequestStageAdvanced,
                         request,
                         json!({ "from_stage": entry.from_stage, "to_stage": entry.to_stage,
                                 "stage": request.stages.get(request.current_stage).map(|s| s.name.clone()) }),
@@ -154,7 +154,7 @@ impl RequestService {
         if let Some(previous) = changed.previous_assignee {
             fields.push("assignee_id".to_owned());
             events.push(event(
-                EventKind::RequestAssigned.as_str(),
+                EventKind::RequestAssigned,
                 request,
                 json!({ "assignee_id": request.assignee_id, "previous_assignee_id": previous }),
                 now,

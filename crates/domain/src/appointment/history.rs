@@ -2,58 +2,23 @@
 //! moved, cancelled (by the citizen, staff or the mission), attended, missed. The linked
 //! request's timeline shows them (docs/appointments.md "History").
 
-use super::{Appointment, AppointmentStatus, CancelledBy, parse_name};
+use super::{Appointment, AppointmentStatus, CancelledBy};
+use crate::text_enum::text_enum;
 use crate::{AppointmentId, RequestId, SlotId, Subject};
-use std::fmt;
-use std::str::FromStr;
 use time::OffsetDateTime;
 
-/// The kind of a change; the names are those of the outbox events (`appointment.<name>`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AppointmentChange {
-    Booked,
-    Rescheduled,
-    Cancelled,
-    CancelledByMission,
-    Attended,
-    NoShow,
-}
-
-impl AppointmentChange {
-    pub const ALL: [AppointmentChange; 6] = [
-        Self::Booked,
-        Self::Rescheduled,
-        Self::Cancelled,
-        Self::CancelledByMission,
-        Self::Attended,
-        Self::NoShow,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Booked => "booked",
-            Self::Rescheduled => "rescheduled",
-            Self::Cancelled => "cancelled",
-            Self::CancelledByMission => "cancelled_by_mission",
-            Self::Attended => "attended",
-            Self::NoShow => "no_show",
-        }
+text_enum!(
+    /// The kind of a change; the names are those of the outbox events
+    /// (`appointment.<name>`).
+    AppointmentChange ("appointment change") {
+        Booked = "booked",
+        Rescheduled = "rescheduled",
+        Cancelled = "cancelled",
+        CancelledByMission = "cancelled_by_mission",
+        Attended = "attended",
+        NoShow = "no_show",
     }
-}
-
-impl fmt::Display for AppointmentChange {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for AppointmentChange {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse_name(&Self::ALL, Self::as_str, s, "appointment change")
-    }
-}
+);
 
 /// One stored change of an appointment: the appointment as it was left by it (version,
 /// slot, times), who made it and when.

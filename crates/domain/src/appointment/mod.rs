@@ -25,85 +25,37 @@ pub use slot::{
     StartCursor, plan_slot,
 };
 
+use crate::text_enum::text_enum;
 use crate::{AppointmentId, CitizenId, MissionId, RequestId, Role, ServiceTypeId, SlotId, Subject};
-use std::fmt;
-use std::str::FromStr;
+
 use time::OffsetDateTime;
 
-/// Reads a closed set of snake_case names back (`FromStr` of the enums below).
-fn parse_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, s: &str, what: &str) -> Result<T, String> {
-    all.iter().copied().find(|v| name(*v) == s).ok_or_else(|| format!("unknown {what} `{s}`"))
-}
-
-/// Where an appointment stands (docs/appointments.md "States").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AppointmentStatus {
-    Booked,
-    Attended,
-    NoShow,
-    Cancelled,
-}
+text_enum!(
+    /// Where an appointment stands (docs/appointments.md "States").
+    AppointmentStatus ("appointment status") {
+        Booked = "booked",
+        Attended = "attended",
+        NoShow = "no_show",
+        Cancelled = "cancelled",
+    }
+);
 
 impl AppointmentStatus {
-    pub const ALL: [AppointmentStatus; 4] = [Self::Booked, Self::Attended, Self::NoShow, Self::Cancelled];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Booked => "booked",
-            Self::Attended => "attended",
-            Self::NoShow => "no_show",
-            Self::Cancelled => "cancelled",
-        }
-    }
-
     /// Whether the booking still holds a seat.
     pub fn is_active(self) -> bool {
         self == Self::Booked
     }
 }
 
-impl fmt::Display for AppointmentStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+text_enum!(
+    /// Who cancelled a booking: the citizen, staff of the mission, or the mission itself
+    /// (closing or shrinking the slot, docs/appointments.md "Changing a slot").
+    CancelledBy ("canceller") {
+        Citizen = "citizen",
+        Staff = "staff",
+        Mission = "mission",
     }
-}
-
-impl FromStr for AppointmentStatus {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse_name(&Self::ALL, Self::as_str, s, "appointment status")
-    }
-}
-
-/// Who cancelled a booking: the citizen, staff of the mission, or the mission itself
-/// (closing or shrinking the slot, docs/appointments.md "Changing a slot").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CancelledBy {
-    Citizen,
-    Staff,
-    Mission,
-}
-
-impl CancelledBy {
-    pub const ALL: [CancelledBy; 3] = [Self::Citizen, Self::Staff, Self::Mission];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Citizen => "citizen",
-            Self::Staff => "staff",
-            Self::Mission => "mission",
-        }
-    }
-}
-
-impl FromStr for CancelledBy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse_name(&Self::ALL, Self::as_str, s, "canceller")
-    }
-}
+);
 
 /// A change asked of an appointment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

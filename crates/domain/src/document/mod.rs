@@ -18,50 +18,13 @@ pub use checklist::{
 };
 pub use disposition::{attachment_disposition, safe_media_type};
 
+use crate::text_enum::text_enum;
 use crate::{CitizenId, DocumentId, MissionId, Reason, RequestId, Role, Subject, ValidationErrors, rules};
-use std::fmt;
-use std::str::FromStr;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 /// The longest file name kept, in characters.
 pub const MAX_FILE_NAME: usize = 255;
-
-/// A closed set of values stored and sent as snake_case text: the enum with its serde
-/// form, `ALL`, `as_str`, `Display` and `FromStr` (which names `$what` when it refuses).
-macro_rules! text_enum {
-    ($(#[$meta:meta])* $name:ident ($what:literal) { $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+ }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $name {
-            $($(#[$vmeta])* $variant,)+
-        }
-
-        impl $name {
-            pub const ALL: [$name; [$($text),+].len()] = [$($name::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text,)+
-                }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                Self::ALL.into_iter().find(|v| v.as_str() == s).ok_or_else(|| format!("unknown {} `{s}`", $what))
-            }
-        }
-    };
-}
 
 text_enum!(
     /// Where a document stands (docs/documents.md "States").

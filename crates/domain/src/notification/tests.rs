@@ -39,7 +39,7 @@ fn who_hears_what() {
         assert_eq!(audience(*event, *author), *expected, "{event} by {author:?}");
     }
     // Every event kind is in the table, and the author matters only for messages.
-    for event in EventKind::ALL {
+    for event in EventKind::ALL.iter() {
         assert!(table.iter().any(|(e, _, _)| e == event), "{event} is not in the table");
         if *event != E::MessagePosted {
             for author in [Some(Admin), Some(Staff), Some(ByCitizen)] {
@@ -48,14 +48,14 @@ fn who_hears_what() {
         }
     }
     // Every notification kind is produced by some event.
-    for kind in NotificationKind::ALL {
+    for kind in NotificationKind::ALL.iter() {
         assert!(table.iter().any(|(_, _, heard)| heard.map(|h| h.0) == Some(*kind)), "{kind}");
     }
 }
 
 #[test]
 fn only_staff_hear_of_assignments_and_citizens_messages() {
-    for kind in NotificationKind::ALL {
+    for kind in NotificationKind::ALL.iter() {
         let staff_only =
             matches!(kind, NotificationKind::RequestAssigned | NotificationKind::MessageFromCitizen);
         let to_staff = EventKind::ALL.iter().any(|e| {
@@ -70,18 +70,18 @@ fn only_staff_hear_of_assignments_and_citizens_messages() {
 
 #[test]
 fn names_read_back() {
-    for e in EventKind::ALL {
+    for e in EventKind::ALL.iter() {
         assert_eq!(e.as_str().parse::<EventKind>(), Ok(*e));
     }
-    for k in NotificationKind::ALL {
+    for k in NotificationKind::ALL.iter() {
         assert_eq!(k.as_str().parse::<NotificationKind>(), Ok(*k));
         let json = format!("\"{k}\"");
         assert_eq!(serde_json::to_string(k).ok(), Some(json));
     }
-    for c in Category::ALL {
+    for c in Category::ALL.iter() {
         assert_eq!(c.as_str().parse::<Category>(), Ok(*c));
     }
-    for s in EmailStatus::ALL {
+    for s in EmailStatus::ALL.iter() {
         assert_eq!(s.as_str().parse::<EmailStatus>(), Ok(*s));
     }
     assert!("request.note_added".parse::<EventKind>().is_err(), "internal notes are no event");

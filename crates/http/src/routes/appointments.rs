@@ -2,10 +2,11 @@
 //! rescheduling, cancelling, the lists, attendance and calendar files (spec 4.5;
 //! docs/appointments.md, docs/api.md "Appointments").
 
-use crate::extract::{ApiJson, ApiQuery, Authenticated, idempotency, if_match, optional_if_match};
+use crate::extract::{
+    ApiJson, ApiQuery, Authenticated, idempotency, if_match, optional_if_match, page_request,
+};
 use crate::problem::{ApiError, Problem};
-use crate::respond::{self, Resource, with_etag};
-use crate::start_page::{start_list, start_page};
+use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
 use crate::wire::{local_times, wire_enum};
 use actix_web::http::header::{self, HeaderMap};
@@ -394,7 +395,7 @@ pub async fn list_appointments(
     Authenticated(actor): Authenticated,
     ApiQuery(params): ApiQuery<AppointmentListParams>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = start_page(params.limit, params.cursor.as_deref())?;
+    let page = page_request(params.limit, params.cursor.as_deref())?;
     let filter = AppointmentListFilter {
         mission_id: params.mission_id.map(MissionId),
         citizen_id: params.citizen_id.map(CitizenId),
@@ -403,7 +404,7 @@ pub async fn list_appointments(
         date: params.date,
     };
     let found = state.appointments.list(&actor, filter, page).await?;
-    Ok(start_list(&req, found, |v| AppointmentBody::from(&v)))
+    Ok(list(&req, found, |v| AppointmentBody::from(&v)))
 }
 
 #[cfg(test)]

@@ -179,89 +179,81 @@ pub struct TimelineItemBody {
     pub ends_at: Option<OffsetDateTime>,
 }
 
+impl TimelineItemBody {
+    /// An item with only its time, kind and actor; each kind adds its own fields.
+    fn new(at: OffsetDateTime, kind: TimelineKind, actor: Option<ActorBody>) -> Self {
+        TimelineItemBody {
+            at,
+            kind,
+            actor,
+            from_status: None,
+            to_status: None,
+            to_stage: None,
+            text: None,
+            item_id: None,
+            document_kind: None,
+            starts_at: None,
+            ends_at: None,
+        }
+    }
+}
+
 impl From<&TimelineItem> for TimelineItemBody {
     fn from(item: &TimelineItem) -> Self {
         match item {
-            TimelineItem::History(h) => TimelineItemBody {
-                at: h.at,
-                kind: match h.from_status {
+            TimelineItem::History(h) => {
+                let kind = match h.from_status {
                     None => TimelineKind::Submitted,
                     Some(from) if from != h.to_status => TimelineKind::StatusChanged,
                     Some(_) => TimelineKind::StageAdvanced,
-                },
-                actor: h.actor.map(ActorBody::from),
-                from_status: h.from_status.map(Into::into),
-                to_status: Some(h.to_status.into()),
-                to_stage: Some(h.to_stage),
-                text: h.reason.clone(),
-                item_id: None,
-                document_kind: None,
-                starts_at: None,
-                ends_at: None,
-            },
+                };
+                TimelineItemBody {
+                    from_status: h.from_status.map(Into::into),
+                    to_status: Some(h.to_status.into()),
+                    to_stage: Some(h.to_stage),
+                    text: h.reason.clone(),
+                    ..TimelineItemBody::new(h.at, kind, h.actor.map(ActorBody::from))
+                }
+            }
             TimelineItem::Message(m) => TimelineItemBody {
-                at: m.created_at,
-                kind: TimelineKind::Message,
-                actor: Some(m.author.into()),
-                from_status: None,
-                to_status: None,
-                to_stage: None,
                 text: Some(m.body.clone()),
                 item_id: Some(m.id),
-                document_kind: None,
-                starts_at: None,
-                ends_at: None,
+                ..TimelineItemBody::new(m.created_at, TimelineKind::Message, Some(m.author.into()))
             },
             TimelineItem::Note(n) => TimelineItemBody {
-                at: n.created_at,
-                kind: TimelineKind::Note,
-                actor: Some(n.author.into()),
-                from_status: None,
-                to_status: None,
-                to_stage: None,
                 text: Some(n.body.clone()),
                 item_id: Some(n.id),
-                document_kind: None,
-                starts_at: None,
-                ends_at: None,
+                ..TimelineItemBody::new(n.created_at, TimelineKind::Note, Some(n.author.into()))
             },
-            TimelineItem::Document(d) => TimelineItemBody {
-                at: d.at,
-                kind: match d.status {
+            TimelineItem::Document(d) => {
+                let kind = match d.status {
                     DocumentStatus::Verified => TimelineKind::DocumentVerified,
                     DocumentStatus::Rejected => TimelineKind::DocumentRejected,
                     DocumentStatus::Uploaded | DocumentStatus::Deleted => TimelineKind::DocumentUploaded,
-                },
-                actor: Some(d.actor.into()),
-                from_status: None,
-                to_status: None,
-                to_stage: None,
-                text: d.reason.clone(),
-                item_id: Some(d.document_id.as_uuid()),
-                document_kind: Some(d.kind.clone()),
-                starts_at: None,
-                ends_at: None,
-            },
-            TimelineItem::Appointment(a) => TimelineItemBody {
-                at: a.at,
-                kind: match a.change {
+                };
+                TimelineItemBody {
+                    text: d.reason.clone(),
+                    item_id: Some(d.document_id.as_uuid()),
+                    document_kind: Some(d.kind.clone()),
+                    ..TimelineItemBody::new(d.at, kind, Some(d.actor.into()))
+                }
+            }
+            TimelineItem::Appointment(a) => {
+                let kind = match a.change {
                     AppointmentChange::Booked => TimelineKind::AppointmentBooked,
                     AppointmentChange::Rescheduled => TimelineKind::AppointmentRescheduled,
                     AppointmentChange::Cancelled => TimelineKind::AppointmentCancelled,
                     AppointmentChange::CancelledByMission => TimelineKind::AppointmentCancelledByMission,
                     AppointmentChange::Attended => TimelineKind::AppointmentAttended,
                     AppointmentChange::NoShow => TimelineKind::AppointmentNoShow,
-                },
-                actor: Some(a.actor.into()),
-                from_status: None,
-                to_status: None,
-                to_stage: None,
-                text: None,
-                item_id: Some(a.appointment_id.as_uuid()),
-                document_kind: None,
-                starts_at: Some(a.starts_at),
-                ends_at: Some(a.ends_at),
-            },
+                };
+                TimelineItemBody {
+                    item_id: Some(a.appointment_id.as_uuid()),
+                    starts_at: Some(a.starts_at),
+                    ends_at: Some(a.ends_at),
+                    ..TimelineItemBody::new(a.at, kind, Some(a.actor.into()))
+                }
+            }
         }
     }
 }

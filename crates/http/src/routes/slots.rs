@@ -2,9 +2,9 @@
 //! the mission's local time (a recurring schedule or explicit slots) and listed as open
 //! slots with free seats (spec 4.5; docs/appointments.md, docs/api.md "Appointments").
 
-use crate::extract::{ApiJson, ApiQuery, Authenticated};
+use crate::extract::{ApiJson, ApiQuery, Authenticated, page_request};
 use crate::problem::{ApiError, Problem};
-use crate::start_page::{start_list, start_page};
+use crate::respond::list;
 use crate::state::AppState;
 use crate::wire::local_times;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
@@ -395,7 +395,7 @@ pub async fn list_slots(
     Authenticated(actor): Authenticated,
     ApiQuery(params): ApiQuery<SlotListParams>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = start_page(params.limit, params.cursor.as_deref())?;
+    let page = page_request(params.limit, params.cursor.as_deref())?;
     let (slots, timezone) = state
         .appointments
         .availability(
@@ -407,5 +407,5 @@ pub async fn list_slots(
             page,
         )
         .await?;
-    Ok(start_list(&req, slots, |s| SlotBody::new(&s, &timezone)))
+    Ok(list(&req, slots, |s| SlotBody::new(&s, &timezone)))
 }
