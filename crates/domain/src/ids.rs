@@ -94,3 +94,11 @@ id_type!(
     /// A citizen's booking of a seat in a slot.
     AppointmentId
 );
+id_type!(
+    /// An in-app notification (docs/notifications.md).
+    NotificationId
+);
+id_type!(
+    /// The email of a notification.
+    EmailId
+);

@@ -39,8 +39,8 @@ pub use document::{
     NewDocument, ScanStatus, UploadRefused,
 };
 pub use ids::{
-    AppointmentId, AuditEventId, CitizenId, ClientId, DocumentId, MissionId, PrincipalId, RequestId,
-    ServiceTypeId, SlotId, StaffId,
+    AppointmentId, AuditEventId, CitizenId, ClientId, DocumentId, EmailId, MissionId, NotificationId,
+    PrincipalId, RequestId, ServiceTypeId, SlotId, StaffId,
 };
 pub use mission::{Mission, MissionChanges, NewMission};
 pub use page::{Page, PageRequest};

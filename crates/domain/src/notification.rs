@@ -7,6 +7,13 @@
 //! of an email (GOV.UK Notify's statuses): temporary failures are retried with
 //! exponential backoff and jitter until a horizon, then become permanent.
 
+mod inbox;
+
+pub use inbox::{
+    Details, Email, EmailPreferences, EventFacts, Language, Notification, Person, Produced, REMINDER_LEAD,
+    produce, reminder_due,
+};
+
 use crate::PrincipalKind;
 use crate::text_enum::text_enum;
 use time::{Duration, OffsetDateTime};

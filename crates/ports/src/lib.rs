@@ -15,6 +15,7 @@ mod error;
 mod health;
 mod idempotency;
 mod missions;
+mod notifications;
 mod requests;
 mod scanning;
 mod secrets;
@@ -37,6 +38,7 @@ pub use error::RepoError;
 pub use health::HealthCheck;
 pub use idempotency::{IdempotencyRecord, IdempotencyRepository, StoredOutcome};
 pub use missions::MissionRepository;
+pub use notifications::{Backlog, Claim, MailError, Mailer, NotificationRepository, NotificationWithEmail};
 pub use requests::{Message, Note, QueueGroup, RequestFilter, RequestRepository};
 pub use scanning::{MalwareScanner, ScanError, ScanSession, ScanVerdict};
 pub use secrets::ServiceSecretRepository;
@@ -68,6 +70,8 @@ pub use health::MockHealthCheck;
 pub use idempotency::MockIdempotencyRepository;
 #[cfg(feature = "mock")]
 pub use missions::MockMissionRepository;
+#[cfg(feature = "mock")]
+pub use notifications::{MockMailer, MockNotificationRepository};
 #[cfg(feature = "mock")]
 pub use requests::MockRequestRepository;
 #[cfg(feature = "mock")]

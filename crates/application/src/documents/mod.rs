@@ -140,8 +140,8 @@ fn blob_error(error: BlobError) -> ServiceError {
 /// A document event of the outbox: about the request when the document is attached to
 /// one (so it joins the request's stream of events), else about the document.
 fn event(kind: EventKind, document: &Document, extra: Value, now: OffsetDateTime) -> OutboxEvent {
-    let payload =
-        json!({ "document_id": document.id, "citizen_id": document.citizen_id, "kind": document.kind });
+    let payload = json!({ "document_id": document.id, "citizen_id": document.citizen_id,
+                          "request_id": document.request_id, "kind": document.kind });
     let aggregate = document.request_id.map_or(document.id.as_uuid(), |r| r.as_uuid());
     OutboxEvent::new(kind, aggregate, payload, now).with(extra)
 }

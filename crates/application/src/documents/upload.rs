@@ -202,7 +202,7 @@ impl DocumentService {
             events: vec![event(
                 EventKind::DocumentUploaded,
                 document,
-                json!({ "request_id": document.request_id, "media_type": document.media_type }),
+                json!({ "media_type": document.media_type }),
                 now,
             )],
             idempotency: idempotency::record(actor, idempotency_key, document.id.as_uuid(), document, now)?,

@@ -146,3 +146,125 @@ fn every_appointment_change_is_an_event_kind() {
         assert!(kind.parse::<EventKind>().is_ok(), "{kind}");
     }
 }
+
+// ------------------------------------------------------------------------------ produce
+
+fn person(kind: PrincipalKind, email: Option<&str>, off: &[Category]) -> Person {
+    Person {
+        id: crate::PrincipalId::new(),
+        kind,
+        email: email.map(str::to_owned),
+        language: Language::Fr,
+        preferences: EmailPreferences { off: off.iter().copied().collect() },
+    }
+}
+
+fn facts(
+    kind: EventKind,
+    author: Option<PrincipalKind>,
+    citizen: Person,
+    assignee: Option<Person>,
+) -> EventFacts {
+    EventFacts {
+        event_id: uuid::Uuid::now_v7(),
+        kind,
+        author,
+        citizen: Some(citizen),
+        assignee,
+        mission_id: Some(crate::MissionId::new()),
+        request_id: Some(crate::RequestId::new()),
+        details: Details { status: Some("in_review".into()), ..Details::default() },
+    }
+}
+
+#[test]
+fn an_event_produces_the_recipients_notification_and_email_in_their_language() {
+    let citizen = person(PrincipalKind::Citizen, Some("ana@example.org"), &[]);
+    let event = facts(EventKind::RequestStatusChanged, None, citizen.clone(), None);
+    let produced = produce(&event, CREATED).expect("the citizen hears a status change");
+    let n = &produced.notification;
+    assert_eq!(
+        (n.recipient_id, n.recipient_kind, n.event_id),
+        (citizen.id, PrincipalKind::Citizen, event.event_id)
+    );
+    assert_eq!(n.kind, NotificationKind::RequestStatusChanged);
+    assert_eq!((n.mission_id, n.request_id), (event.mission_id, event.request_id));
+    assert_eq!(n.details.status.as_deref(), Some("in_review"));
+    assert_eq!(n.read_at, None);
+    let email = produced.email.expect("an email");
+    assert_eq!(
+        (email.to.as_str(), email.language, email.status),
+        ("ana@example.org", Language::Fr, EmailStatus::Pending)
+    );
+    assert_eq!((email.notification_id, email.attempts, email.next_attempt_at), (n.id, 0, Some(CREATED)));
+}
+
+#[test]
+fn preferences_and_missing_addresses_keep_email_off_but_never_in_app() {
+    let quiet = person(PrincipalKind::Citizen, Some("ana@example.org"), &[Category::Requests]);
+    let produced =
+        produce(&facts(EventKind::RequestSubmitted, None, quiet.clone(), None), CREATED).expect("in-app");
+    assert_eq!(produced.email, None, "requests turned off");
+    let produced = produce(&facts(EventKind::DocumentVerified, None, quiet, None), CREATED).expect("in-app");
+    assert!(produced.email.is_some(), "documents still on");
+    let no_address = person(PrincipalKind::Citizen, None, &[]);
+    let produced =
+        produce(&facts(EventKind::RequestSubmitted, None, no_address, None), CREATED).expect("in-app");
+    assert_eq!(produced.email, None);
+}
+
+#[test]
+fn the_assignee_hears_citizen_messages_and_nobody_hears_unassigned_ones() {
+    let citizen = person(PrincipalKind::Citizen, Some("ana@example.org"), &[]);
+    let staff = person(PrincipalKind::Staff, Some("clerk@mission.example"), &[]);
+    let event =
+        facts(EventKind::MessagePosted, Some(PrincipalKind::Citizen), citizen.clone(), Some(staff.clone()));
+    let produced = produce(&event, CREATED).expect("the assignee hears it");
+    assert_eq!(produced.notification.recipient_id, staff.id);
+    assert_eq!(produced.notification.kind, NotificationKind::MessageFromCitizen);
+    let unassigned = facts(EventKind::MessagePosted, Some(PrincipalKind::Citizen), citizen.clone(), None);
+    assert_eq!(produce(&unassigned, CREATED), None);
+    assert_eq!(produce(&facts(EventKind::DocumentUploaded, None, citizen, Some(staff)), CREATED), None);
+}
+
+#[test]
+fn reading_twice_keeps_the_first_time() {
+    let citizen = person(PrincipalKind::Citizen, None, &[]);
+    let mut n = produce(&facts(EventKind::RequestSubmitted, None, citizen, None), CREATED)
+        .expect("in-app")
+        .notification;
+    assert!(n.mark_read(CREATED + Duration::minutes(1)));
+    assert!(!n.mark_read(CREATED + Duration::minutes(2)));
+    assert_eq!(n.read_at, Some(CREATED + Duration::minutes(1)));
+}
+
+#[test]
+fn languages_fall_back_to_english() {
+    for (preferred, language) in [
+        ("fr", Language::Fr),
+        ("fr-BE", Language::Fr),
+        ("FR_ca", Language::Fr),
+        ("en-GB", Language::En),
+        ("de", Language::En),
+        ("", Language::En),
+    ] {
+        assert_eq!(Language::for_preference(preferred), language, "{preferred}");
+    }
+}
+
+#[test]
+fn a_reminder_is_due_the_day_before_for_bookings_made_earlier() {
+    let starts = datetime!(2026-06-10 09:00 UTC);
+    let booked_long_ago = datetime!(2026-06-01 12:00 UTC);
+    // (now, changed_at, due)
+    let table = [
+        (datetime!(2026-06-09 08:59 UTC), booked_long_ago, false), // more than a day before
+        (datetime!(2026-06-09 09:00 UTC), booked_long_ago, true),  // the window opens
+        (datetime!(2026-06-10 08:59 UTC), booked_long_ago, true),
+        (datetime!(2026-06-10 09:00 UTC), booked_long_ago, false), // started
+        (datetime!(2026-06-09 20:00 UTC), datetime!(2026-06-09 18:00 UTC), false), // booked the day before
+    ];
+    for (now, changed, due) in table {
+        assert_eq!(reminder_due(starts, changed, now), due, "{now} {changed}");
+    }
+}
