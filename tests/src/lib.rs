@@ -219,6 +219,8 @@ async fn test_settings(backend: Backend, dir: &Path) -> Settings {
         workers: 1,
         db_max_connections: 4,
         log_level: "warn".to_owned(),
+        // The notification tests turn the worker on; elsewhere it would only add queries.
+        run_worker: false,
         ..Settings::default()
     }
 }
@@ -318,7 +320,12 @@ impl TestApp {
     /// process, or a new child process when this node is one (a restart after
     /// [`TestApp::kill`]).
     pub async fn spawn_node(&self) -> TestApp {
-        let settings = self.settings.clone();
+        self.spawn_node_with(self.settings.clone()).await
+    }
+
+    /// [`TestApp::spawn_node`] with other settings (the same database and storage, e.g. a
+    /// node that runs the notification worker beside one that only serves).
+    pub async fn spawn_node_with(&self, settings: Settings) -> TestApp {
         let (node, port) = match &self.node {
             Node::InProcess(_) => {
                 let (application, port) = build(&settings).await;

@@ -1,4 +1,4 @@
-//! The command line: `serve`, `migrate` and `clients`.
+//! The command line: `serve`, `migrate`, `worker` and `clients`.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use consular_domain::{MissionId, PrincipalId, Scope};
@@ -26,6 +26,9 @@ pub enum Command {
     },
     /// Apply pending database migrations and exit.
     Migrate,
+    /// Deliver notifications only (the outbox worker, email sender and reminders that
+    /// `serve` also runs), until SIGTERM or SIGINT.
+    Worker,
     /// Manage API clients.
     #[command(subcommand)]
     Clients(ClientsCommand),

@@ -50,6 +50,29 @@ pub struct Settings {
     /// The service's public address (`https://api.example.org`), to make its own
     /// download URLs absolute; unset: they are relative to the API.
     pub public_base_url: Option<String>,
+    /// `smtp://[user:pass@]host[:port]` (STARTTLS with `?tls=required`) or `smtps://...`;
+    /// unset: notifications are in-app only (said once at start).
+    pub smtp_url: Option<String>,
+    /// The From of notification emails.
+    pub mail_from: String,
+    /// This node's name, recorded on the events and emails it handles; unset: a random
+    /// one per start.
+    pub node_id: Option<String>,
+    /// Whether `serve` also runs the outbox worker and email sender (`consular worker`
+    /// runs them alone).
+    pub run_worker: bool,
+    /// How often an idle worker looks for new events and due emails, in milliseconds.
+    pub outbox_poll_ms: u64,
+    /// Events claimed per batch.
+    pub outbox_batch: u32,
+    /// How long a claim holds its events or emails before another node takes them over.
+    pub outbox_lease_secs: u32,
+    /// The first retry of a temporary email failure waits this long, doubling after each.
+    pub email_retry_base_secs: u32,
+    /// The longest wait between two attempts.
+    pub email_retry_max_delay_secs: u32,
+    /// No attempt later than this after the email was made: it fails for good.
+    pub email_retry_horizon_secs: u32,
 }
 
 impl Default for Settings {
@@ -74,6 +97,16 @@ impl Default for Settings {
             download_url_ttl_secs: 300,
             clamav_addr: None,
             public_base_url: None,
+            smtp_url: None,
+            mail_from: "Consular Services <no-reply@consular.invalid>".into(),
+            node_id: None,
+            run_worker: true,
+            outbox_poll_ms: 200,
+            outbox_batch: 100,
+            outbox_lease_secs: 60,
+            email_retry_base_secs: 30,
+            email_retry_max_delay_secs: 3600,
+            email_retry_horizon_secs: 72 * 3600,
         }
     }
 }
@@ -101,7 +134,7 @@ fn describe(error: figment::Error) -> ConfigError {
 
 impl Settings {
     /// Every setting's key (its environment variable is `CONSULAR_` + the key in capitals).
-    pub const KEYS: [&'static str; 19] = [
+    pub const KEYS: [&'static str; 29] = [
         "database_url",
         "storage_url",
         "bind",
@@ -121,6 +154,16 @@ impl Settings {
         "download_url_ttl_secs",
         "clamav_addr",
         "public_base_url",
+        "smtp_url",
+        "mail_from",
+        "node_id",
+        "run_worker",
+        "outbox_poll_ms",
+        "outbox_batch",
+        "outbox_lease_secs",
+        "email_retry_base_secs",
+        "email_retry_max_delay_secs",
+        "email_retry_horizon_secs",
     ];
 
     /// Defaults, then `file` (or `consular.toml` in the working directory when it exists),
@@ -198,6 +241,38 @@ impl Settings {
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
             return bad("public_base_url", "must be an http:// or https:// URL".into());
+        }
+        if let Some(url) = &self.smtp_url
+            && let Err(why) = consular_mail::check_url(url)
+        {
+            return bad("smtp_url", why);
+        }
+        if let Err(why) = consular_mail::check_from(&self.mail_from) {
+            return bad("mail_from", why);
+        }
+        if self.node_id.as_deref().is_some_and(|n| n.trim().is_empty() || n.len() > 100) {
+            return bad("node_id", "must be 1 to 100 characters".into());
+        }
+        if !(10..=60_000).contains(&self.outbox_poll_ms) {
+            return bad("outbox_poll_ms", "must be between 10 and 60000".into());
+        }
+        if !(1..=1000).contains(&self.outbox_batch) {
+            return bad("outbox_batch", "must be between 1 and 1000".into());
+        }
+        if !(1..=3600).contains(&self.outbox_lease_secs) {
+            return bad("outbox_lease_secs", "must be between 1 and 3600".into());
+        }
+        if self.email_retry_base_secs == 0 {
+            return bad("email_retry_base_secs", "must be positive".into());
+        }
+        if self.email_retry_max_delay_secs < self.email_retry_base_secs {
+            return bad(
+                "email_retry_max_delay_secs",
+                "must not be shorter than email_retry_base_secs".into(),
+            );
+        }
+        if self.email_retry_horizon_secs < self.email_retry_base_secs {
+            return bad("email_retry_horizon_secs", "must not be shorter than email_retry_base_secs".into());
         }
         if tracing_subscriber::EnvFilter::try_new(&self.log_level).is_err() {
             return bad("log_level", format!("`{}` is not a log filter", self.log_level));

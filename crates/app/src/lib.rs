@@ -15,6 +15,7 @@ use actix_web::{HttpServer, web};
 use consular_application::auth::TokenService;
 use consular_application::clients::ClientWithSecret;
 use consular_application::documents::DocumentService;
+use consular_application::notifications::NotificationService;
 use consular_http::{AppState, TokenRateLimits};
 use std::net::TcpListener;
 use std::num::NonZeroU32;
@@ -90,6 +91,57 @@ fn spawn_housekeeping(tokens: TokenService, documents: DocumentService) -> JoinH
     })
 }
 
+/// Runs `pass` again at once while it reports a full batch (a backlog drains at full
+/// speed), else every `poll`; a failure is logged and retried after `poll`.
+fn spawn_loop<F, Fut>(what: &'static str, poll: Duration, mut pass: F) -> JoinHandle<()>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<bool, consular_application::ServiceError>> + Send,
+{
+    tokio::spawn(async move {
+        loop {
+            match pass().await {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(error) => tracing::warn!(%error, "{what} failed; retrying"),
+            }
+            tokio::time::sleep(poll).await;
+        }
+    })
+}
+
+/// Notification delivery (docs/notifications.md): the outbox worker, the email sender
+/// (when SMTP is configured) and the reminder sweep, every five minutes.
+pub fn spawn_notification_tasks(notifications: &NotificationService, poll: Duration) -> Vec<JoinHandle<()>> {
+    let batch = notifications.config().batch as usize;
+    let email_batch = notifications.config().email_batch as usize;
+    let worker = notifications.clone();
+    let mut tasks = vec![spawn_loop("the outbox worker", poll, move || {
+        let worker = worker.clone();
+        async move { worker.dispatch().await.map(|done| done.events >= batch) }
+    })];
+    if notifications.sends_email() {
+        let sender = notifications.clone();
+        tasks.push(spawn_loop("sending emails", poll, move || {
+            let sender = sender.clone();
+            async move { sender.send_emails().await.map(|sent| sent.claimed >= email_batch) }
+        }));
+    }
+    let sweeper = notifications.clone();
+    tasks.push(spawn_every(Duration::from_secs(300), move || {
+        let sweeper = sweeper.clone();
+        async move {
+            match sweeper.schedule_reminders().await {
+                Ok(count) if count > 0 => tracing::info!(count, "appointment reminders scheduled"),
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "scheduling appointment reminders failed"),
+            }
+        }
+    }));
+    tracing::info!(node = %notifications.config().node, "notification worker started");
+    tasks
+}
+
 impl Application {
     /// Builds everything and binds `settings.bind` (port 0 picks a free port). The server
     /// runs once [`Application::run`] is awaited or spawned.
@@ -104,6 +156,7 @@ impl Application {
         let per_minute = NonZeroU32::new(settings.token_rate_limit_per_minute).unwrap_or(NonZeroU32::MIN);
         let tokens = services.tokens.clone();
         let documents = services.documents.clone();
+        let notifications = services.notifications.clone();
         let state = web::Data::new(AppState::new(
             services,
             consular_http::api_spec(),
@@ -124,7 +177,7 @@ impl Application {
             .listen(listener)
             .map_err(|error| StartError::Bind { addr: settings.bind.to_string(), error })?
             .run();
-        let tasks = vec![
+        let mut tasks = vec![
             spawn_revocation_sync(tokens.clone()),
             spawn_housekeeping(tokens, documents),
             // The token rate limiters forget idle keys every minute (bounded memory).
@@ -133,6 +186,12 @@ impl Application {
                 std::future::ready(())
             }),
         ];
+        if settings.run_worker {
+            tasks.extend(spawn_notification_tasks(
+                &notifications,
+                Duration::from_millis(settings.outbox_poll_ms),
+            ));
+        }
         Ok(Application { server, port, tasks, bootstrap_admin })
     }
 

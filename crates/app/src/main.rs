@@ -1,4 +1,4 @@
-//! `consular`: serve the API, migrate the database, manage API clients.
+//! `consular`: serve the API, migrate the database, deliver notifications, manage API clients.
 
 use clap::Parser;
 use consular_app::cli::{Cli, ClientsCommand, Command, CreateArgs};
@@ -42,8 +42,29 @@ async fn run(command: Command, settings: &Settings) -> Result<(), String> {
             println!("migrations applied");
             Ok(())
         }
+        Command::Worker => worker(settings).await,
         Command::Clients(command) => clients(command, settings).await,
     }
+}
+
+/// Notification delivery without the HTTP server, for deployments that separate them.
+async fn worker(settings: &Settings) -> Result<(), String> {
+    let services = services::build(settings).await.map_err(|e| e.to_string())?;
+    let poll = std::time::Duration::from_millis(settings.outbox_poll_ms);
+    let tasks = consular_app::spawn_notification_tasks(&services.notifications, poll);
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("cannot listen for SIGTERM: {e}"))?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
+    // At-least-once: a batch cut short is claimed again when its lease expires, and what
+    // it produced is never produced twice.
+    for task in &tasks {
+        task.abort();
+    }
+    tracing::info!("worker stopped");
+    Ok(())
 }
 
 async fn serve(settings: &Settings) -> Result<(), String> {

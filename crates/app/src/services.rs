@@ -15,11 +15,13 @@ use consular_application::documents::accept::AcceptedTypes;
 use consular_application::documents::{DocumentConfig, DocumentPorts, DocumentService, load_url_signer};
 use consular_application::health::HealthService;
 use consular_application::missions::MissionService;
+use consular_application::notifications::{NotificationPorts, NotificationService, WorkerConfig};
 use consular_application::requests::{RequestPorts, RequestService};
 use consular_application::staff::StaffService;
 use consular_clamav::ClamdScanner;
 use consular_db::{Database, DbConfig};
-use consular_ports::{Clock, HealthCheck, MalwareScanner, SystemClock};
+use consular_domain::notification::RetryPolicy;
+use consular_ports::{Clock, HealthCheck, Mailer, MalwareScanner, SystemClock};
 use consular_storage::ObjectBlobStore;
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,7 +92,21 @@ pub async fn build(settings: &Settings) -> Result<Services, StartError> {
             public_base_url: settings.public_base_url.clone(),
         },
     );
+    let notifications = NotificationService::new(
+        NotificationPorts {
+            notifications: db.clone(),
+            requests: db.clone(),
+            citizens: db.clone(),
+            staff: db.clone(),
+            missions: db.clone(),
+            service_types: db.clone(),
+            mailer: mailer(settings)?,
+            clock: clock.clone(),
+        },
+        worker_config(settings),
+    );
     Ok(Services {
+        notifications,
         missions: MissionService::new(db.clone(), db.clone(), clock.clone()),
         clients: ClientService::new(
             db.clone(),
@@ -128,4 +144,41 @@ pub async fn build(settings: &Settings) -> Result<Services, StartError> {
         tokens,
         health: HealthService::new(checks),
     })
+}
+
+/// The SMTP mailer the settings name; none (in-app notifications only) without
+/// `smtp_url`, said once here.
+fn mailer(settings: &Settings) -> Result<Option<Arc<dyn Mailer>>, StartError> {
+    match &settings.smtp_url {
+        Some(url) => {
+            let mailer =
+                consular_mail::SmtpMailer::new(url, &settings.mail_from).map_err(StartError::Setup)?;
+            tracing::info!(from = %settings.mail_from, "notification emails are sent over SMTP");
+            Ok(Some(Arc::new(mailer)))
+        }
+        None => {
+            tracing::warn!("no SMTP server configured (smtp_url): notifications are in-app only");
+            Ok(None)
+        }
+    }
+}
+
+/// How this node's outbox worker and email sender run.
+fn worker_config(settings: &Settings) -> WorkerConfig {
+    let seconds = |s: u32| time::Duration::seconds(i64::from(s));
+    WorkerConfig {
+        node: settings
+            .node_id
+            .clone()
+            .unwrap_or_else(|| format!("node-{}", &uuid::Uuid::now_v7().simple().to_string()[20..])),
+        batch: settings.outbox_batch,
+        lease: seconds(settings.outbox_lease_secs),
+        retry: RetryPolicy {
+            base: seconds(settings.email_retry_base_secs),
+            max_delay: seconds(settings.email_retry_max_delay_secs),
+            horizon: seconds(settings.email_retry_horizon_secs),
+            ..RetryPolicy::default()
+        },
+        ..WorkerConfig::default()
+    }
 }

@@ -20,6 +20,7 @@ mod fixtures;
 pub mod health;
 pub mod idempotency;
 pub mod missions;
+pub mod notifications;
 pub mod paging;
 pub mod requests;
 pub mod services;

@@ -11,6 +11,7 @@ use crate::clients::ClientService;
 use crate::documents::DocumentService;
 use crate::health::HealthService;
 use crate::missions::MissionService;
+use crate::notifications::NotificationService;
 use crate::requests::RequestService;
 use crate::staff::StaffService;
 
@@ -26,6 +27,7 @@ pub struct Services {
     pub requests: RequestService,
     pub documents: DocumentService,
     pub appointments: AppointmentService,
+    pub notifications: NotificationService,
     pub tokens: TokenService,
     pub health: HealthService,
 }

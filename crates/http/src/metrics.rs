@@ -3,8 +3,10 @@
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
@@ -25,6 +27,12 @@ pub struct Metrics {
     registry: Registry,
     pub requests: Family<RequestLabels, Counter>,
     pub latency: Family<LatencyLabels, Histogram, fn() -> Histogram>,
+    /// Undelivered outbox events (set at each scrape: docs/notifications.md).
+    pub outbox_pending: Gauge,
+    /// How long the oldest undelivered event has waited, in seconds (0 when none).
+    pub outbox_oldest_age: Gauge<f64, AtomicU64>,
+    /// Emails not yet delivered or failed for good.
+    pub emails_unsent: Gauge,
 }
 
 impl Default for Metrics {
@@ -36,7 +44,21 @@ impl Default for Metrics {
         );
         registry.register("http_requests", "HTTP requests answered", requests.clone());
         registry.register("http_request_duration_seconds", "Time to answer HTTP requests", latency.clone());
-        Metrics { registry, requests, latency }
+        let outbox_pending = Gauge::default();
+        let outbox_oldest_age = Gauge::<f64, AtomicU64>::default();
+        let emails_unsent = Gauge::default();
+        registry.register("outbox_pending_events", "Outbox events not yet delivered", outbox_pending.clone());
+        registry.register(
+            "outbox_oldest_pending_age_seconds",
+            "Age of the oldest undelivered outbox event (the worker's lag)",
+            outbox_oldest_age.clone(),
+        );
+        registry.register(
+            "emails_unsent",
+            "Emails neither delivered nor failed for good",
+            emails_unsent.clone(),
+        );
+        Metrics { registry, requests, latency, outbox_pending, outbox_oldest_age, emails_unsent }
     }
 }
 

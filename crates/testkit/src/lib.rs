@@ -6,6 +6,7 @@
 //! step is passed in by the caller. Never used by production code.
 
 pub mod postgres;
+pub mod smtp;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

@@ -131,6 +131,18 @@ pub async fn deactivate(app: &TestApp, admin: &str, service: &str) {
 
 /// A citizen of `mission` with passport `passport`, registered with their client.
 pub async fn citizen(app: &TestApp, admin: &str, mission: &str, passport: &str) -> Person {
+    citizen_with(app, admin, mission, passport, "alice.martin@example.org", "fr").await
+}
+
+/// The same with the citizen's email address and preferred language.
+pub async fn citizen_with(
+    app: &TestApp,
+    admin: &str,
+    mission: &str,
+    passport: &str,
+    email: &str,
+    language: &str,
+) -> Person {
     let body = json!({
         "mission_id": mission,
         "given_name": "Alice",
@@ -140,10 +152,10 @@ pub async fn citizen(app: &TestApp, admin: &str, mission: &str, passport: &str) 
         "nationality": "FR",
         "passport_number": passport,
         "passport_expiry": "2031-04-11",
-        "email": "alice.martin@example.org",
+        "email": email,
         "phone": "+33612345678",
         "address": { "line1": "1 Main Street", "city": "Ottawa", "country": "CA" },
-        "preferred_language": "fr",
+        "preferred_language": language,
         "registration_status": "active",
     });
     person(app, CITIZENS, admin, body).await

@@ -125,6 +125,7 @@ const UNIQUE_CONSTRAINTS: &[&[(&str, &str)]] = &[
     crate::documents::UNIQUE_CONSTRAINTS,
     crate::service_secrets::UNIQUE_CONSTRAINTS,
     crate::appointments::UNIQUE_CONSTRAINTS,
+    crate::notifications::UNIQUE_CONSTRAINTS,
 ];
 
 const IDEMPOTENCY_KEY: &str = crate::idempotency::KEY_CONSTRAINT;

@@ -9,9 +9,9 @@
 //! # Layout: one directory per area
 //!
 //! Each area (`appointments`, `missions`, `clients`, `tokens`, `signing_keys`, `idempotency`, `audit`,
-//! `service_types`, `citizens`, `staff`, `requests`, `documents`, `service_secrets`, `outbox`, `markers`,
-//! `health`, and `write_meta`, the write path every area shares) keeps its tables, rows
-//! and queries together, in two files:
+//! `service_types`, `citizens`, `staff`, `requests`, `documents`, `service_secrets`, `outbox`,
+//! `notifications`, `markers`, `health`, and `write_meta`, the write path every area shares)
+//! keeps its tables, rows and queries together, in two files:
 //!
 //! - `<area>/mod.rs`, compiled once: the area's `diesel::table!`s, its rows (the diesel
 //!   `Queryable`/`Insertable` structs and their conversions to and from the domain and
@@ -50,6 +50,7 @@ mod health;
 mod idempotency;
 mod markers;
 mod missions;
+mod notifications;
 mod outbox;
 mod requests;
 mod service_secrets;

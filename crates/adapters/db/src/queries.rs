@@ -25,6 +25,8 @@ pub(crate) mod idempotency;
 pub(crate) mod markers;
 #[path = "missions/queries.rs"]
 pub(crate) mod missions;
+#[path = "notifications/queries.rs"]
+pub(crate) mod notifications;
 #[path = "outbox/queries.rs"]
 pub(crate) mod outbox;
 #[path = "requests/queries.rs"]

@@ -16,6 +16,7 @@ pub use bookings::{AppointmentListFilter, Attendance, NewBooking};
 pub use slots::{SlotPart, SlotReport, SlotSubmission};
 
 use crate::ServiceError;
+use consular_domain::notification::EventKind;
 use consular_domain::{
     Appointment, AppointmentAction, AppointmentChange, AppointmentEntry, AppointmentRefused, AuditAction,
     AuditRecord, BookingRefused, CancelRefused, Mission, MissionId, Principal, RescheduleRefused,
@@ -158,6 +159,13 @@ fn change(
 ) -> Result<(OutboxEvent, AppointmentEntry), ServiceError> {
     let entry = AppointmentEntry::of(appointment, change, actor.subject)
         .map_err(|mismatch| ServiceError::Internal(mismatch.to_string()))?;
+    Ok((event(change.into(), appointment, now).with(extra), entry))
+}
+
+/// An outbox event about `appointment`: about the request when the booking is linked to
+/// one (so it joins the request's stream of events), else about the appointment. Its
+/// changes and its day-before reminder (`notifications`) carry the same payload.
+pub(crate) fn event(kind: EventKind, appointment: &Appointment, now: OffsetDateTime) -> OutboxEvent {
     let payload = json!({
         "appointment_id": appointment.id,
         "citizen_id": appointment.citizen_id,
@@ -167,7 +175,7 @@ fn change(
         "starts_at": rfc3339(appointment.starts_at),
     });
     let aggregate = appointment.request_id.map_or(appointment.id.as_uuid(), |r| r.as_uuid());
-    Ok((OutboxEvent::new(change.into(), aggregate, payload, now).with(extra), entry))
+    OutboxEvent::new(kind, aggregate, payload, now)
 }
 
 fn audit(

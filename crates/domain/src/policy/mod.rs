@@ -14,6 +14,7 @@ pub mod citizens;
 pub mod clients;
 pub mod documents;
 pub mod missions;
+pub mod notifications;
 pub mod requests;
 pub mod staff;
 #[cfg(test)]

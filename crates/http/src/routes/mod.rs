@@ -9,6 +9,7 @@ pub mod citizens;
 pub mod clients;
 pub mod documents;
 pub mod missions;
+pub mod notifications;
 pub mod ops;
 pub mod requests;
 pub mod services;
@@ -69,6 +70,12 @@ pub fn register(cfg: &mut ServiceConfig) {
         .service(appointments::reschedule_appointment)
         .service(appointments::cancel_appointment)
         .service(appointments::record_attendance)
+        .service(notifications::list_notifications)
+        .service(notifications::mark_notification_read)
+        .service(notifications::mark_all_notifications_read)
+        .service(notifications::get_notification_preferences)
+        .service(notifications::update_notification_preferences)
+        .service(notifications::list_request_notifications)
         .service(audit::list_audit_events)
         .service(ops::live)
         .service(ops::ready)

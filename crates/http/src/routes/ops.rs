@@ -78,6 +78,18 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
 )]
 #[get("/metrics")]
 pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    // The notification backlog is read at each scrape, so the gauges are never stale; a
+    // database failure leaves the last values (and is what /health/ready reports).
+    match state.notifications.backlog().await {
+        Ok(backlog) => {
+            let now = time::OffsetDateTime::now_utc();
+            let age = backlog.oldest_pending_at.map_or(0.0, |at| (now - at).as_seconds_f64().max(0.0));
+            state.metrics.outbox_pending.set(i64::try_from(backlog.pending_events).unwrap_or(i64::MAX));
+            state.metrics.outbox_oldest_age.set(age);
+            state.metrics.emails_unsent.set(i64::try_from(backlog.unsent_emails).unwrap_or(i64::MAX));
+        }
+        Err(error) => tracing::warn!(%error, "reading the notification backlog for /metrics failed"),
+    }
     let text = state.metrics.encode().map_err(|_| ApiError::internal())?;
     Ok(HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(text))
 }

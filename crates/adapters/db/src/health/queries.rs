@@ -43,6 +43,10 @@ pub(crate) async fn count_rows(conn: &mut Conn, table: &str) -> Result<i64, Fail
         "slots",
         "slot_service_types",
         "appointments",
+        "notifications",
+        "emails",
+        "notification_preferences",
+        "appointment_reminders",
     ];
     if !TABLES.contains(&table) {
         return Err(Failure::Outcome(RepoError::Other(format!("unknown table `{table}`"))));

@@ -19,6 +19,12 @@ diesel::table! {
         payload -> PortableJson,
         created_at -> PortableTimestamp,
         delivered_at -> Nullable<PortableTimestamp>,
+        /// The lease of the worker that claimed the event (docs/notifications.md).
+        locked_until -> Nullable<PortableTimestamp>,
+        /// The node holding the lease, or the last one that did.
+        claimed_by -> Nullable<Text>,
+        /// The node that marked the event delivered.
+        delivered_by -> Nullable<Text>,
     }
 }
 
@@ -31,6 +37,10 @@ repository! {
         /// (id ascending), after the event `after`; for tests and the notification worker.
         #[doc(hidden)]
         pub fn outbox_events(after: Option<Uuid>, limit: i64) -> Vec<OutboxEvent>;
+        /// How many events each node marked delivered (`None`: undelivered); for tests
+        /// and benchmarks of the notification worker.
+        #[doc(hidden)]
+        pub fn outbox_handlers() -> Vec<(Option<String>, i64)>;
     }
 }
 

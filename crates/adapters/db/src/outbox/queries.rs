@@ -29,3 +29,13 @@ pub(crate) async fn outbox_events(
     let rows: Vec<OutboxRow> = query.load(conn).await?;
     Ok(rows.into_iter().map(OutboxEvent::from).collect())
 }
+
+/// The number of events per `delivered_by` (`None`: not delivered yet), by node name.
+pub(crate) async fn outbox_handlers(conn: &mut Conn) -> Result<Vec<(Option<String>, i64)>, Failure> {
+    Ok(outbox_events::table
+        .group_by(outbox_events::delivered_by)
+        .select((outbox_events::delivered_by, diesel::dsl::count_star()))
+        .order(outbox_events::delivered_by.asc())
+        .load(conn)
+        .await?)
+}

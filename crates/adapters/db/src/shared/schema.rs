@@ -12,6 +12,7 @@ use crate::documents::documents;
 use crate::idempotency::idempotency_keys;
 use crate::markers::bootstrap_markers;
 use crate::missions::missions;
+use crate::notifications::{appointment_reminders, emails, notification_preferences, notifications};
 use crate::outbox::outbox_events;
 use crate::requests::{request_history, request_messages, request_notes, service_requests};
 use crate::service_secrets::service_secrets;
@@ -44,6 +45,11 @@ diesel::joinable!(appointments -> citizens (citizen_id));
 diesel::joinable!(appointments -> service_types (service_type_id));
 diesel::joinable!(appointments -> service_requests (request_id));
 diesel::joinable!(appointment_history -> appointments (appointment_id));
+diesel::joinable!(notifications -> outbox_events (event_id));
+diesel::joinable!(notifications -> missions (mission_id));
+diesel::joinable!(notifications -> service_requests (request_id));
+diesel::joinable!(emails -> notifications (notification_id));
+diesel::joinable!(appointment_reminders -> appointments (appointment_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     missions,
@@ -69,4 +75,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     slot_service_types,
     appointments,
     appointment_history,
+    notifications,
+    emails,
+    notification_preferences,
+    appointment_reminders,
 );

@@ -1,0 +1,93 @@
+//! Notifications (docs/notifications.md): the outbox worker that turns domain events into
+//! in-app notifications and emails (`worker.rs`, with what it looks up about each event
+//! in `facts.rs`), the email sender (`sending.rs`), the day-before reminders, and the
+//! inbox and preferences a caller reads and changes (`inbox.rs`).
+//!
+//! The worker never holds a transaction across anything slow: it claims a batch of
+//! events under a lease, looks up what it needs, and stores what they produce together
+//! with marking them delivered in one short transaction; senders claim emails the same
+//! way and talk SMTP outside any transaction.
+
+mod facts;
+mod inbox;
+mod sending;
+#[cfg(test)]
+mod tests;
+mod worker;
+
+pub use inbox::{Inbox, RequestDelivery};
+
+use consular_domain::notification::RetryPolicy;
+use consular_ports::{
+    CitizenRepository, Clock, Mailer, MissionRepository, NotificationRepository, RequestRepository,
+    ServiceTypeRepository, StaffRepository,
+};
+use std::sync::Arc;
+use time::Duration;
+
+pub const PREFERENCES_RESOURCE: &str = "notification_preferences";
+
+/// The ports the notification use cases need.
+#[derive(Clone)]
+pub struct NotificationPorts {
+    pub notifications: Arc<dyn NotificationRepository>,
+    pub requests: Arc<dyn RequestRepository>,
+    pub citizens: Arc<dyn CitizenRepository>,
+    pub staff: Arc<dyn StaffRepository>,
+    pub missions: Arc<dyn MissionRepository>,
+    pub service_types: Arc<dyn ServiceTypeRepository>,
+    /// None: no SMTP server configured, in-app notifications only (no email is made).
+    pub mailer: Option<Arc<dyn Mailer>>,
+    pub clock: Arc<dyn Clock>,
+}
+
+/// How this node's worker and sender run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerConfig {
+    /// This node's name, recorded on the events and emails it handles.
+    pub node: String,
+    /// Events claimed at a time.
+    pub batch: u32,
+    /// Emails claimed at a time.
+    pub email_batch: u32,
+    /// Emails sent at once by this node.
+    pub send_concurrency: usize,
+    /// How long a claim holds its events or emails before another node may take them
+    /// over (longer than a batch takes, SMTP timeouts included).
+    pub lease: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            node: "node".to_owned(),
+            batch: 100,
+            email_batch: 50,
+            send_concurrency: 8,
+            lease: Duration::seconds(60),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct NotificationService {
+    ports: NotificationPorts,
+    config: Arc<WorkerConfig>,
+}
+
+impl NotificationService {
+    pub fn new(ports: NotificationPorts, config: WorkerConfig) -> Self {
+        NotificationService { ports, config: Arc::new(config) }
+    }
+
+    pub fn config(&self) -> &WorkerConfig {
+        &self.config
+    }
+
+    /// Whether emails are made and sent (an SMTP server is configured).
+    pub fn sends_email(&self) -> bool {
+        self.ports.mailer.is_some()
+    }
+}
