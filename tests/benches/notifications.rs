@@ -38,15 +38,17 @@
 
 use consular_ports::NotificationRepository;
 use consular_tests::bench::{
-    CpuSample, CpuSplit, Result, bench_main, bench_server, drop_database, env_number, psql,
+    CpuSample, CpuSplit, Result, TICKS_PER_SECOND, bench_main, bench_server, drop_database, env_number, psql,
+    stat_ticks,
 };
 use consular_tests::consular_app::Settings;
 use consular_tests::consular_db::{Database, DbConfig};
 use consular_tests::serde_json::{Value, json};
 use consular_tests::{
-    CITIZENS, Issued, STAFF, TestApp, citizen_body, service_body, set_setting, staff_body, text,
+    CITIZENS, Issued, SERVICES, STAFF, TestApp, citizen_body, service_body, set_setting, staff_body, text,
 };
 use futures_util::StreamExt;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -131,7 +133,7 @@ async fn seed(app: &TestApp, url: &str, knobs: Knobs) -> Result<World> {
     let mut service = service_body("bench_passport");
     // No required documents (nothing here approves a request).
     service["required_documents"] = json!([]);
-    let service = text(&app.create_at("/api/v1/services", &admin, &service).await, "id");
+    let service = text(&app.create_at(SERVICES, &admin, &service).await, "id");
     let mut staff = staff_body(&mission, "Bench Officer");
     staff["service_type_ids"] = json!([service]);
     staff["issue_client"] = json!(true);
@@ -323,12 +325,67 @@ struct Throughput {
     /// `delivered_by` and its count, by node.
     by_node: Vec<(String, u64)>,
     cpu: CpuSplit,
+    /// Seconds of CPU of the bench database's backends, the worker nodes' new ones included.
+    postgres: f64,
 }
 
 impl Throughput {
     fn per_second(&self) -> f64 {
         self.events as f64 / self.elapsed.as_secs_f64()
     }
+
+    /// CPU of the worker tasks per event, µs: they run on the bench's runtime (its
+    /// threads are the "client" of the CPU split; the pools' blocking threads "other
+    /// in-process").
+    fn worker_us(&self) -> f64 {
+        let events = self.events as f64;
+        self.cpu.per("client", events) + self.cpu.per("other in-process", events)
+    }
+
+    /// CPU of PostgreSQL per event, µs.
+    fn postgres_us(&self) -> f64 {
+        self.postgres / (self.events as f64).max(1.0) * 1e6
+    }
+
+    /// Cores used by everything else: the machine's busy time less the worker, the
+    /// server's threads, the bench database's backends and interrupts (other databases of
+    /// the shared cluster count here).
+    fn noise(&self) -> f64 {
+        let ours: f64 = ["client", "other in-process", "server", "interrupts"]
+            .into_iter()
+            .map(|kind| self.cpu.kinds.get(kind).copied().unwrap_or(0.0))
+            .sum();
+        ((self.cpu.busy - ours - self.postgres) / self.cpu.seconds.max(1e-9)).max(0.0)
+    }
+}
+
+/// CPU ticks of the PostgreSQL backends connected to database `name`, by pid (a
+/// backend's command line is `postgres: user database host(port) state`; the test
+/// cluster is shared with other databases).
+fn postgres_ticks(name: &str) -> HashMap<u32, u64> {
+    let mut ticks = HashMap::new();
+    let ours = format!(" {name} ");
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let Some(("postgres", used)) = stat_ticks(&stat) else { continue };
+        let command = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&command).contains(&ours) {
+            ticks.insert(pid, used);
+        }
+    }
+    ticks
+}
+
+/// Seconds of CPU the backends of database `name` used since `before`. A backend that
+/// started since counts in full: the worker nodes open their connections during the run,
+/// and the CPU split (`CpuSample::since`) leaves such processes unattributed.
+fn postgres_seconds(name: &str, before: &HashMap<u32, u64>) -> f64 {
+    let ticks: u64 = postgres_ticks(name)
+        .into_iter()
+        .map(|(pid, now)| now.saturating_sub(before.get(&pid).copied().unwrap_or(0)))
+        .sum();
+    ticks as f64 / TICKS_PER_SECOND
 }
 
 /// `BENCH_EVENTS` undelivered `message.posted` events by staff, round robin over the
@@ -384,11 +441,14 @@ async fn throughput(
         .map(|name| worker_settings(app, name, knobs.batch, app.settings.outbox_poll_ms))
         .collect::<Result<Vec<_>>>()?;
     let cpu_before = CpuSample::take();
+    let database = url.rsplit('/').next().unwrap_or_default().split('?').next().unwrap_or_default();
+    let postgres_before = postgres_ticks(database);
     let started = Instant::now();
     let nodes = futures_util::future::join_all(settings.into_iter().map(|s| app.spawn_node_with(s))).await;
     let start = started.elapsed();
     let elapsed = drain(db, started).await?;
     let cpu = CpuSample::take().since(&cpu_before);
+    let postgres = postgres_seconds(database, &postgres_before);
     // The next run starts its own nodes on a new backlog.
     stop(nodes).await;
 
@@ -409,7 +469,7 @@ async fn throughput(
     .filter_map(|line| line.split_once('|'))
     .map(|(node, n)| Ok((node.to_owned(), n.parse::<u64>().map_err(|e| format!("{n}: {e}"))?)))
     .collect::<Result<Vec<_>>>()?;
-    let run = Throughput { workers, events: window.events, elapsed, start, by_node, cpu };
+    let run = Throughput { workers, events: window.events, elapsed, start, by_node, cpu, postgres };
     println!(
         "   worker {:>8.0} events/s  {} events in {:.2?} from the node{} start ({:.0?} to start), \
          {added} notifications (+{added})",
@@ -423,25 +483,26 @@ async fn throughput(
         "   nodes  {}",
         run.by_node.iter().map(|(node, n)| format!("{node} {n}")).collect::<Vec<_>>().join(", ")
     );
-    println!("   CPU    {}", cpu_per_event(&run.cpu, run.events as f64));
+    println!(
+        "   CPU    worker (in-process) {:.0} µs, PostgreSQL {:.0} µs per event; cores busy {:.2} \
+         (other processes {:.2})",
+        run.worker_us(),
+        run.postgres_us(),
+        run.cpu.busy / run.cpu.seconds.max(1e-9),
+        run.noise()
+    );
     if workers > 1 && run.by_node.len() < workers {
         println!("   NOTE   not every worker node delivered events");
     }
+    if workers > 1 && world.requests.len() < workers * knobs.batch {
+        println!(
+            "   NOTE   {} requests for {workers} batches of {}: an event waits while an earlier one of its \
+             request is leased, so the nodes' batches can hardly overlap (docs/benchmarks.md)",
+            world.requests.len(),
+            knobs.batch
+        );
+    }
     Ok(run)
-}
-
-/// "worker (in-process) 120 µs, PostgreSQL 150 µs per event; cores busy ...": the worker
-/// tasks run on the bench's runtime (its threads are the "client" of the CPU split, the
-/// pools' blocking threads "other in-process").
-fn cpu_per_event(cpu: &CpuSplit, events: f64) -> String {
-    format!(
-        "worker (in-process) {:.0} µs, PostgreSQL {:.0} µs per event; cores busy {:.2} \
-         (other processes {:.2})",
-        cpu.per("client", events) + cpu.per("other in-process", events),
-        cpu.per("postgres", events),
-        cpu.busy / cpu.seconds.max(1e-9),
-        cpu.noise()
-    )
 }
 
 // ------------------------------------------------------------------------------ latency
@@ -535,7 +596,6 @@ fn print_summary(knobs: Knobs, world: &World, one: &Throughput, two: &Throughput
         "throughput", "events", "seconds", "events/s", "worker µs", "PG µs"
     );
     for run in [one, two] {
-        let events = run.events as f64;
         let _ = writeln!(
             out,
             "{:<28} {:>8} {:>9.2} {:>10.0} {:>11.0} {:>9.0}  {}",
@@ -543,8 +603,8 @@ fn print_summary(knobs: Knobs, world: &World, one: &Throughput, two: &Throughput
             run.events,
             run.elapsed.as_secs_f64(),
             run.per_second(),
-            run.cpu.per("client", events) + run.cpu.per("other in-process", events),
-            run.cpu.per("postgres", events),
+            run.worker_us(),
+            run.postgres_us(),
             run.by_node.iter().map(|(node, n)| format!("{node} {n}")).collect::<Vec<_>>().join(", ")
         );
     }

@@ -385,3 +385,50 @@ async fn a_node_killed_mid_batch_loses_nothing() {
     );
     assert!(mails_after.len() - 502 <= 50, "at most one batch resent: {}", mails_after.len());
 }
+
+both!(consular_worker_delivers_beside_a_node_that_only_serves_and_stops_on_sigterm);
+async fn consular_worker_delivers_beside_a_node_that_only_serves_and_stops_on_sigterm(backend: Backend) {
+    let smtp = Arc::new(tokio::task::spawn_blocking(SmtpServer::start).await.unwrap());
+    let url = smtp.url();
+    let app = TestApp::spawn_with(backend, |s| {
+        delivering(s, &url);
+        set_setting(s, "run_worker", json!(false));
+    })
+    .await;
+    let cast = cast(&app).await;
+    submit_own(&app, &cast.citizen, &cast.service).await;
+    // Nothing is delivered while no node runs the worker; the backlog shows in /metrics,
+    // and the node stays ready.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(inbox(&app, &cast.citizen.token, "").await.0.len(), 0);
+    let metrics = app.http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("consular_outbox_pending_events 2"), "{metrics}");
+    assert!(metrics.contains("consular_outbox_oldest_pending_age_seconds"), "{metrics}");
+    assert_eq!(app.http.get(app.url("/health/ready")).send().await.unwrap().status(), StatusCode::OK);
+
+    let binary = tokio::task::spawn_blocking(consular_tests::child::server_binary).await.unwrap();
+    let log = app.dir().join("worker.log");
+    let out = std::fs::File::create(&log).unwrap();
+    let mut worker = std::process::Command::new(binary)
+        .arg("worker")
+        .current_dir(app.dir())
+        .env_clear()
+        .envs(consular_tests::child::settings_env(&app.settings))
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap();
+    let mails = received(&smtp, 2).await;
+    assert_eq!(mails.len(), 2, "the submission and the assignment");
+    eventually(Duration::from_secs(10), "the citizen's notification", || async {
+        kinds(&inbox(&app, &cast.citizen.token, "").await.0) == ["request_submitted"]
+    })
+    .await;
+    let metrics = app.http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("consular_outbox_pending_events 0"), "{metrics}");
+    let status =
+        std::process::Command::new("kill").args(["-TERM", &worker.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let exit = tokio::task::spawn_blocking(move || worker.wait()).await.unwrap().unwrap();
+    assert!(exit.success(), "{exit}: {}", std::fs::read_to_string(&log).unwrap_or_default());
+}

@@ -1,9 +1,10 @@
 //! Helpers for the workspace's test suites: throwaway SQLite URLs, fresh PostgreSQL
-//! databases cloned from a migrated template ([`postgres`]), and a fingerprint of a
-//! migration directory to name templates by.
+//! databases cloned from a migrated template ([`postgres`]), a fingerprint of a
+//! migration directory to name templates by, and a real SMTP server on loopback
+//! (aiosmtpd, [`smtp`]) with a MIME parser for what it received.
 //!
-//! std only (plus uuid): it must not depend on the crates it helps test, so the schema
-//! step is passed in by the caller. Never used by production code.
+//! std, uuid and mail-parser only: it must not depend on the crates it helps test, so the
+//! schema step is passed in by the caller. Never used by production code.
 
 pub mod postgres;
 pub mod smtp;
