@@ -110,8 +110,18 @@ async fn the_citizen_hears_in_their_language_in_app_and_by_email_and_never_a_not
     }
     // French for the citizen (preferred_language fr), English for staff.
     let status = to_citizen.iter().find(|m| m.text.contains("Dossier complet")).expect("the status email");
-    assert!(status.text.contains("examen") || status.subject.contains("demande"), "French: {status:#?}");
-    assert!(to_staff.iter().all(|m| m.subject.is_ascii()), "English for staff: {to_staff:#?}");
+    assert_eq!(status.subject, "Le statut de votre demande a changé", "French: {status:#?}");
+    assert!(
+        status.text.contains("en cours d'examen") && status.html.contains("en cours d&#x27;examen"),
+        "{status:#?}"
+    );
+    let mut staff_subjects: Vec<&str> = to_staff.iter().map(|m| m.subject.as_str()).collect();
+    staff_subjects.sort();
+    assert_eq!(
+        staff_subjects,
+        ["A request was assigned to you", "New message from a citizen"],
+        "English for staff"
+    );
     let message_ids: HashSet<&str> = mails.iter().map(|m| m.message_id.as_str()).collect();
     assert_eq!(message_ids.len(), mails.len(), "one Message-ID each");
 

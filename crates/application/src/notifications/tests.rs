@@ -118,11 +118,11 @@ fn event(kind: EventKind, aggregate: Uuid, payload: serde_json::Value) -> Outbox
     OutboxEvent::new(kind, aggregate, payload, NOW)
 }
 
+/// What `complete_events` was called with: the events marked, and what they produced.
+type Completed = Arc<Mutex<Vec<(Vec<Uuid>, Vec<Produced>)>>>;
+
 /// A repository whose claim returns `events` once and which keeps what is completed.
-fn claiming(
-    events: Vec<OutboxEvent>,
-    completed: Arc<Mutex<Vec<(Vec<Uuid>, Vec<Produced>)>>>,
-) -> MockNotificationRepository {
+fn claiming(events: Vec<OutboxEvent>, completed: Completed) -> MockNotificationRepository {
     let mut repo = MockNotificationRepository::new();
     repo.expect_claim_events().times(1).returning(move |claim: &Claim| {
         assert_eq!((claim.node.as_str(), claim.now), ("node-a", NOW));
