@@ -6,6 +6,7 @@
 
 mod text_enum;
 
+pub mod analytics;
 pub mod appointment;
 pub mod audit;
 pub mod catalog;
