@@ -1,4 +1,4 @@
-//! The command line: `serve`, `migrate`, `worker` and `clients`.
+//! The command line: `serve`, `migrate`, `worker`, `clients` and `demo`.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use consular_domain::{MissionId, PrincipalId, Scope};
@@ -32,6 +32,36 @@ pub enum Command {
     /// Manage API clients.
     #[command(subcommand)]
     Clients(ClientsCommand),
+    /// The demo data set.
+    #[command(subcommand)]
+    Demo(DemoCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DemoCommand {
+    /// Generate a realistic data set (missions, catalog, staff, citizens, requests with
+    /// their histories over a past period) and store it, without audit entries or
+    /// notifications. Deterministic: the same arguments on the same day give the same
+    /// data. Every code carries the seed (missions `gb-demo-s1-001`): seeding the same
+    /// seed twice into one database is refused and stores nothing more; another seed adds
+    /// another data set.
+    Seed(SeedArgs),
+}
+
+#[derive(Debug, Clone, Copy, Args)]
+pub struct SeedArgs {
+    /// Missions (1 to 999).
+    #[arg(long)]
+    pub missions: u32,
+    /// Requests, spread over the missions (about one citizen per five).
+    #[arg(long)]
+    pub requests: u64,
+    /// The random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The past period the requests are submitted in, in days up to now.
+    #[arg(long, default_value_t = 365)]
+    pub days: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -103,6 +133,13 @@ mod tests {
             Command::Clients(ClientsCommand::Create(args)) => {
                 assert_eq!(args.scopes, [ScopeArg::Admin, ScopeArg::Staff]);
                 assert!(args.json);
+            }
+            other => panic!("{other:?}"),
+        }
+        let cli = Cli::parse_from(["consular", "demo", "seed", "--missions", "3", "--requests", "1000"]);
+        match cli.command {
+            Command::Demo(DemoCommand::Seed(args)) => {
+                assert_eq!((args.missions, args.requests, args.seed, args.days), (3, 1000, 1, 365));
             }
             other => panic!("{other:?}"),
         }

@@ -1,12 +1,15 @@
-//! `consular`: serve the API, migrate the database, deliver notifications, manage API clients.
+//! `consular`: serve the API, migrate the database, deliver notifications, manage API clients,
+//! seed a demo data set.
 
 use clap::Parser;
-use consular_app::cli::{Cli, ClientsCommand, Command, CreateArgs};
+use consular_app::cli::{Cli, ClientsCommand, Command, CreateArgs, DemoCommand, SeedArgs};
 use consular_app::{Application, Settings, services, telemetry};
 use consular_application::clients::Actor;
+use consular_application::demo::{SeedCounts, SeedOptions};
 use consular_domain::{ClientId, NewClient, PageRequest, ScopeSet};
 use serde_json::json;
 use std::process::ExitCode;
+use std::time::Instant;
 
 /// Exit code of a configuration error.
 const CONFIG_ERROR: u8 = 2;
@@ -44,7 +47,47 @@ async fn run(command: Command, settings: &Settings) -> Result<(), String> {
         }
         Command::Worker => worker(settings).await,
         Command::Clients(command) => clients(command, settings).await,
+        Command::Demo(DemoCommand::Seed(args)) => seed(args, settings).await,
     }
+}
+
+/// `consular demo seed`: the counts, and the time taken, on standard output; progress on
+/// standard error.
+async fn seed(args: SeedArgs, settings: &Settings) -> Result<(), String> {
+    let demo = services::demo(settings).await.map_err(|e| e.to_string())?;
+    let options =
+        SeedOptions { missions: args.missions, requests: args.requests, seed: args.seed, days: args.days };
+    let started = Instant::now();
+    let mut reported = 0;
+    let counts = demo
+        .seed(options, |counts: &SeedCounts| {
+            // About every 50,000 requests.
+            if counts.requests >= reported + 50_000 {
+                reported = counts.requests;
+                eprintln!("  {} of {} requests ({:.1} s)", counts.requests, args.requests, started.elapsed().as_secs_f64());
+            }
+        })
+        .await
+        .map_err(|e| match e {
+            consular_application::ServiceError::Conflict { .. } => format!(
+                "{}: seed {} is already in this database (its codes are taken); use another --seed or a fresh database",
+                describe(&e),
+                args.seed
+            ),
+            other => describe(&other),
+        })?;
+    let elapsed = started.elapsed();
+    println!("seeded (seed {}, {} days up to now) in {:.1} s:", args.seed, args.days, elapsed.as_secs_f64());
+    println!("  missions:        {}", counts.missions);
+    println!("  service types:   {}", counts.service_types);
+    println!("  staff members:   {}", counts.staff);
+    println!("  citizens:        {}", counts.citizens);
+    println!("  requests:        {}", counts.requests);
+    println!("  history entries: {}", counts.history_entries);
+    if elapsed.as_secs_f64() > 0.0 {
+        println!("  ({:.0} requests per second)", counts.requests as f64 / elapsed.as_secs_f64());
+    }
+    Ok(())
 }
 
 /// Notification delivery without the HTTP server, for deployments that separate them.

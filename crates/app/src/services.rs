@@ -11,6 +11,7 @@ use consular_application::auth::{KeySet, RevocationCache, TokenConfig, TokenServ
 use consular_application::catalog::CatalogService;
 use consular_application::citizens::CitizenService;
 use consular_application::clients::ClientService;
+use consular_application::demo::DemoService;
 use consular_application::documents::accept::AcceptedTypes;
 use consular_application::documents::{DocumentConfig, DocumentPorts, DocumentService, load_url_signer};
 use consular_application::health::HealthService;
@@ -30,14 +31,7 @@ use std::time::Duration;
 /// configured), loads the signing keys and the download-URL key, and builds every use
 /// case on them, all with the same clock.
 pub async fn build(settings: &Settings) -> Result<Services, StartError> {
-    let database = Database::connect(&DbConfig {
-        url: settings.database_url.clone(),
-        max_connections: settings.db_max_connections as usize,
-        acquire_timeout: Duration::from_millis(settings.db_acquire_timeout_ms),
-        statement_timeout: Duration::from_millis(settings.db_statement_timeout_ms),
-    })
-    .map_err(|e| StartError::Database(e.to_string()))?;
-    database.migrate().await.map_err(|e| StartError::Database(e.to_string()))?;
+    let database = database(settings).await?;
     let storage = Arc::new(ObjectBlobStore::from_url(&settings.storage_url).map_err(StartError::Storage)?);
 
     let db = Arc::new(database);
@@ -144,6 +138,26 @@ pub async fn build(settings: &Settings) -> Result<Services, StartError> {
         tokens,
         health: HealthService::new(checks),
     })
+}
+
+/// The demo data set's loader (`consular demo seed`) on the configured database, migrated
+/// first; nothing else is opened (no blob store, no keys).
+pub async fn demo(settings: &Settings) -> Result<DemoService, StartError> {
+    let database = Arc::new(database(settings).await?);
+    Ok(DemoService::new(database, Arc::new(SystemClock)))
+}
+
+/// The configured database, connected and migrated.
+async fn database(settings: &Settings) -> Result<Database, StartError> {
+    let database = Database::connect(&DbConfig {
+        url: settings.database_url.clone(),
+        max_connections: settings.db_max_connections as usize,
+        acquire_timeout: Duration::from_millis(settings.db_acquire_timeout_ms),
+        statement_timeout: Duration::from_millis(settings.db_statement_timeout_ms),
+    })
+    .map_err(|e| StartError::Database(e.to_string()))?;
+    database.migrate().await.map_err(|e| StartError::Database(e.to_string()))?;
+    Ok(database)
 }
 
 /// The SMTP mailer the settings name; none (in-app notifications only) without

@@ -13,6 +13,7 @@ pub mod catalog;
 pub mod citizens;
 pub mod clients;
 pub mod concurrency;
+pub mod demo;
 pub mod documents;
 pub mod error;
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod catalog;
 mod citizens;
 mod clients;
 mod clock;
+mod demo;
 mod documents;
 mod error;
 mod health;
@@ -33,6 +34,7 @@ pub use catalog::{ServiceTypeFilter, ServiceTypeRepository};
 pub use citizens::{CitizenFilter, CitizenRepository};
 pub use clients::{ClientFilter, ClientRepository};
 pub use clock::{Clock, SystemClock};
+pub use demo::{DemoRepository, SeededRequest};
 pub use documents::{DocumentFilter, DocumentRepository};
 pub use error::RepoError;
 pub use health::HealthCheck;
@@ -62,6 +64,8 @@ pub use citizens::MockCitizenRepository;
 pub use clients::MockClientRepository;
 #[cfg(feature = "mock")]
 pub use clock::MockClock;
+#[cfg(feature = "mock")]
+pub use demo::MockDemoRepository;
 #[cfg(feature = "mock")]
 pub use documents::MockDocumentRepository;
 #[cfg(feature = "mock")]

@@ -10,8 +10,9 @@
 //!
 //! Each area (`appointments`, `missions`, `clients`, `tokens`, `signing_keys`, `idempotency`, `audit`,
 //! `service_types`, `citizens`, `staff`, `requests`, `documents`, `service_secrets`, `outbox`,
-//! `notifications`, `markers`, `health`, and `write_meta`, the write path every area shares)
-//! keeps its tables, rows and queries together, in two files:
+//! `notifications`, `markers`, `health`, `demo` (bulk inserts of the demo data set into the
+//! other areas' tables), and `write_meta`, the write path every area shares) keeps its
+//! tables, rows and queries together, in two files:
 //!
 //! - `<area>/mod.rs`, compiled once: the area's `diesel::table!`s, its rows (the diesel
 //!   `Queryable`/`Insertable` structs and their conversions to and from the domain and
@@ -45,6 +46,7 @@ mod appointments;
 mod audit;
 mod citizens;
 mod clients;
+mod demo;
 mod documents;
 mod health;
 mod idempotency;

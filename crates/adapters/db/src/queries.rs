@@ -15,6 +15,8 @@ pub(crate) mod audit;
 pub(crate) mod citizens;
 #[path = "clients/queries.rs"]
 pub(crate) mod clients;
+#[path = "demo/queries.rs"]
+pub(crate) mod demo;
 #[path = "documents/queries.rs"]
 pub(crate) mod documents;
 #[path = "health/queries.rs"]
