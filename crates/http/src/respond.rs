@@ -2,7 +2,7 @@
 //! replayed for an `Idempotency-Key`) and list pages with their `Link` header.
 
 use crate::extract::Cursor;
-use crate::wire::ListBody;
+use crate::wire::{ListBody, NoExtra};
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
 use consular_application::Created;
@@ -16,7 +16,7 @@ fn etag(version: i64) -> String {
 
 /// The `Link: <...>; rel="next"` value for the next page: the same query with the cursor
 /// replaced.
-pub(crate) fn next_link(req: &HttpRequest, cursor: &str) -> String {
+fn next_link(req: &HttpRequest, cursor: &str) -> String {
     let mut query = url::form_urlencoded::Serializer::new(String::new());
     for (key, value) in url::form_urlencoded::parse(req.query_string().as_bytes()) {
         if key != "cursor" {
@@ -64,10 +64,21 @@ pub fn list<T, C: Cursor, D: Serialize>(
     page: Page<T, C>,
     to_dto: impl Fn(T) -> D,
 ) -> HttpResponse {
+    list_with(req, page, to_dto, NoExtra {})
+}
+
+/// [`list`] with fields of the list's own beside `items` and `next_cursor` (`extra`
+/// serializes as a JSON object whose members are added to the body).
+pub fn list_with<T, C: Cursor, D: Serialize, E: Serialize>(
+    req: &HttpRequest,
+    page: Page<T, C>,
+    to_dto: impl Fn(T) -> D,
+    extra: E,
+) -> HttpResponse {
     let next_cursor = page.next_after.as_ref().map(Cursor::encode);
     let mut response = HttpResponse::Ok();
     if let Some(cursor) = &next_cursor {
         response.insert_header((header::LINK, next_link(req, cursor)));
     }
-    response.json(ListBody { items: page.items.into_iter().map(to_dto).collect(), next_cursor })
+    response.json(ListBody { items: page.items.into_iter().map(to_dto).collect(), next_cursor, extra })
 }

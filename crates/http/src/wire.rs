@@ -97,12 +97,19 @@ impl From<&consular_application::clients::IssuedClient> for IssuedClientBody {
     }
 }
 
-/// A list page: `{items, next_cursor}`.
+/// A list page: `{items, next_cursor}` and the list's own fields (`extra`, flattened:
+/// the inbox's `unread_count`; nothing for most lists).
 #[derive(Debug, Serialize)]
-pub struct ListBody<T> {
+pub struct ListBody<T, E> {
     pub items: Vec<T>,
     pub next_cursor: Option<String>,
+    #[serde(flatten)]
+    pub extra: E,
 }
+
+/// No fields besides the page's.
+#[derive(Debug, Serialize)]
+pub struct NoExtra {}
 
 /// A slot's or an appointment's times in the mission's time zone (UTC if the zone is
 /// unknown, which a validated mission never has).

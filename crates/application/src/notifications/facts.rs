@@ -50,27 +50,36 @@ fn is_about_request(kind: EventKind) -> bool {
     )
 }
 
+/// `cache`'s entry for `key`, or what `load` finds, stored there first (a miss too).
+async fn cached<K, V, F>(
+    cache: &mut HashMap<K, Option<V>>,
+    key: K,
+    load: F,
+) -> Result<Option<V>, ServiceError>
+where
+    K: Eq + std::hash::Hash,
+    V: Clone,
+    F: Future<Output = Result<Option<V>, ServiceError>>,
+{
+    if let Some(found) = cache.get(&key) {
+        return Ok(found.clone());
+    }
+    let found = load.await?;
+    cache.insert(key, found.clone());
+    Ok(found)
+}
+
 impl NotificationService {
     async fn request(
         &self,
         cache: &mut Lookups,
         id: RequestId,
     ) -> Result<Option<ServiceRequest>, ServiceError> {
-        if let Some(found) = cache.requests.get(&id) {
-            return Ok(found.clone());
-        }
-        let found = self.ports.requests.get(id).await?;
-        cache.requests.insert(id, found.clone());
-        Ok(found)
+        cached(&mut cache.requests, id, async { Ok(self.ports.requests.get(id).await?) }).await
     }
 
     async fn mission(&self, cache: &mut Lookups, id: MissionId) -> Result<Option<Mission>, ServiceError> {
-        if let Some(found) = cache.missions.get(&id) {
-            return Ok(found.clone());
-        }
-        let found = self.ports.missions.get(id).await?;
-        cache.missions.insert(id, found.clone());
-        Ok(found)
+        cached(&mut cache.missions, id, async { Ok(self.ports.missions.get(id).await?) }).await
     }
 
     async fn service_name(
@@ -78,51 +87,46 @@ impl NotificationService {
         cache: &mut Lookups,
         id: ServiceTypeId,
     ) -> Result<Option<String>, ServiceError> {
-        if let Some(found) = cache.services.get(&id) {
-            return Ok(found.clone());
-        }
-        let found = self.ports.service_types.get(id).await?.map(|s| s.name);
-        cache.services.insert(id, found.clone());
-        Ok(found)
+        cached(&mut cache.services, id, async { Ok(self.ports.service_types.get(id).await?.map(|s| s.name)) })
+            .await
     }
 
-    /// The citizen `id` as a recipient: their address and language, and their
-    /// preferences.
+    /// A recipient with their preferences; no address when it is blank.
+    async fn person(
+        &self,
+        id: PrincipalId,
+        kind: PrincipalKind,
+        email: String,
+        language: Language,
+    ) -> Result<Person, ServiceError> {
+        Ok(Person {
+            id,
+            kind,
+            email: Some(email).filter(|e| !e.trim().is_empty()),
+            language,
+            preferences: self.ports.notifications.preferences(id).await?,
+        })
+    }
+
+    /// The citizen `id` as a recipient, in their preferred language.
     async fn citizen(&self, cache: &mut Lookups, id: CitizenId) -> Result<Option<Person>, ServiceError> {
-        if let Some(found) = cache.people.get(&id.as_uuid()) {
-            return Ok(found.clone());
-        }
-        let found = match self.ports.citizens.get(id).await? {
-            Some(citizen) => Some(Person {
-                id: PrincipalId(citizen.id.as_uuid()),
-                kind: PrincipalKind::Citizen,
-                email: Some(citizen.email).filter(|e| !e.trim().is_empty()),
-                language: Language::for_preference(&citizen.preferred_language),
-                preferences: self.ports.notifications.preferences(PrincipalId(id.as_uuid())).await?,
-            }),
-            None => None,
-        };
-        cache.people.insert(id.as_uuid(), found.clone());
-        Ok(found)
+        cached(&mut cache.people, id.as_uuid(), async {
+            let Some(citizen) = self.ports.citizens.get(id).await? else { return Ok(None) };
+            let language = Language::for_preference(&citizen.preferred_language);
+            let principal = PrincipalId(id.as_uuid());
+            Ok(Some(self.person(principal, PrincipalKind::Citizen, citizen.email, language).await?))
+        })
+        .await
     }
 
     /// The staff member `id` as a recipient, while active (staff write in English).
     async fn staff_member(&self, cache: &mut Lookups, id: StaffId) -> Result<Option<Person>, ServiceError> {
-        if let Some(found) = cache.people.get(&id.as_uuid()) {
-            return Ok(found.clone());
-        }
-        let found = match self.ports.staff.get(id).await? {
-            Some(member) if member.active => Some(Person {
-                id: PrincipalId(member.id.as_uuid()),
-                kind: PrincipalKind::Staff,
-                email: Some(member.email).filter(|e| !e.trim().is_empty()),
-                language: Language::En,
-                preferences: self.ports.notifications.preferences(PrincipalId(id.as_uuid())).await?,
-            }),
-            _ => None,
-        };
-        cache.people.insert(id.as_uuid(), found.clone());
-        Ok(found)
+        cached(&mut cache.people, id.as_uuid(), async {
+            let Some(member) = self.ports.staff.get(id).await?.filter(|m| m.active) else { return Ok(None) };
+            let principal = PrincipalId(id.as_uuid());
+            Ok(Some(self.person(principal, PrincipalKind::Staff, member.email, Language::En).await?))
+        })
+        .await
     }
 
     /// The facts of `event`; None for an event kind this version does not know (logged

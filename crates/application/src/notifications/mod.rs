@@ -16,6 +16,8 @@ mod tests;
 mod worker;
 
 pub use inbox::{Inbox, RequestDelivery};
+pub use sending::Sent;
+pub use worker::{BacklogFigures, Dispatched};
 
 use consular_domain::notification::RetryPolicy;
 use consular_ports::{

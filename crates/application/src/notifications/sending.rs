@@ -4,7 +4,7 @@
 
 use super::NotificationService;
 use crate::ServiceError;
-use consular_domain::notification::{AttemptOutcome, Email};
+use consular_domain::notification::{AttemptOutcome, Email, EmailStatus};
 use consular_ports::MailError;
 use futures_util::StreamExt;
 
@@ -54,8 +54,8 @@ impl NotificationService {
             let now = self.ports.clock.now();
             let after = self.config.retry.after(outcome, email.attempts, email.created_at, now, draw(&email));
             match after.status {
-                consular_domain::notification::EmailStatus::Delivered => sent.delivered += 1,
-                consular_domain::notification::EmailStatus::TemporaryFailure => sent.temporary_failures += 1,
+                EmailStatus::Delivered => sent.delivered += 1,
+                EmailStatus::TemporaryFailure => sent.temporary_failures += 1,
                 _ => sent.permanent_failures += 1,
             }
             if let Some(why) = &error {

@@ -6,7 +6,8 @@ use super::NotificationService;
 use super::facts::Lookups;
 use crate::ServiceError;
 use consular_domain::notification::{EventKind, REMINDER_LEAD, produce, reminder_due};
-use consular_ports::{Backlog, Claim};
+use consular_ports::Claim;
+use time::Duration;
 
 /// Reminders scheduled per sweep at most (the next sweep takes the rest).
 const REMINDER_BATCH: u32 = 500;
@@ -19,6 +20,17 @@ pub struct Dispatched {
     /// Notifications stored (fewer than the events: some are heard by nobody, and an
     /// event handled twice produces nothing the second time).
     pub notifications: u64,
+}
+
+/// The backlog as `/metrics` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BacklogFigures {
+    /// Undelivered outbox events.
+    pub pending_events: u64,
+    /// How long the oldest of them has waited (zero when there is none).
+    pub oldest_pending_age: Duration,
+    /// Emails neither delivered nor failed for good.
+    pub unsent_emails: u64,
 }
 
 impl NotificationService {
@@ -75,8 +87,17 @@ impl NotificationService {
         Ok(scheduled)
     }
 
-    /// What is waiting (the `/metrics` gauges).
-    pub async fn backlog(&self) -> Result<Backlog, ServiceError> {
-        Ok(self.ports.notifications.backlog().await?)
+    /// What is waiting (the `/metrics` gauges), the oldest event's age by this node's
+    /// clock.
+    pub async fn backlog(&self) -> Result<BacklogFigures, ServiceError> {
+        let backlog = self.ports.notifications.backlog().await?;
+        let now = self.ports.clock.now();
+        Ok(BacklogFigures {
+            pending_events: backlog.pending_events,
+            oldest_pending_age: backlog
+                .oldest_pending_at
+                .map_or(Duration::ZERO, |at| (now - at).max(Duration::ZERO)),
+            unsent_emails: backlog.unsent_emails,
+        })
     }
 }

@@ -2,11 +2,10 @@
 //! them read, email preferences (an extension), and what staff see of the notifications
 //! and emails about a request (an extension; docs/notifications.md).
 
-use crate::extract::{ApiJson, ApiQuery, Authenticated, Cursor, page_request};
+use crate::extract::{ApiJson, ApiQuery, Authenticated, page_request};
 use crate::problem::ApiError;
-use crate::respond::next_link;
+use crate::respond::list_with;
 use crate::state::AppState;
-use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, put, web};
 use consular_domain::notification::{Category, Details, Email, EmailPreferences, Notification};
 use consular_domain::{NotificationId, RequestId};
@@ -126,6 +125,12 @@ pub struct NotificationListParams {
     pub cursor: Option<String>,
     /// Only unread notifications when true.
     pub unread: Option<bool>,
+}
+
+/// The inbox's field besides the page's.
+#[derive(Debug, Serialize)]
+struct UnreadCount {
+    unread_count: u64,
 }
 
 /// How many notifications were marked read.
@@ -262,16 +267,7 @@ pub async fn list_notifications(
 ) -> Result<HttpResponse, ApiError> {
     let page = page_request(params.limit, params.cursor.as_deref())?;
     let inbox = state.notifications.inbox(&actor, params.unread.unwrap_or(false), page).await?;
-    let next_cursor = inbox.page.next_after.as_ref().map(Cursor::encode);
-    let mut response = HttpResponse::Ok();
-    if let Some(cursor) = &next_cursor {
-        response.insert_header((header::LINK, next_link(&req, cursor)));
-    }
-    Ok(response.json(NotificationList {
-        items: inbox.page.items.into_iter().map(NotificationBody::from).collect(),
-        next_cursor,
-        unread_count: inbox.unread_count,
-    }))
+    Ok(list_with(&req, inbox.page, NotificationBody::from, UnreadCount { unread_count: inbox.unread_count }))
 }
 
 /// Mark a notification as read.

@@ -82,10 +82,8 @@ pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiErro
     // database failure leaves the last values (and is what /health/ready reports).
     match state.notifications.backlog().await {
         Ok(backlog) => {
-            let now = time::OffsetDateTime::now_utc();
-            let age = backlog.oldest_pending_at.map_or(0.0, |at| (now - at).as_seconds_f64().max(0.0));
             state.metrics.outbox_pending.set(i64::try_from(backlog.pending_events).unwrap_or(i64::MAX));
-            state.metrics.outbox_oldest_age.set(age);
+            state.metrics.outbox_oldest_age.set(backlog.oldest_pending_age.as_seconds_f64());
             state.metrics.emails_unsent.set(i64::try_from(backlog.unsent_emails).unwrap_or(i64::MAX));
         }
         Err(error) => tracing::warn!(%error, "reading the notification backlog for /metrics failed"),
