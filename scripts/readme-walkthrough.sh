@@ -49,6 +49,9 @@ walk() {
             | sed "s#API=http://127.0.0.1:8080#API=http://127.0.0.1:$port#"
     } >"$tmp/walk.sh"
     (cd "$tmp" && bash "$tmp/walk.sh" >"$tmp/walk.out" 2>&1)
+    # README_WALK_OUT=path keeps what the walk-through printed (path.sqlite, path.postgresql),
+    # to refresh the README's sample outputs.
+    [ -n "${README_WALK_OUT:-}" ] && cp "$tmp/walk.out" "$README_WALK_OUT.$backend"
     steps=$(grep -c '^# [0-9]*\. ' "$tmp/walk.sh" || true)
     kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
     server_pid=""

@@ -5,6 +5,7 @@
 use crate::config::Settings;
 use crate::error::StartError;
 use consular_application::Services;
+use consular_application::analytics::AnalyticsService;
 use consular_application::appointments::{AppointmentPorts, AppointmentService};
 use consular_application::audit::AuditService;
 use consular_application::auth::{KeySet, RevocationCache, TokenConfig, TokenService};
@@ -135,6 +136,7 @@ pub async fn build(settings: &Settings) -> Result<Services, StartError> {
             idempotency: db.clone(),
             clock: clock.clone(),
         }),
+        analytics: AnalyticsService::new(db.clone(), db.clone(), clock.clone()),
         tokens,
         health: HealthService::new(checks),
     })

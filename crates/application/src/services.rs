@@ -2,6 +2,7 @@
 //! server, the command line, the background tasks), so that the list of services exists
 //! in one place only.
 
+use crate::analytics::AnalyticsService;
 use crate::appointments::AppointmentService;
 use crate::audit::AuditService;
 use crate::auth::TokenService;
@@ -27,6 +28,7 @@ pub struct Services {
     pub requests: RequestService,
     pub documents: DocumentService,
     pub appointments: AppointmentService,
+    pub analytics: AnalyticsService,
     pub notifications: NotificationService,
     pub tokens: TokenService,
     pub health: HealthService,

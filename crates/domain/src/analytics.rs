@@ -308,7 +308,7 @@ pub fn rate(numerator: u64, denominator: u64) -> Option<f64> {
 }
 
 /// The count, median and p90 of a list of durations in seconds.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct DurationSummary {
     pub count: u64,
     pub median_seconds: Option<f64>,

@@ -27,6 +27,17 @@ fn next_link(req: &HttpRequest, cursor: &str) -> String {
     format!("<{}?{}>; rel=\"next\"", req.path(), query.finish())
 }
 
+/// Whether the client's `Accept` names `media_type` (a non-JSON representation it asks
+/// for, such as a calendar file or CSV); JSON otherwise.
+pub fn accepts(headers: &header::HeaderMap, media_type: &str) -> bool {
+    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|accept| {
+        accept
+            .split(',')
+            .map(|range| range.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+            .any(|range| range == media_type)
+    })
+}
+
 /// Where a created resource lives and its version, for `Location` and `ETag`.
 pub struct Resource {
     pub location: String,

@@ -4,6 +4,7 @@
 //!
 //! This crate holds traits and plain data only: no adapter, no I/O library.
 
+mod analytics;
 mod appointments;
 mod audit;
 mod catalog;
@@ -25,6 +26,10 @@ mod storage;
 mod tokens;
 mod write;
 
+pub use analytics::{
+    AnalyticsQuery, AnalyticsRepository, MissionScope, OverviewFigures, RequestCounts, RequestGroup,
+    SeatCounts, ServiceFigures, StageGroup, StatusCounts,
+};
 pub use appointments::{
     AppointmentFilter, AppointmentRepository, AvailabilityQuery, BookOutcome, SlotUpsert, StartPage,
     StartPageRequest,
@@ -52,6 +57,8 @@ pub use tokens::{
 };
 pub use write::{OutboxEvent, WriteMeta};
 
+#[cfg(feature = "mock")]
+pub use analytics::MockAnalyticsRepository;
 #[cfg(feature = "mock")]
 pub use appointments::MockAppointmentRepository;
 #[cfg(feature = "mock")]

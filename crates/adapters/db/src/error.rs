@@ -126,6 +126,7 @@ const UNIQUE_CONSTRAINTS: &[&[(&str, &str)]] = &[
     crate::service_secrets::UNIQUE_CONSTRAINTS,
     crate::appointments::UNIQUE_CONSTRAINTS,
     crate::notifications::UNIQUE_CONSTRAINTS,
+    crate::analytics::UNIQUE_CONSTRAINTS,
 ];
 
 const IDEMPOTENCY_KEY: &str = crate::idempotency::KEY_CONSTRAINT;

@@ -10,9 +10,10 @@
 //!
 //! Each area (`appointments`, `missions`, `clients`, `tokens`, `signing_keys`, `idempotency`, `audit`,
 //! `service_types`, `citizens`, `staff`, `requests`, `documents`, `service_secrets`, `outbox`,
-//! `notifications`, `markers`, `health`, `demo` (bulk inserts of the demo data set into the
-//! other areas' tables), and `write_meta`, the write path every area shares) keeps its
-//! tables, rows and queries together, in two files:
+//! `notifications`, `analytics` (the admin views' reads and the stage-spell projection),
+//! `markers`, `health`, `demo` (bulk inserts of the demo data set into the other areas'
+//! tables), and `write_meta`, the write path every area shares) keeps its tables, rows and
+//! queries together, in two files:
 //!
 //! - `<area>/mod.rs`, compiled once: the area's `diesel::table!`s, its rows (the diesel
 //!   `Queryable`/`Insertable` structs and their conversions to and from the domain and
@@ -42,6 +43,7 @@ mod pg;
 mod shared;
 mod sqlite;
 
+mod analytics;
 mod appointments;
 mod audit;
 mod citizens;

@@ -7,6 +7,8 @@
 //! `queries.rs` reaches another area's queries as `super::<area>`.
 
 // Paths are relative to `src/` (this file's directory), whichever module includes it.
+#[path = "analytics/queries.rs"]
+pub(crate) mod analytics;
 #[path = "appointments/queries.rs"]
 pub(crate) mod appointments;
 #[path = "audit/queries.rs"]

@@ -7,6 +7,7 @@
 //! place. An object the caller may not see is `NotFound`, exactly like an id that does
 //! not exist, so that a refusal never reveals that something exists.
 
+pub mod analytics;
 pub mod appointments;
 pub mod audit;
 pub mod catalog;

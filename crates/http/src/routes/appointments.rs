@@ -9,7 +9,7 @@ use crate::problem::{ApiError, Problem};
 use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
 use crate::wire::{local_times, wire_enum};
-use actix_web::http::header::{self, HeaderMap};
+use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use consular_application::appointments::{AppointmentListFilter, AppointmentView, Attendance, NewBooking};
 use consular_domain::{
@@ -142,16 +142,6 @@ pub async fn book_appointment(
     Ok(respond::created(&written, Some(resource), |v| AppointmentBody::from(v)))
 }
 
-/// Whether the client asks for the calendar file rather than JSON.
-fn wants_calendar(headers: &HeaderMap) -> bool {
-    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|accept| {
-        accept
-            .split(',')
-            .map(|range| range.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
-            .any(|range| range == "text/calendar")
-    })
-}
-
 /// `20260329T070000Z`: RFC 5545 UTC form.
 fn ical_utc(at: OffsetDateTime) -> String {
     let at = at.to_offset(time::UtcOffset::UTC);
@@ -217,7 +207,7 @@ pub async fn get_appointment(
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     let view = state.appointments.get(&actor, AppointmentId(id.into_inner())).await?;
-    if wants_calendar(req.headers()) {
+    if respond::accepts(req.headers(), "text/calendar") {
         return Ok(HttpResponse::Ok()
             .insert_header((header::CONTENT_TYPE, "text/calendar; charset=utf-8"))
             .insert_header((

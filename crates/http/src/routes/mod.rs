@@ -2,6 +2,7 @@
 //! documents them. Route modules share wire types through `crate::wire` and response
 //! helpers through `crate::respond`, never through each other.
 
+pub mod analytics;
 pub mod appointments;
 pub mod audit;
 pub mod auth;
@@ -76,6 +77,9 @@ pub fn register(cfg: &mut ServiceConfig) {
         .service(notifications::get_notification_preferences)
         .service(notifications::update_notification_preferences)
         .service(notifications::list_request_notifications)
+        .service(analytics::analytics_overview)
+        .service(analytics::analytics_services)
+        .service(analytics::analytics_staff)
         .service(audit::list_audit_events)
         .service(ops::live)
         .service(ops::ready)

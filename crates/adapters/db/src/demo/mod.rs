@@ -1,6 +1,6 @@
 //! The demo data set (`consular demo seed`): [`DemoRepository`], bulk inserts into the
-//! tables of the areas that own them (missions, service types, staff, citizens, requests
-//! and their history), with those areas' rows and conversions. No table of its own, and
+//! tables of the areas that own them (missions, service types, staff, citizens, requests,
+//! their history and its stage spells), with those areas' rows and conversions. No table of its own, and
 //! no `WriteMeta`: seeded history is not an event (see the port).
 //!
 //! The one thing that differs per database is how rows are sent, so it is not in
@@ -11,6 +11,7 @@
 //! in one go per batch, which inside one transaction is what SQLite is fast at anyway.
 //! `queries.rs` opens the transactions and calls these.
 
+use crate::analytics::{SpellRow, request_stage_spells};
 use crate::citizens::{CitizenRow, citizens};
 use crate::error::Failure;
 use crate::missions::{MissionRow, missions};
@@ -81,4 +82,5 @@ bulk_insert! {
     fn insert_citizens(CitizenRow => citizens, 21);
     fn insert_requests(RequestRow => service_requests, 13);
     fn insert_history(HistoryRow => request_history, 9);
+    fn insert_spells(SpellRow => request_stage_spells, 8);
 }

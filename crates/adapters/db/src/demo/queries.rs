@@ -1,6 +1,7 @@
 //! The demo data set's writes: each call one transaction, rows converted by their areas.
 
 use super::Conn;
+use crate::analytics::SpellRow;
 use crate::citizens::CitizenRow;
 use crate::demo::BulkInsert;
 use crate::error::Failure;
@@ -38,7 +39,9 @@ pub(crate) async fn insert_citizens(conn: &mut Conn, citizens: &[Citizen]) -> Re
         .await
 }
 
-/// The requests, then every history entry, request by request in history order.
+/// The requests, then every history entry, request by request in history order, then
+/// their stage spells (`stage_spells` of each history, as the requests' own writes store
+/// them).
 pub(crate) async fn insert_requests(conn: &mut Conn, requests: &[SeededRequest]) -> Result<(), Failure> {
     let rows =
         requests.iter().map(|r| RequestRow::try_from(&r.request)).collect::<Result<Vec<_>, Failure>>()?;
@@ -46,9 +49,14 @@ pub(crate) async fn insert_requests(conn: &mut Conn, requests: &[SeededRequest])
         .iter()
         .flat_map(|r| r.history.iter().map(|entry| HistoryRow::new(r.request.id, entry)))
         .collect::<Result<Vec<_>, Failure>>()?;
+    let mut spells = Vec::new();
+    for request in requests {
+        spells.extend(SpellRow::of_history(&request.request, &request.history)?);
+    }
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         conn.insert_requests(&rows).await?;
-        conn.insert_history(&history).await
+        conn.insert_history(&history).await?;
+        conn.insert_spells(&spells).await
     })
     .await
 }

@@ -47,6 +47,7 @@ pub(crate) async fn count_rows(conn: &mut Conn, table: &str) -> Result<i64, Fail
         "emails",
         "notification_preferences",
         "appointment_reminders",
+        "request_stage_spells",
     ];
     if !TABLES.contains(&table) {
         return Err(Failure::Outcome(RepoError::Other(format!("unknown table `{table}`"))));

@@ -1,6 +1,7 @@
 //! The queries of service requests, their stage history, staff notes and messages.
 
-use super::{Conn, explain, write_meta};
+use super::{Conn, analytics, explain, write_meta};
+use crate::analytics::{SpellRow, may_end_a_spell};
 use crate::error::Failure;
 use crate::requests::{
     HistoryRow, MessageRow, NoteRow, OPEN, RequestRow, request_history, request_messages, request_notes,
@@ -26,9 +27,10 @@ fn is_open() -> SqlLiteral<Bool> {
     diesel::dsl::sql::<Bool>(OPEN)
 }
 
-/// The request and its first history entry, in one transaction with `meta`. An unknown
-/// mission, citizen, service type or assignee is a foreign-key violation: `Other` (the use
-/// cases check them first).
+/// The request and its first history entry, in one transaction with `meta`, with the
+/// stage spells that history has ended (none for a request that is not final: a spell
+/// ends at a later entry, see `analytics`). An unknown mission, citizen, service type or
+/// assignee is a foreign-key violation: `Other` (the use cases check them first).
 pub(crate) async fn insert(
     conn: &mut Conn,
     request: &ServiceRequest,
@@ -37,18 +39,21 @@ pub(crate) async fn insert(
 ) -> Result<(), Failure> {
     let row = RequestRow::try_from(request)?;
     let entry = HistoryRow::new(request.id, first)?;
+    let spells = SpellRow::of_history(request, std::slice::from_ref(first))?;
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         write_meta::store(conn, meta).await?;
         diesel::insert_into(service_requests::table).values(&row).execute(conn).await?;
         diesel::insert_into(request_history::table).values(&entry).execute(conn).await?;
-        Ok(())
+        analytics::insert_spells(conn, &spells).await
     })
     .await
 }
 
 /// Replaces the request if its version is still `expected_version`, then appends `entry`.
 /// The entry is inserted after the update, which holds the request's row lock: the
-/// history ids of one request are drawn in the order its changes commit.
+/// history ids of one request are drawn in the order its changes commit. An entry that
+/// changes the stage or closes the request ends a stage spell: the spells are brought up
+/// to date in the same transaction (`analytics::record_spells`).
 pub(crate) async fn update(
     conn: &mut Conn,
     request: &ServiceRequest,
@@ -57,12 +62,16 @@ pub(crate) async fn update(
     meta: &WriteMeta,
 ) -> Result<(), Failure> {
     let row = RequestRow::try_from(request)?;
+    let ends_a_spell = entry.as_ref().is_some_and(may_end_a_spell);
     let entry = entry.map(|e| HistoryRow::new(request.id, &e)).transpose()?;
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         write_meta::store(conn, meta).await?;
         update_versioned!(conn, service_requests, &row, expected_version).await?;
         if let Some(entry) = &entry {
             diesel::insert_into(request_history::table).values(entry).execute(conn).await?;
+            if ends_a_spell {
+                analytics::record_spells(conn, request).await?;
+            }
         }
         Ok(())
     })

@@ -4,6 +4,7 @@
 //! types of [`crate::shared::sql_types`]). A new column changes only its area; a new table
 //! is also listed here, so that it may appear in a query with any other.
 
+use crate::analytics::request_stage_spells;
 use crate::appointments::{appointment_history, appointments, slot_service_types, slots};
 use crate::audit::audit_events;
 use crate::citizens::citizens;
@@ -50,6 +51,7 @@ diesel::joinable!(notifications -> missions (mission_id));
 diesel::joinable!(notifications -> service_requests (request_id));
 diesel::joinable!(emails -> notifications (notification_id));
 diesel::joinable!(appointment_reminders -> appointments (appointment_id));
+diesel::joinable!(request_stage_spells -> service_requests (request_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     missions,
@@ -79,4 +81,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     emails,
     notification_preferences,
     appointment_reminders,
+    request_stage_spells,
 );

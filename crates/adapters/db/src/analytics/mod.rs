@@ -1,0 +1,213 @@
+//! Analytics (docs/analytics.md): the `request_stage_spells` projection, its row and its
+//! maintenance helpers (used by the `requests` and `demo` areas), and
+//! [`AnalyticsRepository`] with
+//! [`Database::recompute_stage_spells`](crate::Database::recompute_stage_spells) and
+//! [`Database::stored_stage_spells`](crate::Database::stored_stage_spells) for tests.
+//!
+//! # How a view is read
+//!
+//! Each port method reads in one snapshot (`read_tx!`, `queries.rs`). The database selects
+//! the rows a view needs (a range scan of a covering index each, see the migration
+//! `2026-11-24-000010_analytics`) and hands over the few columns the figures are made of;
+//! [`fold`] turns them into the port's figures with the domain's functions
+//! (`bucket_index`, `seconds_between`, `closed_on_time`, `DurationSummary::of`), the same
+//! code for both databases, so that both give the same number by construction
+//! (docs/analytics.md "Both databases": "the adapters compute counts, sums and sorted
+//! durations; rates and percentiles come from the same Rust functions").
+//!
+//! What differs per database is how those columns travel, so it is not in `queries.rs`
+//! but in [`AnalyticsReads`], implemented on each connection type (as `demo`'s
+//! `BulkInsert`): PostgreSQL groups the rows by the view's key with a hash aggregate and
+//! sends each group's columns as arrays (`array_agg`), a few rows in all, which is what
+//! keeps a 90-day view over a million requests fast (`pg.rs`); SQLite, in process, returns
+//! the rows themselves (`sqlite.rs`).
+//!
+//! # Stage spells
+//!
+//! `request_stage_spells` holds the output of `consular_domain::analytics::stage_spells`
+//! for every request, one row per spell (`ordinal` its index in that output), so that
+//! "the spells that ended in a range" is an index range scan. It is written in the
+//! transaction that writes the history (`requests::insert`, `requests::update`,
+//! `demo::insert_requests`) with that same function: the definition exists once, in the
+//! domain. The migration fills it for the requests stored before it with SQL that
+//! reproduces the function ([`AnalyticsReads::BACKFILL_STAGE_SPELLS`], identical to the
+//! migration's text).
+
+mod fold;
+mod pg;
+mod sqlite;
+mod statement;
+
+pub(crate) use fold::{Folds, Grouping, RequestFold, SeatFold, StageFold, Window};
+
+use crate::error::Failure;
+use crate::shared::columns::corrupt;
+use crate::shared::repository;
+use crate::shared::sql_types::{DbTime, DbUuid};
+use consular_domain::analytics::{StageSpell, stage_spells};
+use consular_domain::{HistoryEntry, RequestId, ServiceRequest, ServiceType, StaffMember};
+use consular_ports::{
+    AnalyticsQuery, AnalyticsRepository, MissionScope, OverviewFigures, RequestGroup, ServiceFigures,
+};
+use diesel::prelude::*;
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::shared::sql_types::{PortableTimestamp, PortableUuid};
+
+    /// One ended stage spell of a request (see the module's documentation).
+    request_stage_spells (request_id, ordinal) {
+        request_id -> PortableUuid,
+        ordinal -> Integer,
+        mission_id -> PortableUuid,
+        service_type_id -> PortableUuid,
+        stage -> Integer,
+        entered_at -> PortableTimestamp,
+        left_at -> PortableTimestamp,
+        seconds -> BigInt,
+    }
+}
+
+/// The unique constraints of the area (see `crate::error`).
+pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] =
+    &[("request_stage_spells_pkey", "request_stage_spells.request_id, request_stage_spells.ordinal")];
+
+repository! {
+    impl AnalyticsRepository for Database => analytics {
+        fn overview(query: &AnalyticsQuery) -> OverviewFigures;
+        fn services(query: &AnalyticsQuery) -> ServiceFigures;
+        fn staff(query: &AnalyticsQuery) -> Vec<RequestGroup>;
+        fn service_types() -> Vec<ServiceType>;
+        fn staff_members(missions: MissionScope) -> Vec<StaffMember>;
+    }
+}
+
+repository! {
+    impl Database => analytics {
+        /// Replaces every row of `request_stage_spells` with the spells the migration's
+        /// backfill statement computes from `request_history` (the same SQL text), and
+        /// returns how many it stored; for tests, which compare them with the rows the
+        /// writes maintained.
+        #[doc(hidden)]
+        pub fn recompute_stage_spells() -> u64;
+        /// Every stored stage spell, by request id and ordinal: `(request, ordinal, spell)`;
+        /// for tests.
+        #[doc(hidden)]
+        pub fn stored_stage_spells() -> Vec<(RequestId, u32, StageSpell)>;
+    }
+}
+
+/// The reads of the views, written per database (see the module's documentation).
+pub(crate) trait AnalyticsReads {
+    /// The statement of the migration that fills `request_stage_spells` from
+    /// `request_history`, word for word.
+    const BACKFILL_STAGE_SPELLS: &'static str;
+
+    /// Feeds `folds` with the rows of the window's missions (and service type, for
+    /// requests and spells), inside the caller's read transaction: the requests submitted
+    /// in the window (with their status at its end), closed in it, open now, and the
+    /// counts of those open at its start that were not closed in it, by the key of the
+    /// requests' grouping; the stage spells that ended in it, and the open slots and
+    /// attended or missed appointments starting in it, when `folds` asks for them.
+    async fn read(&mut self, window: &Window, folds: &mut Folds<'_>) -> Result<(), Failure>;
+}
+
+/// A history entry that may end a stage spell: it changes the stage or closes the request
+/// (`stage_spells` ends a spell at nothing else). Only those make the write recompute the
+/// request's spells.
+pub(crate) fn may_end_a_spell(entry: &HistoryEntry) -> bool {
+    entry.from_stage != Some(entry.to_stage) || entry.to_status.is_final()
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = request_stage_spells)]
+pub(crate) struct SpellRow {
+    pub request_id: DbUuid,
+    pub ordinal: i32,
+    pub mission_id: DbUuid,
+    pub service_type_id: DbUuid,
+    pub stage: i32,
+    pub entered_at: DbTime,
+    pub left_at: DbTime,
+    pub seconds: i64,
+}
+
+impl SpellRow {
+    /// The rows of `spells`, the spells of `request` from ordinal `first` on.
+    pub(crate) fn all_of(
+        request: &ServiceRequest,
+        first: usize,
+        spells: &[StageSpell],
+    ) -> Result<Vec<SpellRow>, Failure> {
+        (first..)
+            .zip(spells)
+            .map(|(ordinal, spell)| {
+                Ok(SpellRow {
+                    request_id: DbUuid(request.id.0),
+                    ordinal: i32::try_from(ordinal).map_err(|e| corrupt("stage spell ordinal", e))?,
+                    mission_id: DbUuid(request.mission_id.0),
+                    service_type_id: DbUuid(request.service_type_id.0),
+                    stage: i32::try_from(spell.stage).map_err(|e| corrupt("stage spell stage", e))?,
+                    entered_at: DbTime(spell.entered_at),
+                    left_at: DbTime(spell.left_at),
+                    seconds: spell.seconds(),
+                })
+            })
+            .collect()
+    }
+
+    /// The rows of every spell of `request` given its whole `history` (the demo data set,
+    /// a new request).
+    pub(crate) fn of_history(
+        request: &ServiceRequest,
+        history: &[HistoryEntry],
+    ) -> Result<Vec<SpellRow>, Failure> {
+        SpellRow::all_of(request, 0, &stage_spells(history, request.closed_at))
+    }
+
+    pub(crate) fn into_spell(self) -> Result<(RequestId, u32, StageSpell), Failure> {
+        let ordinal = u32::try_from(self.ordinal).map_err(|e| corrupt("request_stage_spells.ordinal", e))?;
+        let stage = usize::try_from(self.stage).map_err(|e| corrupt("request_stage_spells.stage", e))?;
+        Ok((
+            RequestId(self.request_id.0),
+            ordinal,
+            StageSpell { stage, entered_at: self.entered_at.0, left_at: self.left_at.0 },
+        ))
+    }
+}
+
+/// What a history write adds to `request_stage_spells`, given the request's whole history
+/// after the write, in insertion order, whose last entry is the new one: the spells of
+/// `stage_spells(history, closed_at)` beyond those of the history without that entry (an
+/// open request's, so without `closed_at`). `Replace` when the earlier spells changed too,
+/// which only an entry dated before earlier ones can do: then the request's rows are
+/// rewritten whole, so the table always holds exactly `stage_spells`' output.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum SpellChange {
+    Append(Vec<SpellRow>),
+    Replace(Vec<SpellRow>),
+}
+
+impl SpellChange {
+    pub(crate) fn after_append(
+        request: &ServiceRequest,
+        history: &[HistoryEntry],
+    ) -> Result<SpellChange, Failure> {
+        let before = match history.split_last() {
+            Some((_, earlier)) => stage_spells(earlier, None),
+            None => Vec::new(),
+        };
+        let after = stage_spells(history, request.closed_at);
+        if after.starts_with(&before) {
+            let new = after.get(before.len()..).unwrap_or_default();
+            Ok(SpellChange::Append(SpellRow::all_of(request, before.len(), new)?))
+        } else {
+            Ok(SpellChange::Replace(SpellRow::all_of(request, 0, &after)?))
+        }
+    }
+}
+
+#[cfg(test)]
+mod bench;
+#[cfg(test)]
+mod tests;

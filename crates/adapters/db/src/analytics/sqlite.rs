@@ -1,0 +1,281 @@
+//! [`AnalyticsReads`] on SQLite: in process, rows cost little to hand over, so each
+//! statement returns the narrow rows of its figures (a range scan of a covering index) and
+//! the fold ([`super::fold`]) adds them up with the domain's functions. Instants are
+//! fixed-width UTC text, so comparing them as text compares them in time, and the window's
+//! bounds are bound as such text. SQLite has no `percentile_cont`: the durations are
+//! summarised by `DurationSummary::of` (docs/analytics.md "Percentile").
+
+use super::AnalyticsReads;
+use super::fold::{Folds, RequestFold, SeatFold, StageFold, Window};
+use super::statement::{Statement, status_at_end};
+use crate::error::Failure;
+use crate::requests::OPEN;
+use crate::shared::columns::corrupt;
+use crate::shared::sql_types::{DbTime, DbUuid, PortableTimestamp, PortableUuid};
+use consular_domain::{AppointmentStatus, RequestStatus};
+use diesel::QueryableByName;
+use diesel::sql_types::{BigInt, Integer, Nullable, Text};
+use diesel::sqlite::Sqlite;
+use diesel_async::RunQueryDsl;
+
+type Conn = crate::sqlite::Conn;
+
+/// The statement of the migration `2026-11-24-000010_analytics` that fills
+/// `request_stage_spells` (a unit test checks the migration holds this very text).
+pub(super) const BACKFILL_STAGE_SPELLS: &str = "INSERT INTO request_stage_spells
+    (request_id, ordinal, mission_id, service_type_id, stage, entered_at, left_at, seconds)
+WITH entries AS (
+    SELECT request_id, id, at, to_stage,
+        CASE WHEN to_status IN ('completed', 'rejected', 'cancelled') THEN 1 ELSE 0 END AS final,
+        LAG(to_stage) OVER history AS previous_stage,
+        COALESCE(SUM(CASE WHEN to_status IN ('completed', 'rejected', 'cancelled') THEN 1 ELSE 0 END)
+            OVER (history ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS finals_before
+    FROM request_history
+    WINDOW history AS (PARTITION BY request_id ORDER BY at, id)
+),
+marks AS (
+    SELECT request_id, id, at, to_stage, final,
+        CASE WHEN previous_stage IS NULL OR to_stage <> previous_stage THEN 1 ELSE 0 END AS starts
+    FROM entries
+    WHERE finals_before = 0 AND (previous_stage IS NULL OR to_stage <> previous_stage OR final = 1)
+),
+bounds AS (
+    SELECT request_id, id, at, to_stage, final, starts,
+        LEAD(at) OVER (PARTITION BY request_id ORDER BY at, id) AS next_at
+    FROM marks
+),
+spells AS (
+    SELECT bounds.request_id,
+        ROW_NUMBER() OVER (PARTITION BY bounds.request_id ORDER BY bounds.at, bounds.id) - 1 AS ordinal,
+        service_requests.mission_id, service_requests.service_type_id, bounds.to_stage AS stage,
+        bounds.at AS entered_at,
+        CASE WHEN bounds.final = 1 THEN bounds.at ELSE COALESCE(bounds.next_at, service_requests.closed_at) END
+            AS left_at
+    FROM bounds JOIN service_requests ON service_requests.id = bounds.request_id
+    WHERE bounds.starts = 1
+)
+SELECT request_id, ordinal, mission_id, service_type_id, stage, entered_at, left_at,
+    unixepoch(left_at) - unixepoch(entered_at)
+FROM spells
+WHERE left_at >= entered_at;";
+
+fn status(what: &str, text: &str) -> Result<RequestStatus, Failure> {
+    text.parse().map_err(|e| corrupt(what, e))
+}
+
+fn count(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or_default()
+}
+
+#[derive(QueryableByName)]
+struct SubmittedRow {
+    #[diesel(sql_type = PortableUuid)]
+    mission_id: DbUuid,
+    #[diesel(sql_type = PortableUuid)]
+    service_type_id: DbUuid,
+    #[diesel(sql_type = Nullable<PortableUuid>)]
+    assignee_id: Option<DbUuid>,
+    #[diesel(sql_type = PortableTimestamp)]
+    submitted_at: DbTime,
+    #[diesel(sql_type = Nullable<Text>)]
+    status_at_end: Option<String>,
+}
+
+#[derive(QueryableByName)]
+struct ClosedRow {
+    #[diesel(sql_type = PortableUuid)]
+    mission_id: DbUuid,
+    #[diesel(sql_type = PortableUuid)]
+    service_type_id: DbUuid,
+    #[diesel(sql_type = Nullable<PortableUuid>)]
+    assignee_id: Option<DbUuid>,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = PortableTimestamp)]
+    submitted_at: DbTime,
+    #[diesel(sql_type = PortableTimestamp)]
+    closed_at: DbTime,
+    #[diesel(sql_type = PortableTimestamp)]
+    sla_due_at: DbTime,
+}
+
+#[derive(QueryableByName)]
+struct OpenRow {
+    #[diesel(sql_type = PortableUuid)]
+    mission_id: DbUuid,
+    #[diesel(sql_type = PortableUuid)]
+    service_type_id: DbUuid,
+    #[diesel(sql_type = Nullable<PortableUuid>)]
+    assignee_id: Option<DbUuid>,
+    #[diesel(sql_type = BigInt)]
+    open_at_start: i64,
+    #[diesel(sql_type = BigInt)]
+    open_now: i64,
+    #[diesel(sql_type = BigInt)]
+    overdue_now: i64,
+}
+
+#[derive(QueryableByName)]
+struct SpellRow {
+    #[diesel(sql_type = PortableUuid)]
+    service_type_id: DbUuid,
+    #[diesel(sql_type = Integer)]
+    stage: i32,
+    #[diesel(sql_type = PortableTimestamp)]
+    left_at: DbTime,
+    #[diesel(sql_type = BigInt)]
+    seconds: i64,
+}
+
+#[derive(QueryableByName)]
+struct SlotRow {
+    #[diesel(sql_type = PortableTimestamp)]
+    starts_at: DbTime,
+    #[diesel(sql_type = Integer)]
+    booked: i32,
+    #[diesel(sql_type = Integer)]
+    capacity: i32,
+}
+
+#[derive(QueryableByName)]
+struct AppointmentRow {
+    #[diesel(sql_type = PortableTimestamp)]
+    starts_at: DbTime,
+    #[diesel(sql_type = Text)]
+    status: String,
+}
+
+async fn requests(conn: &mut Conn, window: &Window, fold: &mut RequestFold<'_>) -> Result<(), Failure> {
+    let grouping = fold.grouping();
+
+    // Submitted in the range, with their status at its end (`status_at_end`).
+    let mut statement = Statement::<Sqlite>::new(&[window.start, window.end]);
+    let scope = statement.scope(window, "service_requests", true);
+    let status_at_end = status_at_end::<Sqlite>(window);
+    let sql = format!(
+        "SELECT service_requests.mission_id AS mission_id, \
+         service_requests.service_type_id AS service_type_id, \
+         service_requests.assignee_id AS assignee_id, \
+         service_requests.submitted_at AS submitted_at, \
+         {status_at_end} AS status_at_end \
+         FROM service_requests \
+         WHERE service_requests.submitted_at >= ?1 AND service_requests.submitted_at < ?2{scope}"
+    );
+    let rows: Vec<SubmittedRow> = statement.query(&sql).load(conn).await?;
+    for row in rows {
+        let status_at_end =
+            row.status_at_end.map(|s| status("request status at the end of the range", &s)).transpose()?;
+        let key = grouping.key(row.mission_id.0, row.service_type_id.0, row.assignee_id.map(|a| a.0));
+        fold.group(key).submitted(row.submitted_at.0, status_at_end);
+    }
+
+    // Closed in the range.
+    let mut statement = Statement::<Sqlite>::new(&[window.start, window.end]);
+    let scope = statement.scope(window, "service_requests", true);
+    let sql = format!(
+        "SELECT service_requests.mission_id AS mission_id, \
+         service_requests.service_type_id AS service_type_id, \
+         service_requests.assignee_id AS assignee_id, service_requests.status AS status, \
+         service_requests.submitted_at AS submitted_at, service_requests.closed_at AS closed_at, \
+         service_requests.sla_due_at AS sla_due_at \
+         FROM service_requests \
+         WHERE service_requests.closed_at >= ?1 AND service_requests.closed_at < ?2{scope}"
+    );
+    let rows: Vec<ClosedRow> = statement.query(&sql).load(conn).await?;
+    for row in rows {
+        let key = grouping.key(row.mission_id.0, row.service_type_id.0, row.assignee_id.map(|a| a.0));
+        let closed = status("service_requests.status", &row.status)?;
+        fold.group(key).closed(closed, row.submitted_at.0, row.closed_at.0, row.sla_due_at.0);
+    }
+
+    // Open now, and past their SLA now (?2); open at the start of the range (?1), save
+    // those closed in the range, which the fold counts from the rows above (`open_at`):
+    // the open requests submitted before the start, and those submitted before it and
+    // closed at or after the end (?3). Counted per (mission, service type, assignee), which
+    // every grouping's key is made of.
+    let mut statement = Statement::<Sqlite>::new(&[window.start, window.now, window.end]);
+    let scope = statement.scope(window, "service_requests", true);
+    let sql = format!(
+        "SELECT mission_id, service_type_id, assignee_id, sum(open_at_start) AS open_at_start, \
+         sum(open_now) AS open_now, sum(overdue_now) AS overdue_now FROM (\
+             SELECT service_requests.mission_id AS mission_id, \
+             service_requests.service_type_id AS service_type_id, \
+             service_requests.assignee_id AS assignee_id, \
+             CASE WHEN service_requests.submitted_at < ?1 THEN 1 ELSE 0 END AS open_at_start, \
+             1 AS open_now, \
+             CASE WHEN service_requests.sla_due_at < ?2 THEN 1 ELSE 0 END AS overdue_now \
+             FROM service_requests WHERE {OPEN}{scope} \
+             UNION ALL \
+             SELECT service_requests.mission_id, service_requests.service_type_id, \
+             service_requests.assignee_id, 1, 0, 0 FROM service_requests \
+             WHERE service_requests.closed_at >= ?3 AND service_requests.submitted_at < ?1{scope}\
+         ) GROUP BY 1, 2, 3"
+    );
+    let rows: Vec<OpenRow> = statement.query(&sql).load(conn).await?;
+    for row in rows {
+        let key = grouping.key(row.mission_id.0, row.service_type_id.0, row.assignee_id.map(|a| a.0));
+        fold.group(key).open(count(row.open_at_start), count(row.open_now), count(row.overdue_now));
+    }
+    Ok(())
+}
+
+async fn stage_spells(conn: &mut Conn, window: &Window, fold: &mut StageFold<'_>) -> Result<(), Failure> {
+    let mut statement = Statement::<Sqlite>::new(&[window.start, window.end]);
+    let scope = statement.scope(window, "request_stage_spells", true);
+    let sql = format!(
+        "SELECT request_stage_spells.service_type_id AS service_type_id, \
+         request_stage_spells.stage AS stage, request_stage_spells.left_at AS left_at, \
+         request_stage_spells.seconds AS seconds \
+         FROM request_stage_spells \
+         WHERE request_stage_spells.left_at >= ?1 AND request_stage_spells.left_at < ?2{scope}"
+    );
+    let rows: Vec<SpellRow> = statement.query(&sql).load(conn).await?;
+    for row in rows {
+        let stage = u32::try_from(row.stage).map_err(|e| corrupt("request_stage_spells.stage", e))?;
+        fold.stage(row.service_type_id.0, stage).spell(row.left_at.0, row.seconds);
+    }
+    Ok(())
+}
+
+async fn seats(conn: &mut Conn, window: &Window, fold: &mut SeatFold<'_>) -> Result<(), Failure> {
+    let mut statement = Statement::<Sqlite>::new(&[window.start, window.end]);
+    let scope = statement.scope(window, "slots", false);
+    let sql = format!(
+        "SELECT slots.starts_at AS starts_at, slots.booked AS booked, slots.capacity AS capacity \
+         FROM slots WHERE slots.is_open = 1 AND slots.starts_at >= ?1 AND slots.starts_at < ?2{scope}"
+    );
+    let rows: Vec<SlotRow> = statement.query(&sql).load(conn).await?;
+    for row in rows {
+        fold.slot(row.starts_at.0, count(row.booked.into()), count(row.capacity.into()));
+    }
+
+    let mut statement = Statement::<Sqlite>::new(&[window.start, window.end]);
+    let scope = statement.scope(window, "appointments", false);
+    let sql = format!(
+        "SELECT appointments.starts_at AS starts_at, appointments.status AS status \
+         FROM appointments \
+         WHERE appointments.status IN ('attended', 'no_show') \
+         AND appointments.starts_at >= ?1 AND appointments.starts_at < ?2{scope}"
+    );
+    let rows: Vec<AppointmentRow> = statement.query(&sql).load(conn).await?;
+    for row in rows {
+        let status: AppointmentStatus = row.status.parse().map_err(|e| corrupt("appointments.status", e))?;
+        fold.appointment(row.starts_at.0, status);
+    }
+    Ok(())
+}
+
+impl AnalyticsReads for Conn {
+    const BACKFILL_STAGE_SPELLS: &'static str = BACKFILL_STAGE_SPELLS;
+
+    async fn read(&mut self, window: &Window, folds: &mut Folds<'_>) -> Result<(), Failure> {
+        requests(self, window, &mut folds.requests).await?;
+        if let Some(fold) = &mut folds.stages {
+            stage_spells(self, window, fold).await?;
+        }
+        if let Some(fold) = &mut folds.seats {
+            seats(self, window, fold).await?;
+        }
+        Ok(())
+    }
+}

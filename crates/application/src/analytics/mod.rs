@@ -1,0 +1,164 @@
+//! Analytics (docs/analytics.md): the overview, services and staff views for admins.
+//!
+//! A view is read in four steps: the policy decides whose figures the caller sees
+//! ([`policy::view`]); the view's time zone follows (the mission's, or UTC for every mission
+//! together); the period is parsed against today in that zone and cut into buckets of
+//! instants by the domain; the repository counts in one snapshot, and [`views`] turns its
+//! counts into the figures (rates, backlogs, shares), each by its formula in the docs.
+
+mod views;
+
+#[cfg(test)]
+mod tests;
+
+pub use views::{
+    AppointmentFigures, MissionLoad, Overview, OverviewPoint, RequestFigures, ServiceFigures, ServicePoint,
+    Services, StaffFigures, StaffPoint, StaffView, StageFigures, StagePoint, ViewScope,
+};
+
+use crate::ServiceError;
+use consular_domain::analytics::{Bucket, Period, buckets, local_date};
+use consular_domain::policy::analytics::{self as policy, Reach};
+use consular_domain::{Mission, MissionId, Principal, ServiceTypeId, ValidationErrors};
+use consular_ports::{AnalyticsQuery, AnalyticsRepository, Clock, MissionRepository, MissionScope};
+use std::sync::Arc;
+use time::OffsetDateTime;
+
+/// The zone of the view across missions (docs/analytics.md "Periods, time zones and
+/// buckets").
+pub const GLOBAL_TIMEZONE: &str = "UTC";
+
+/// What a view is asked for, as the query string gives it (parsed here, so that every
+/// failure is reported at once with its pointer).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ViewRequest {
+    pub mission_id: Option<MissionId>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub granularity: Option<String>,
+    pub service_type_id: Option<ServiceTypeId>,
+}
+
+#[derive(Clone)]
+pub struct AnalyticsService {
+    analytics: Arc<dyn AnalyticsRepository>,
+    missions: Arc<dyn MissionRepository>,
+    clock: Arc<dyn Clock>,
+}
+
+/// A resolved request: whose figures, in which zone, over which buckets.
+struct Resolved {
+    scope: ViewScope,
+    buckets: Vec<Bucket>,
+    query: AnalyticsQuery,
+}
+
+impl AnalyticsService {
+    pub fn new(
+        analytics: Arc<dyn AnalyticsRepository>,
+        missions: Arc<dyn MissionRepository>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        AnalyticsService { analytics, missions, clock }
+    }
+
+    /// Volume, completion, SLA and appointment figures.
+    pub async fn overview(&self, actor: &Principal, request: ViewRequest) -> Result<Overview, ServiceError> {
+        let resolved = self.resolve(actor, request).await?;
+        let figures = self.analytics.overview(&resolved.query).await?;
+        Ok(views::overview(resolved.scope, &resolved.buckets, figures))
+    }
+
+    /// The overview's figures per service type, with the time spent in each stage.
+    pub async fn services(&self, actor: &Principal, request: ViewRequest) -> Result<Services, ServiceError> {
+        let resolved = self.resolve(actor, request).await?;
+        let figures = self.analytics.services(&resolved.query).await?;
+        let catalog = self.analytics.service_types().await?;
+        Ok(views::services(resolved.scope, &resolved.buckets, figures, catalog))
+    }
+
+    /// Workload and throughput per staff member.
+    pub async fn staff(&self, actor: &Principal, request: ViewRequest) -> Result<StaffView, ServiceError> {
+        let resolved = self.resolve(actor, request).await?;
+        let groups = self.analytics.staff(&resolved.query).await?;
+        let members = self.analytics.staff_members(resolved.query.missions).await?;
+        Ok(views::staff(resolved.scope, &resolved.buckets, groups, members))
+    }
+
+    async fn resolve(&self, actor: &Principal, request: ViewRequest) -> Result<Resolved, ServiceError> {
+        let reach = policy::view(actor, request.mission_id)?;
+        let mission = match reach {
+            Reach::AllMissions => None,
+            Reach::Mission(id) => Some(self.mission(id).await?),
+        };
+        if let Some(service_type) = request.service_type_id {
+            self.check_service_type(service_type).await?;
+        }
+        let timezone = mission.as_ref().map_or(GLOBAL_TIMEZONE, |m| m.timezone.as_str()).to_owned();
+        let now = self.clock.now();
+        let today = local_date(&timezone, now).ok_or_else(|| bad_zone(&timezone))?;
+        let period = Period::parse(
+            request.from.as_deref(),
+            request.to.as_deref(),
+            request.granularity.as_deref(),
+            today,
+        )?;
+        let buckets = buckets(&period, &timezone).ok_or_else(|| bad_zone(&timezone))?;
+        let query = AnalyticsQuery {
+            missions: mission.as_ref().map_or(MissionScope::All, |m| MissionScope::One(m.id)),
+            service_type: request.service_type_id,
+            boundaries: boundaries(&buckets, now),
+            now,
+        };
+        let scope = ViewScope {
+            mission_id: mission.map(|m| m.id),
+            timezone,
+            period,
+            service_type_id: request.service_type_id,
+            generated_at: now,
+        };
+        Ok(Resolved { scope, buckets, query })
+    }
+
+    /// A `service_type_id` must name a service type of the catalog (an inactive one too:
+    /// its past figures are still figures).
+    async fn check_service_type(&self, id: ServiceTypeId) -> Result<(), ServiceError> {
+        if self.analytics.service_types().await?.iter().any(|s| s.id == id) {
+            return Ok(());
+        }
+        let mut errors = ValidationErrors::new();
+        errors.add("/service_type_id", "unknown", "no such service type");
+        Err(errors.into())
+    }
+
+    /// The mission a global admin named: an unknown id is a bad parameter (there is no
+    /// figure to show for it), not an empty view.
+    async fn mission(&self, id: MissionId) -> Result<Mission, ServiceError> {
+        match self.missions.get(id).await? {
+            Some(mission) => Ok(mission),
+            None => {
+                let mut errors = ValidationErrors::new();
+                errors.add("/mission_id", "unknown", "no such mission");
+                Err(errors.into())
+            }
+        }
+    }
+}
+
+/// The buckets' boundaries as the repository takes them: each bucket's start, then the
+/// last one's end, every one clipped to `now` (a range ending today is counted up to the
+/// call; nothing after it exists yet, and the statuses of `by_status` are taken there).
+fn boundaries(buckets: &[Bucket], now: OffsetDateTime) -> Vec<OffsetDateTime> {
+    buckets
+        .iter()
+        .map(|b| b.starts_at)
+        .chain(buckets.last().map(|b| b.ends_at))
+        .map(|instant| instant.min(now))
+        .collect()
+}
+
+/// A mission whose stored zone the zone database does not know: the missions area
+/// validates zones, so this is a broken row, not a bad request.
+fn bad_zone(timezone: &str) -> ServiceError {
+    ServiceError::Internal(format!("unknown time zone `{timezone}`"))
+}

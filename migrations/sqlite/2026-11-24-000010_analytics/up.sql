@@ -1,0 +1,120 @@
+-- Analytics (SQLite): the stage-spell projection of the requests' histories and the
+-- indexes the three admin views read (docs/analytics.md). Forward-only; the PostgreSQL
+-- tree holds the same schema with native types; keep both trees in step.
+--
+-- As before, uuids and instants are text (text order is time order); tables are STRICT.
+-- SQLite has no INCLUDE: the indexes below list the columns a read needs after its key,
+-- so that each read is answered from one covering index, never from the table.
+--
+-- Constraints are named explicitly: the adapter maps a violated constraint name to a
+-- stable business name (crates/adapters/db/src/error.rs).
+--
+-- "Open" means `status NOT IN ('completed', 'rejected', 'cancelled')`, written as the same
+-- literal text by the adapter: SQLite uses a partial index only when the query's WHERE
+-- clause contains the index's predicate term for term.
+
+-- One row per ended stage spell of a request (docs/analytics.md "Services view"): the
+-- output of `consular_domain::analytics::stage_spells` over its history, `ordinal` being
+-- the spell's index in that output. The adapter maintains it in the transaction that
+-- appends the history entry ending a spell, with that same function; the services view
+-- reads the spells that ended in a range here rather than windowing `request_history` at
+-- query time. `mission_id` and `service_type_id` are the request's (they never change);
+-- `seconds` is `seconds_between(entered_at, left_at)`.
+CREATE TABLE request_stage_spells (
+    request_id TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    mission_id TEXT NOT NULL,
+    service_type_id TEXT NOT NULL,
+    stage INTEGER NOT NULL,
+    entered_at TEXT NOT NULL,
+    left_at TEXT NOT NULL,
+    seconds INTEGER NOT NULL,
+    CONSTRAINT request_stage_spells_pkey PRIMARY KEY (request_id, ordinal),
+    CONSTRAINT request_stage_spells_request_id_fkey FOREIGN KEY (request_id) REFERENCES service_requests (id),
+    CONSTRAINT request_stage_spells_position_check CHECK (ordinal >= 0 AND stage >= 0),
+    CONSTRAINT request_stage_spells_times_check CHECK (left_at >= entered_at AND seconds >= 0)
+) STRICT;
+-- "The spells that ended in [a, b)" over all missions, and over one mission: the services
+-- view's time per stage, with what it reads.
+CREATE INDEX request_stage_spells_left_at_idx
+    ON request_stage_spells (left_at, service_type_id, stage, seconds);
+CREATE INDEX request_stage_spells_mission_left_at_idx
+    ON request_stage_spells (mission_id, left_at, service_type_id, stage, seconds);
+
+-- The spells of the requests stored before this migration, computed from their histories
+-- exactly as `stage_spells` does: entries in order (`at`, then `id`), up to the first one
+-- with a final status; a spell starts at the first entry and at every entry whose
+-- `to_stage` differs from the previous entry's, and ends at the next such entry or at the
+-- first final entry (an entry that does both ends the old spell and makes a zero-length
+-- spell of the new stage), or at `closed_at` when the history stops before a final entry
+-- (and `closed_at` is not before the spell's start). `Database::recompute_stage_spells`
+-- runs this very statement (a unit test checks that the text is the same).
+INSERT INTO request_stage_spells
+    (request_id, ordinal, mission_id, service_type_id, stage, entered_at, left_at, seconds)
+WITH entries AS (
+    SELECT request_id, id, at, to_stage,
+        CASE WHEN to_status IN ('completed', 'rejected', 'cancelled') THEN 1 ELSE 0 END AS final,
+        LAG(to_stage) OVER history AS previous_stage,
+        COALESCE(SUM(CASE WHEN to_status IN ('completed', 'rejected', 'cancelled') THEN 1 ELSE 0 END)
+            OVER (history ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS finals_before
+    FROM request_history
+    WINDOW history AS (PARTITION BY request_id ORDER BY at, id)
+),
+marks AS (
+    SELECT request_id, id, at, to_stage, final,
+        CASE WHEN previous_stage IS NULL OR to_stage <> previous_stage THEN 1 ELSE 0 END AS starts
+    FROM entries
+    WHERE finals_before = 0 AND (previous_stage IS NULL OR to_stage <> previous_stage OR final = 1)
+),
+bounds AS (
+    SELECT request_id, id, at, to_stage, final, starts,
+        LEAD(at) OVER (PARTITION BY request_id ORDER BY at, id) AS next_at
+    FROM marks
+),
+spells AS (
+    SELECT bounds.request_id,
+        ROW_NUMBER() OVER (PARTITION BY bounds.request_id ORDER BY bounds.at, bounds.id) - 1 AS ordinal,
+        service_requests.mission_id, service_requests.service_type_id, bounds.to_stage AS stage,
+        bounds.at AS entered_at,
+        CASE WHEN bounds.final = 1 THEN bounds.at ELSE COALESCE(bounds.next_at, service_requests.closed_at) END
+            AS left_at
+    FROM bounds JOIN service_requests ON service_requests.id = bounds.request_id
+    WHERE bounds.starts = 1
+)
+SELECT request_id, ordinal, mission_id, service_type_id, stage, entered_at, left_at,
+    unixepoch(left_at) - unixepoch(entered_at)
+FROM spells
+WHERE left_at >= entered_at;
+
+-- The requests submitted in [a, b) (submitted, by status at the end of the range), over
+-- all missions and over one mission, with every column those figures read and the `id`
+-- the status lookup joins on. The covering index replaces the plain one of
+-- 2026-11-22-000003_service_requests under the same name and leading column, so the
+-- listing's `submitted_at` filters are served as before.
+DROP INDEX service_requests_submitted_at_idx;
+CREATE INDEX service_requests_submitted_at_idx
+    ON service_requests (submitted_at, mission_id, service_type_id, assignee_id, status, closed_at, id);
+CREATE INDEX service_requests_mission_submitted_at_idx
+    ON service_requests (mission_id, submitted_at, service_type_id, assignee_id, status, closed_at, id);
+-- The requests closed in [a, b) (closed by final status, on time, processing times), and
+-- those closed at or after the start of the range (the backlog at its start), over all
+-- missions and over one mission.
+CREATE INDEX service_requests_closed_at_idx
+    ON service_requests (closed_at, mission_id, service_type_id, assignee_id, status, submitted_at, sla_due_at);
+CREATE INDEX service_requests_mission_closed_at_idx
+    ON service_requests (mission_id, closed_at, service_type_id, assignee_id, status, submitted_at, sla_due_at);
+-- The open requests (few): open and overdue now, and their part of the backlog at the
+-- start of the range, per mission, service type or assignee, for one mission or all.
+CREATE INDEX service_requests_open_mission_idx
+    ON service_requests (mission_id, service_type_id, assignee_id, submitted_at, sla_due_at)
+    WHERE status NOT IN ('completed', 'rejected', 'cancelled');
+
+-- A request's status at an instant (`status_at`: the last entry before it, ties by id):
+-- one backward probe of this covering index for each request still open at the end of
+-- the range.
+CREATE INDEX request_history_request_at_idx ON request_history (request_id, at, id, to_status);
+
+-- The overview's appointments over all missions: the slots and the appointments starting
+-- in [a, b) (one mission reads `slots_mission_time` and `appointments_mission_idx`).
+CREATE INDEX slots_starts_at_idx ON slots (starts_at, is_open, booked, capacity);
+CREATE INDEX appointments_starts_at_idx ON appointments (starts_at, status);
