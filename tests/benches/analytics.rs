@@ -44,17 +44,28 @@ fn main() -> ExitCode {
 async fn run() -> Result<()> {
     let missions = env_number("BENCH_MISSIONS", 40) as u32;
     let days = env_number("BENCH_DAYS", 1826) as u32;
+    let backends = std::env::var("BENCH_BACKENDS").unwrap_or_else(|_| "postgres,sqlite".to_owned());
+    let pg_ok = if backends.contains("postgres") { postgres(missions, days).await? } else { true };
+    let lite_ok = if backends.contains("sqlite") { sqlite(missions, days).await? } else { true };
+    if pg_ok && lite_ok { Ok(()) } else { Err("a p95 is over its target".to_owned()) }
+}
+
+/// The PostgreSQL part; whether every p95 is under 100 ms.
+async fn postgres(missions: u32, days: u32) -> Result<bool> {
     let (app, url) = bench_server("analytics views on PostgreSQL").await?;
     let requests = env_number("BENCH_REQUESTS", 1_000_000) as u64;
     let seeded = seed(&app, missions, requests, days).await?;
     psql(&url, "VACUUM ANALYZE").await?;
-    let largest = largest_mission(&app, Backend::Postgres, &url).await?;
     let admin = app.admin_token().await;
+    let largest = largest_mission(&app, &admin).await?;
     compare_with_plain_sql(&app, &admin, &url, &largest).await?;
     let pg = latencies(&app, &admin, &largest).await?;
     println!("PostgreSQL, {seeded}");
-    let pg_ok = report(&pg, 100.0);
+    Ok(report(&pg, 100.0))
+}
 
+/// The SQLite part; whether every p95 is under 300 ms.
+async fn sqlite(missions: u32, days: u32) -> Result<bool> {
     println!("\nanalytics views on SQLite");
     let app = TestApp::spawn_with(Backend::Sqlite, |settings| {
         settings.workers = 2;
@@ -63,12 +74,11 @@ async fn run() -> Result<()> {
     .await;
     let requests = env_number("BENCH_SQLITE_REQUESTS", 100_000) as u64;
     let seeded = seed(&app, missions, requests, days).await?;
-    let largest = largest_mission(&app, Backend::Sqlite, "").await?;
     let admin = app.admin_token().await;
+    let largest = largest_mission(&app, &admin).await?;
     let lite = latencies(&app, &admin, &largest).await?;
     println!("SQLite, {seeded}");
-    let lite_ok = report(&lite, 300.0);
-    if pg_ok && lite_ok { Ok(()) } else { Err("a p95 is over its target".to_owned()) }
+    Ok(report(&lite, 300.0))
 }
 
 /// Seeds the data set; a line saying what and how long.
@@ -86,31 +96,27 @@ async fn seed(app: &TestApp, missions: u32, requests: u64, days: u32) -> Result<
     ))
 }
 
-/// The mission with the most requests: `(id, time zone, its admin's token)`.
+/// A mission of the data set.
 struct Mission {
     id: String,
     timezone: String,
 }
 
-async fn largest_mission(app: &TestApp, backend: Backend, url: &str) -> Result<Mission> {
-    let sql = "SELECT m.id, m.timezone FROM missions m JOIN service_requests r ON r.mission_id = m.id \
-               GROUP BY m.id, m.timezone ORDER BY count(*) DESC LIMIT 1";
-    let row = match backend {
-        Backend::Postgres => psql(url, sql).await?,
-        Backend::Sqlite => sqlite(app, sql)?,
-    };
-    let (id, timezone) = row.trim().split_once('|').ok_or_else(|| format!("no mission: {row}"))?;
-    Ok(Mission { id: id.to_owned(), timezone: timezone.to_owned() })
-}
-
-/// One query on the SQLite file of `app`, `|`-separated like psql's unaligned output.
-fn sqlite(app: &TestApp, sql: &str) -> Result<String> {
-    let output = std::process::Command::new("sqlite3")
-        .arg(app.dir().join("data/consular.db"))
-        .arg(sql)
-        .output()
-        .map_err(|e| format!("sqlite3: {e}"))?;
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+/// The mission with the most requests submitted in the last 30 days, found through the
+/// API (the overview of each mission).
+async fn largest_mission(app: &TestApp, admin: &str) -> Result<Mission> {
+    let missions: Value =
+        app.get("/api/v1/missions?limit=100", admin).await.json().await.map_err(|e| e.to_string())?;
+    let mut largest: Option<(u64, Mission)> = None;
+    for mission in missions["items"].as_array().cloned().unwrap_or_default() {
+        let candidate = Mission { id: text(&mission, "id"), timezone: text(&mission, "timezone") };
+        let overview = call(app, admin, "overview", Some(&candidate)).await?;
+        let submitted = overview["totals"]["submitted"].as_u64().unwrap_or_default();
+        if largest.as_ref().is_none_or(|(most, _)| submitted > *most) {
+            largest = Some((submitted, candidate));
+        }
+    }
+    largest.map(|(_, mission)| mission).ok_or_else(|| "no mission".to_owned())
 }
 
 /// `from`, `to`: the last 90 days in `timezone` (today included).
@@ -120,6 +126,13 @@ fn range(timezone: &str) -> (String, String) {
 }
 
 async fn call(app: &TestApp, token: &str, view: &str, mission: Option<&Mission>) -> Result<Value> {
+    let body = fetch(app, token, view, mission).await?;
+    consular_tests::serde_json::from_slice(&body).map_err(|e| format!("{view}: {e}"))
+}
+
+/// The view's body, as bytes: what the latency is measured to (parsing it is the client's
+/// business).
+async fn fetch(app: &TestApp, token: &str, view: &str, mission: Option<&Mission>) -> Result<Vec<u8>> {
     let zone = mission.map_or("UTC", |m| m.timezone.as_str());
     let (from, to) = range(zone);
     let mut query = vec![("from", from), ("to", to), ("granularity", "day".to_owned())];
@@ -131,11 +144,11 @@ async fn call(app: &TestApp, token: &str, view: &str, mission: Option<&Mission>)
     let response =
         app.authed(reqwest::Method::GET, &path, token).send().await.map_err(|e| format!("{view}: {e}"))?;
     let status = response.status();
-    let body: Value = response.json().await.map_err(|e| format!("{view}: {e}"))?;
+    let body = response.bytes().await.map_err(|e| format!("{view}: {e}"))?;
     if status != 200 {
-        return Err(format!("{view}: {status} {body}"));
+        return Err(format!("{view}: {status} {}", String::from_utf8_lossy(&body)));
     }
-    Ok(body)
+    Ok(body.to_vec())
 }
 
 /// The range of a view's answer as SQL literals `[start, end)`.
@@ -297,6 +310,8 @@ struct Measured {
     view: &'static str,
     scope: &'static str,
     ms: Vec<f64>,
+    /// The size of the JSON answer.
+    bytes: usize,
 }
 
 /// Each view for the largest mission (its admin) and all missions (a global admin), under
@@ -317,13 +332,14 @@ async fn latencies(app: &TestApp, admin: &str, largest: &Mission) -> Result<(Vec
                 call(app, token, view, mission).await?;
             }
             let mut ms = Vec::with_capacity(calls);
+            let mut bytes = 0;
             for _ in 0..calls {
                 let sent = Instant::now();
-                call(app, token, view, mission).await?;
+                bytes = fetch(app, token, view, mission).await?.len();
                 ms.push(sent.elapsed().as_secs_f64() * 1000.0);
             }
             ms.sort_by(f64::total_cmp);
-            measured.push(Measured { view, scope, ms });
+            measured.push(Measured { view, scope, ms, bytes });
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
@@ -427,18 +443,22 @@ fn report((measured, writes): &(Vec<Measured>, f64), target: f64) -> bool {
         "  {writes:.1} writes/s over HTTP during the reads; 90 days by day; {} calls each",
         measured[0].ms.len()
     );
-    println!("  {:<10} {:<14} {:>8} {:>8} {:>8}", "view", "scope", "p50 ms", "p95 ms", "max ms");
+    println!(
+        "  {:<10} {:<14} {:>8} {:>8} {:>8} {:>9}",
+        "view", "scope", "p50 ms", "p95 ms", "max ms", "JSON KiB"
+    );
     let mut ok = true;
     for m in measured {
         let p95 = percentile(&m.ms, 0.95);
         ok &= p95 < target;
         println!(
-            "  {:<10} {:<14} {:>8.1} {:>8.1} {:>8.1}{}",
+            "  {:<10} {:<14} {:>8.1} {:>8.1} {:>8.1} {:>9}{}",
             m.view,
             m.scope,
             percentile(&m.ms, 0.5),
             p95,
             m.ms[m.ms.len() - 1],
+            m.bytes / 1024,
             if p95 < target { "" } else { "  OVER TARGET" }
         );
     }

@@ -4,7 +4,8 @@
 //! - An instant `t` is in bucket `i` when `boundaries[i] ≤ t < boundaries[i + 1]`
 //!   (`analytics::bucket_index`): an instant exactly at a boundary is in the later bucket.
 //! - Processing times are `seconds_between(submitted_at, closed_at)`, on time is
-//!   `closed_on_time(closed_at, sla_due_at)`, summaries are `DurationSummary::of`.
+//!   `closed_on_time(closed_at, sla_due_at)`, summaries are `DurationSummary::of`; a
+//!   request closed in the range was open at its start when `open_at` says so.
 //! - A range figure is computed over the range's rows: counts are the sums of the
 //!   buckets' (the buckets partition the range), and the range's durations are all of the
 //!   buckets' durations, summarised together, never a median of medians.
@@ -68,7 +69,7 @@ impl Window {
 
     /// The bucket `instant` is in, if any: `i` when `boundaries[i] ≤ instant <
     /// boundaries[i + 1]` (`bucket_index`).
-    pub(crate) fn bucket(&self, instant: OffsetDateTime) -> Option<usize> {
+    fn bucket(&self, instant: OffsetDateTime) -> Option<usize> {
         let t = instant.unix_timestamp_nanos();
         // How many boundaries are at or before `t`: 0 before the range, n + 1 at its end.
         let at_or_before = self.boundaries.partition_point(|boundary| *boundary <= t);
@@ -97,6 +98,19 @@ impl Grouping {
             Grouping::Staff => (Some(mission), assignee),
         }
     }
+}
+
+/// The summaries of durations bucket by bucket, and of the range: all of them together
+/// (`DurationSummary::of` of the union, never a combination of the buckets' summaries).
+/// Each bucket is sorted first, so that the range's list is made of sorted runs, which the
+/// standard library's (stable) sort merges rather than sorting again.
+fn summaries(mut buckets: Vec<Vec<i64>>) -> (DurationSummary, Vec<DurationSummary>) {
+    for seconds in &mut buckets {
+        seconds.sort_unstable();
+    }
+    let mut range = buckets.concat();
+    range.sort();
+    (DurationSummary::of(range), buckets.into_iter().map(DurationSummary::of).collect())
 }
 
 /// What a view reads: its requests, and the stage spells (services) or the seats
@@ -142,12 +156,13 @@ impl GroupSums {
             range.cancelled += counts.cancelled;
             range.on_time += counts.on_time;
         }
-        range.processing = DurationSummary::of(sums.processing.concat());
+        let (processing, by_bucket) = summaries(sums.processing);
+        range.processing = processing;
         let buckets = sums
             .buckets
             .into_iter()
-            .zip(sums.processing)
-            .map(|(counts, seconds)| RequestCounts { processing: DurationSummary::of(seconds), ..counts })
+            .zip(by_bucket)
+            .map(|(counts, processing)| RequestCounts { processing, ..counts })
             .collect();
         RequestGroup {
             mission: mission.map(MissionId),
@@ -290,16 +305,22 @@ impl<'w> StageFold<'w> {
         SpellFold { window: self.window, lengths }
     }
 
+    /// Sorts the lengths of each bucket, ahead of [`StageFold::finish`] (which then only
+    /// merges them): a reader may do it while it waits for other rows.
+    pub(crate) fn sort(&mut self) {
+        for seconds in self.stages.values_mut().flatten() {
+            seconds.sort_unstable();
+        }
+    }
+
     /// One group per (service type, stage) with a spell in the range, in that order.
     pub(crate) fn finish(self) -> Vec<StageGroup> {
         self.stages
             .into_iter()
             .filter(|(_, buckets)| buckets.iter().any(|lengths| !lengths.is_empty()))
-            .map(|((service_type, stage), buckets)| StageGroup {
-                service_type: ServiceTypeId(service_type),
-                stage,
-                range: DurationSummary::of(buckets.concat()),
-                buckets: buckets.into_iter().map(DurationSummary::of).collect(),
+            .map(|((service_type, stage), buckets)| {
+                let (range, buckets) = summaries(buckets);
+                StageGroup { service_type: ServiceTypeId(service_type), stage, range, buckets }
             })
             .collect()
     }

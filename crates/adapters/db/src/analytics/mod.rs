@@ -9,18 +9,20 @@
 //! Each port method reads in one snapshot (`read_tx!`, `queries.rs`). The database selects
 //! the rows a view needs (a range scan of a covering index each, see the migration
 //! `2026-11-24-000010_analytics`) and hands over the few columns the figures are made of;
-//! [`fold`] turns them into the port's figures with the domain's functions
-//! (`bucket_index`, `seconds_between`, `closed_on_time`, `DurationSummary::of`), the same
-//! code for both databases, so that both give the same number by construction
-//! (docs/analytics.md "Both databases": "the adapters compute counts, sums and sorted
-//! durations; rates and percentiles come from the same Rust functions").
+//! [`fold`] turns them into the port's figures with the domain's definitions (the bucket
+//! of an instant as `bucket_index`, `open_at`, `seconds_between`, `closed_on_time`,
+//! `DurationSummary::of`), the same code for both databases, so that both give the same
+//! number by construction (docs/analytics.md "Both databases": "the adapters compute
+//! counts, sums and sorted durations; rates and percentiles come from the same Rust
+//! functions"). Only the counts of open requests are summed by the database, with the
+//! formulas of docs/analytics.md written in SQL.
 //!
 //! What differs per database is how those columns travel, so it is not in `queries.rs`
 //! but in [`AnalyticsReads`], implemented on each connection type (as `demo`'s
-//! `BulkInsert`): PostgreSQL groups the rows by the view's key with a hash aggregate and
-//! sends each group's columns as arrays (`array_agg`), a few rows in all, which is what
-//! keeps a 90-day view over a million requests fast (`pg.rs`); SQLite, in process, returns
-//! the rows themselves (`sqlite.rs`).
+//! `BulkInsert`): PostgreSQL aggregates each statement's rows into a few rows of arrays
+//! (`array_agg`) and pipelines the statements, which is what keeps a 90-day view over a
+//! million requests fast (`pg.rs`); SQLite, in process, returns the rows themselves
+//! (`sqlite.rs`).
 //!
 //! # Stage spells
 //!
@@ -176,12 +178,12 @@ impl SpellRow {
     }
 }
 
-/// What a history write adds to `request_stage_spells`, given the request's whole history
-/// after the write, in insertion order, whose last entry is the new one: the spells of
-/// `stage_spells(history, closed_at)` beyond those of the history without that entry (an
-/// open request's, so without `closed_at`). `Replace` when the earlier spells changed too,
-/// which only an entry dated before earlier ones can do: then the request's rows are
-/// rewritten whole, so the table always holds exactly `stage_spells`' output.
+/// What a history write changes in `request_stage_spells`: the request's rows must be
+/// `stage_spells(history, closed_at)` of its whole history after the write. The spells a
+/// new entry ends come after the earlier ones (`Append`, the rows beyond those stored);
+/// if the stored rows are not the start of the new list (an entry dated before earlier
+/// ones reorders the history, or rows stored before a fix), they are all rewritten
+/// (`Replace`), so the table never keeps a spell the definition does not give.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum SpellChange {
     Append(Vec<SpellRow>),
@@ -189,25 +191,21 @@ pub(crate) enum SpellChange {
 }
 
 impl SpellChange {
-    pub(crate) fn after_append(
+    /// `history` in insertion order (as `requests::history` reads it), `stored` the
+    /// request's rows by ordinal.
+    pub(crate) fn of(
         request: &ServiceRequest,
         history: &[HistoryEntry],
+        stored: &[SpellRow],
     ) -> Result<SpellChange, Failure> {
-        let before = match history.split_last() {
-            Some((_, earlier)) => stage_spells(earlier, None),
-            None => Vec::new(),
-        };
-        let after = stage_spells(history, request.closed_at);
-        if after.starts_with(&before) {
-            let new = after.get(before.len()..).unwrap_or_default();
-            Ok(SpellChange::Append(SpellRow::all_of(request, before.len(), new)?))
+        let rows = SpellRow::of_history(request, history)?;
+        if rows.starts_with(stored) {
+            Ok(SpellChange::Append(rows.get(stored.len()..).unwrap_or_default().to_vec()))
         } else {
-            Ok(SpellChange::Replace(SpellRow::all_of(request, 0, &after)?))
+            Ok(SpellChange::Replace(rows))
         }
     }
 }
 
-#[cfg(test)]
-mod bench;
 #[cfg(test)]
 mod tests;

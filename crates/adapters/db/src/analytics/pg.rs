@@ -1,9 +1,15 @@
 //! [`AnalyticsReads`] on PostgreSQL. Each statement is a range scan of a covering index
-//! (index-only, see the migration) that sends the columns of the figures as arrays
-//! (`array_agg`; the aggregates of one group see its rows in the same order, so the arrays
-//! line up, which [`same_length`] checks): a view is a handful of rows on the wire whatever
-//! the number of requests, the statements are pipelined, and the fold
-//! ([`super::fold`]) does the rest with the domain's functions.
+//! (index-only; see the migration) grouped by the view's key with a hash aggregate, which
+//! sends each group's columns as arrays (`array_agg`; the aggregates of one group see its
+//! rows in the same order, so the arrays line up, which [`same_length`] checks): a view is
+//! a few rows on the wire whatever the number of requests. The statements are pipelined,
+//! and the fold ([`super::fold`]) does the rest with the domain's functions.
+//!
+//! The planner must hash, not sort, to group: sorting some 50,000 rows by group costs
+//! more than scanning them. It reckons 8 kB per `array_agg` and group, so the reads raise
+//! `work_mem` for their transaction ([`WORK_MEM`]), and the migration tells it how many
+//! (mission, assignee, service type, status) combinations there are (extended statistics)
+//! rather than letting it multiply each column's count.
 //!
 //! Why not `percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (…) … GROUPING SETS (…)` with
 //! `width_bucket`: an ordered-set aggregate cannot be hashed, so PostgreSQL sorts every row
@@ -71,20 +77,11 @@ SELECT request_id, ordinal, mission_id, service_type_id, stage, entered_at, left
 FROM spells
 WHERE left_at >= entered_at;";
 
-/// The view's key columns, aggregated as arrays beside the figures' columns, named
-/// `group_mission` and `group_key` (typed NULLs when the view does not group by them).
-fn key_arrays(grouping: Grouping) -> &'static str {
-    match grouping {
-        Grouping::Overview => "NULL::uuid[] AS group_mission, NULL::uuid[] AS group_key",
-        Grouping::ServiceType => {
-            "NULL::uuid[] AS group_mission, array_agg(service_requests.service_type_id) AS group_key"
-        }
-        Grouping::Staff => {
-            "array_agg(service_requests.mission_id) AS group_mission, \
-             array_agg(service_requests.assignee_id) AS group_key"
-        }
-    }
-}
+/// Run first in each read: the memory a hash aggregate may take before the planner prefers
+/// to sort (for this transaction only). A 90-day view over a million requests holds a few
+/// megabytes of arrays; the planner's reckoning is far higher (see the module's
+/// documentation).
+const WORK_MEM: &str = "SET LOCAL work_mem = '64MB'";
 
 /// The group key columns of `grouping`, named `group_mission` and `group_key`.
 fn key_columns(grouping: Grouping) -> &'static str {
@@ -94,25 +91,6 @@ fn key_columns(grouping: Grouping) -> &'static str {
         Grouping::Staff => {
             "service_requests.mission_id AS group_mission, service_requests.assignee_id AS group_key"
         }
-    }
-}
-
-/// The arrays of [`key_arrays`]: the group of the `i`th element of a row's arrays.
-struct Keys {
-    missions: Option<Vec<Option<DbUuid>>>,
-    keys: Option<Vec<Option<DbUuid>>>,
-}
-
-impl Keys {
-    fn lengths(&self) -> impl Iterator<Item = usize> + '_ {
-        self.missions.iter().chain(&self.keys).map(Vec::len)
-    }
-
-    fn at(&self, i: usize) -> GroupKey {
-        let at = |column: &Option<Vec<Option<DbUuid>>>| {
-            column.as_ref().and_then(|values| values.get(i).copied().flatten()).map(|id| id.0)
-        };
-        (at(&self.missions), at(&self.keys))
     }
 }
 
@@ -138,28 +116,28 @@ fn count(value: i64) -> u64 {
     u64::try_from(value).unwrap_or_default()
 }
 
-/// The requests submitted in the range: one row, NULL arrays when there is none.
+/// The requests of one group submitted in the range.
 #[derive(QueryableByName)]
 struct SubmittedRow {
-    #[diesel(sql_type = Nullable<Array<Nullable<PortableUuid>>>)]
-    group_mission: Option<Vec<Option<DbUuid>>>,
-    #[diesel(sql_type = Nullable<Array<Nullable<PortableUuid>>>)]
-    group_key: Option<Vec<Option<DbUuid>>>,
-    #[diesel(sql_type = Nullable<Array<PortableTimestamp>>)]
-    submitted_at: Option<Vec<DbTime>>,
-    #[diesel(sql_type = Nullable<Array<Nullable<Text>>>)]
-    status_at_end: Option<Vec<Option<String>>>,
+    #[diesel(sql_type = Nullable<PortableUuid>)]
+    group_mission: Option<DbUuid>,
+    #[diesel(sql_type = Nullable<PortableUuid>)]
+    group_key: Option<DbUuid>,
+    #[diesel(sql_type = Array<PortableTimestamp>)]
+    submitted_at: Vec<DbTime>,
+    #[diesel(sql_type = Array<Nullable<Text>>)]
+    status_at_end: Vec<Option<String>>,
 }
 
-/// The requests closed in the range in one final status.
+/// The requests of one group closed in the range in one final status.
 #[derive(QueryableByName)]
 struct ClosedRow {
+    #[diesel(sql_type = Nullable<PortableUuid>)]
+    group_mission: Option<DbUuid>,
+    #[diesel(sql_type = Nullable<PortableUuid>)]
+    group_key: Option<DbUuid>,
     #[diesel(sql_type = Text)]
     status: String,
-    #[diesel(sql_type = Nullable<Array<Nullable<PortableUuid>>>)]
-    group_mission: Option<Vec<Option<DbUuid>>>,
-    #[diesel(sql_type = Nullable<Array<Nullable<PortableUuid>>>)]
-    group_key: Option<Vec<Option<DbUuid>>>,
     #[diesel(sql_type = Array<PortableTimestamp>)]
     submitted_at: Vec<DbTime>,
     #[diesel(sql_type = Array<PortableTimestamp>)]
@@ -214,43 +192,41 @@ struct AppointmentsRow {
 
 type Query = BoxedSqlQuery<'static, Pg, SqlQuery>;
 
-/// Submitted in the range, with their status at its end (`status_at_end`). One plain
-/// aggregate, whatever the grouping: the planner cannot size `array_agg`'s groups, and
-/// would sort the rows to group them.
+/// Submitted in the range, per group, with their status at its end (`status_at_end`).
 fn submitted(window: &Window, grouping: Grouping) -> Query {
-    let arrays = key_arrays(grouping);
+    let keys = key_columns(grouping);
     let mut statement = Statement::<Pg>::new(&[window.start, window.end]);
     let scope = statement.scope(window, "service_requests", true);
     let status_at_end = status_at_end::<Pg>(window);
     statement.query(&format!(
-        "SELECT {arrays}, array_agg(service_requests.submitted_at) AS submitted_at, \
+        "SELECT {keys}, array_agg(service_requests.submitted_at) AS submitted_at, \
          array_agg({status_at_end}) AS status_at_end \
          FROM service_requests \
-         WHERE service_requests.submitted_at >= $1 AND service_requests.submitted_at < $2{scope}"
+         WHERE service_requests.submitted_at >= $1 AND service_requests.submitted_at < $2{scope} \
+         GROUP BY 1, 2"
     ))
 }
 
-/// Closed in the range, one row per final status (a handful of groups).
+/// Closed in the range, per group and final status.
 fn closed(window: &Window, grouping: Grouping) -> Query {
-    let arrays = key_arrays(grouping);
+    let keys = key_columns(grouping);
     let mut statement = Statement::<Pg>::new(&[window.start, window.end]);
     let scope = statement.scope(window, "service_requests", true);
     statement.query(&format!(
-        "SELECT service_requests.status AS status, {arrays}, \
+        "SELECT {keys}, service_requests.status AS status, \
          array_agg(service_requests.submitted_at) AS submitted_at, \
          array_agg(service_requests.closed_at) AS closed_at, \
          array_agg(service_requests.sla_due_at) AS sla_due_at \
          FROM service_requests \
          WHERE service_requests.closed_at >= $1 AND service_requests.closed_at < $2{scope} \
-         GROUP BY service_requests.status"
+         GROUP BY 1, 2, 3"
     ))
 }
 
 /// Open now, and past their SLA now ($2); open at the start of the range ($1), save those
 /// closed in the range, which the fold counts from [`closed`]'s rows (`open_at`): the open
 /// requests submitted before the start, and those submitted before it and closed at or
-/// after the end ($3). Sums per group key (no array: the planner's hash aggregate is right
-/// here).
+/// after the end ($3). Sums per group.
 fn open(window: &Window, grouping: Grouping) -> Query {
     let keys = key_columns(grouping);
     let mut statement = Statement::<Pg>::new(&[window.start, window.now, window.end]);
@@ -324,42 +300,60 @@ where
 impl AnalyticsReads for Conn {
     const BACKFILL_STAGE_SPELLS: &'static str = BACKFILL_STAGE_SPELLS;
 
-    /// The statements are pipelined (diesel-async sends them all at once on the
-    /// connection, inside the caller's transaction): PostgreSQL runs them one after the
-    /// other as ever, while the rows of each are decoded here as the next one runs.
+    /// The statements are pipelined (polled together, diesel-async sends each as soon as
+    /// it can on the connection, inside the caller's transaction): PostgreSQL runs them
+    /// one after the other as ever, while the rows of each are decoded here as the next
+    /// one runs. The stage spells, the longest, go first, and are added up and sorted
+    /// while the requests' statements run.
     async fn read(&mut self, window: &Window, folds: &mut Folds<'_>) -> Result<(), Failure> {
         let grouping = folds.requests.grouping();
+        diesel::sql_query(WORK_MEM).execute(self).await?;
         let conn: &Conn = self;
-        let (submitted, closed, open, spells, slots, appointments) = tokio::try_join!(
+        let Folds { requests: fold, stages, seats } = folds;
+        let spells_query = stages.is_some().then(|| spells(window));
+        let stage_spells = async {
+            let rows = load_some::<SpellsRow>(conn, spells_query).await?;
+            if let (Some(fold), Some(rows)) = (stages.as_mut(), rows) {
+                for row in rows {
+                    same_length("stage spells", [row.left_at.len(), row.seconds.len()])?;
+                    let stage =
+                        u32::try_from(row.stage).map_err(|e| corrupt("request_stage_spells.stage", e))?;
+                    let mut spells = fold.stage(row.service_type_id.0, stage);
+                    for (left_at, seconds) in row.left_at.into_iter().zip(row.seconds) {
+                        spells.spell(left_at.0, seconds);
+                    }
+                }
+                fold.sort();
+            }
+            Ok::<(), Failure>(())
+        };
+        let ((), submitted, closed, open, slots, appointments) = tokio::try_join!(
+            stage_spells,
             load_some::<SubmittedRow>(conn, Some(submitted(window, grouping))),
             load_some::<ClosedRow>(conn, Some(closed(window, grouping))),
             load_some::<OpenRow>(conn, Some(open(window, grouping))),
-            load_some::<SpellsRow>(conn, folds.stages.is_some().then(|| spells(window))),
-            load_some::<SlotsRow>(conn, folds.seats.is_some().then(|| slots(window))),
-            load_some::<AppointmentsRow>(conn, folds.seats.is_some().then(|| appointments(window))),
+            load_some::<SlotsRow>(conn, seats.is_some().then(|| slots(window))),
+            load_some::<AppointmentsRow>(conn, seats.is_some().then(|| appointments(window))),
         )?;
 
-        let fold = &mut folds.requests;
         for row in submitted.unwrap_or_default() {
-            let keys = Keys { missions: row.group_mission, keys: row.group_key };
-            let (submitted, statuses) =
-                (row.submitted_at.unwrap_or_default(), row.status_at_end.unwrap_or_default());
-            same_length("submitted requests", keys.lengths().chain([submitted.len(), statuses.len()]))?;
-            for (i, (submitted_at, status_at_end)) in submitted.into_iter().zip(statuses).enumerate() {
+            same_length("submitted requests", [row.submitted_at.len(), row.status_at_end.len()])?;
+            let mut group = fold.group(key(row.group_mission, row.group_key));
+            for (submitted_at, status_at_end) in row.submitted_at.into_iter().zip(row.status_at_end) {
                 let status_at_end = status_at_end
                     .map(|s| status("request status at the end of the range", &s))
                     .transpose()?;
-                fold.group(keys.at(i)).submitted(submitted_at.0, status_at_end);
+                group.submitted(submitted_at.0, status_at_end);
             }
         }
         for row in closed.unwrap_or_default() {
-            let keys = Keys { missions: row.group_mission, keys: row.group_key };
             let lengths = [row.submitted_at.len(), row.closed_at.len(), row.sla_due_at.len()];
-            same_length("closed requests", keys.lengths().chain(lengths))?;
+            same_length("closed requests", lengths)?;
             let closed = status("service_requests.status", &row.status)?;
+            let mut group = fold.group(key(row.group_mission, row.group_key));
             let times = row.submitted_at.into_iter().zip(row.closed_at).zip(row.sla_due_at);
-            for (i, ((submitted_at, closed_at), sla_due_at)) in times.enumerate() {
-                fold.group(keys.at(i)).closed(closed, submitted_at.0, closed_at.0, sla_due_at.0);
+            for ((submitted_at, closed_at), sla_due_at) in times {
+                group.closed(closed, submitted_at.0, closed_at.0, sla_due_at.0);
             }
         }
         for row in open.unwrap_or_default() {
@@ -367,18 +361,7 @@ impl AnalyticsReads for Conn {
             group.open(count(row.open_at_start), count(row.open_now), count(row.overdue_now));
         }
 
-        if let (Some(fold), Some(rows)) = (&mut folds.stages, spells) {
-            for row in rows {
-                same_length("stage spells", [row.left_at.len(), row.seconds.len()])?;
-                let stage = u32::try_from(row.stage).map_err(|e| corrupt("request_stage_spells.stage", e))?;
-                let mut spells = fold.stage(row.service_type_id.0, stage);
-                for (left_at, seconds) in row.left_at.into_iter().zip(row.seconds) {
-                    spells.spell(left_at.0, seconds);
-                }
-            }
-        }
-
-        if let Some(fold) = &mut folds.seats {
+        if let Some(fold) = seats {
             for row in slots.unwrap_or_default() {
                 let (starts_at, booked, capacity) = (
                     row.starts_at.unwrap_or_default(),

@@ -121,18 +121,22 @@ pub(crate) async fn insert_spells(conn: &mut Conn, rows: &[SpellRow]) -> Result<
 }
 
 /// After a history entry that may end a spell was appended to `request`'s history, inside
-/// that write's transaction: reads the history back (it includes the new entry, last by
-/// id) and stores the spells it ends (`SpellChange::after_append`).
+/// that write's transaction: reads the history back (with the new entry) and the stored
+/// spells, and stores what changed (`SpellChange`): usually the one or two spells the
+/// entry ended.
 pub(crate) async fn record_spells(conn: &mut Conn, request: &ServiceRequest) -> Result<(), Failure> {
     let history = requests::history(conn, request.id).await?;
-    match SpellChange::after_append(request, &history)? {
+    let of_request = request_stage_spells::request_id.eq(DbUuid(request.id.0));
+    let stored: Vec<SpellRow> = request_stage_spells::table
+        .filter(of_request)
+        .order(request_stage_spells::ordinal.asc())
+        .select(SpellRow::as_select())
+        .load(conn)
+        .await?;
+    match SpellChange::of(request, &history, &stored)? {
         SpellChange::Append(rows) => insert_spells(conn, &rows).await,
         SpellChange::Replace(rows) => {
-            diesel::delete(
-                request_stage_spells::table.filter(request_stage_spells::request_id.eq(DbUuid(request.id.0))),
-            )
-            .execute(conn)
-            .await?;
+            diesel::delete(request_stage_spells::table.filter(of_request)).execute(conn).await?;
             insert_spells(conn, &rows).await
         }
     }

@@ -55,39 +55,69 @@ fn stage_changes_and_closings_may_end_a_spell_other_entries_do_not() {
     assert!(!may_end_a_spell(&entry(1, ActionRequired, Some(1), 1)));
 }
 
+/// The rows each write would store, as `record_spells` applies them.
+fn apply(stored: &mut Vec<SpellRow>, request: &ServiceRequest, history: &[HistoryEntry]) -> SpellChange {
+    let change = SpellChange::of(request, history, stored).unwrap();
+    match &change {
+        SpellChange::Append(rows) => stored.extend(rows.iter().cloned()),
+        SpellChange::Replace(rows) => *stored = rows.clone(),
+    }
+    change
+}
+
+fn spells(rows: &[SpellRow]) -> Vec<(i32, i32, i64)> {
+    rows.iter().map(|r| (r.ordinal, r.stage, r.seconds)).collect()
+}
+
 #[test]
 fn a_new_request_has_no_spell_and_each_stage_change_appends_one() {
     use RequestStatus::*;
     let open = request(None);
     assert_eq!(SpellRow::of_history(&open, &[entry(0, Submitted, None, 0)]).unwrap(), vec![]);
 
+    let mut stored = Vec::new();
     let mut history = vec![entry(0, Submitted, None, 0), entry(5, InReview, Some(0), 0)];
-    let SpellChange::Append(rows) = SpellChange::after_append(&open, &history).unwrap() else { panic!() };
-    assert!(rows.is_empty());
+    assert_eq!(apply(&mut stored, &open, &history), SpellChange::Append(vec![]));
 
     history.push(entry(65, InReview, Some(0), 1));
-    let SpellChange::Append(rows) = SpellChange::after_append(&open, &history).unwrap() else { panic!() };
-    assert_eq!(rows.len(), 1);
-    assert_eq!((rows[0].ordinal, rows[0].stage, rows[0].seconds), (0, 0, 3900));
+    let SpellChange::Append(rows) = apply(&mut stored, &open, &history) else { panic!() };
+    assert_eq!(spells(&rows), vec![(0, 0, 3900)]);
     assert_eq!(rows[0].mission_id, DbUuid(open.mission_id.0));
 
     // Completing in the stage it moves to ends the old spell and a zero-length one.
-    let closed = request(Some(T0 + time::Duration::minutes(70)));
+    let closed = ServiceRequest {
+        status: Completed,
+        closed_at: Some(T0 + time::Duration::minutes(70)),
+        ..open.clone()
+    };
     history.push(entry(70, Completed, Some(1), 2));
-    let SpellChange::Append(rows) = SpellChange::after_append(&closed, &history).unwrap() else { panic!() };
-    let spells: Vec<_> = rows.iter().map(|r| (r.ordinal, r.stage, r.seconds)).collect();
-    assert_eq!(spells, vec![(1, 1, 300), (2, 2, 0)]);
+    let SpellChange::Append(rows) = apply(&mut stored, &closed, &history) else { panic!() };
+    assert_eq!(spells(&rows), vec![(1, 1, 300), (2, 2, 0)]);
+    assert_eq!(spells(&stored), vec![(0, 0, 3900), (1, 1, 300), (2, 2, 0)]);
 }
 
 #[test]
 fn an_entry_dated_before_earlier_ones_rewrites_the_requests_spells() {
     use RequestStatus::*;
     let open = request(None);
-    let history =
-        vec![entry(0, Submitted, None, 0), entry(60, InReview, Some(0), 1), entry(30, InReview, Some(0), 2)];
-    let SpellChange::Replace(rows) = SpellChange::after_append(&open, &history).unwrap() else { panic!() };
-    let spells: Vec<_> = rows.iter().map(|r| (r.ordinal, r.stage, r.seconds)).collect();
-    assert_eq!(spells, vec![(0, 0, 1800), (1, 2, 1800)]);
+    let mut stored = Vec::new();
+    let mut history = vec![entry(0, Submitted, None, 0), entry(60, InReview, Some(0), 1)];
+    apply(&mut stored, &open, &history);
+    assert_eq!(spells(&stored), vec![(0, 0, 3600)]);
+    history.push(entry(30, InReview, Some(0), 2));
+    let SpellChange::Replace(rows) = apply(&mut stored, &open, &history) else { panic!() };
+    assert_eq!(spells(&rows), vec![(0, 0, 1800), (1, 2, 1800)]);
+}
+
+#[test]
+fn rows_the_definition_does_not_give_are_replaced() {
+    use RequestStatus::*;
+    let open = request(None);
+    let history = vec![entry(0, Submitted, None, 0), entry(60, InReview, Some(0), 1)];
+    let mut stored = SpellRow::of_history(&open, &history).unwrap();
+    stored[0].seconds += 1;
+    let SpellChange::Replace(rows) = apply(&mut stored, &open, &history) else { panic!() };
+    assert_eq!(spells(&rows), vec![(0, 0, 3600)]);
 }
 
 /// The migration's statement against `stage_spells`, on both databases: histories with
