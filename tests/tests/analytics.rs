@@ -225,6 +225,10 @@ async fn bad_parameters_are_problems_that_name_each_field(backend: Backend) {
     let labels: Vec<&str> =
         past["series"].as_array().unwrap().iter().map(|p| p["bucket"]["label"].as_str().unwrap()).collect();
     assert_eq!(labels, ["2025-01", "2025-02", "2025-03", "2025-04"]);
+    assert_eq!(past["scope"]["from"], "2025-01-15", "dates are YYYY-MM-DD");
+    assert_eq!(past["scope"]["to"], "2025-04-10");
+    assert_eq!(past["series"][0]["bucket"]["first_day"], "2025-01-15", "clipped to the range");
+    assert_eq!(past["series"][0]["bucket"]["last_day"], "2025-01-31");
     assert_eq!(past["totals"]["submitted"], 0);
     assert_eq!(past["totals"]["completion_rate"], Value::Null, "nothing closed: null, not 0");
     assert_eq!(past["totals"]["processing_median_seconds"], Value::Null);

@@ -6,6 +6,7 @@ use crate::extract::{ApiQuery, Authenticated};
 use crate::problem::{ApiError, Problem};
 use crate::respond;
 use crate::state::AppState;
+use crate::wire::iso_date;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use consular_application::analytics::{
@@ -60,8 +61,10 @@ pub struct ScopeBody {
     pub mission_id: Option<Uuid>,
     /// The IANA zone days are counted in: the mission's, or `UTC` across missions.
     pub timezone: String,
+    #[serde(with = "iso_date")]
     #[schema(value_type = String, format = Date)]
     pub from: Date,
+    #[serde(with = "iso_date")]
     #[schema(value_type = String, format = Date)]
     pub to: Date,
     /// `day`, `week` or `month`.
@@ -92,8 +95,10 @@ impl From<&ViewScope> for ScopeBody {
 pub struct BucketBody {
     /// `2026-03-29` (day), `2026-W13` (ISO week) or `2026-03` (month).
     pub label: String,
+    #[serde(with = "iso_date")]
     #[schema(value_type = String, format = Date)]
     pub first_day: Date,
+    #[serde(with = "iso_date")]
     #[schema(value_type = String, format = Date)]
     pub last_day: Date,
     /// The bucket's instants are `[starts_at, ends_at)`.
