@@ -8,7 +8,7 @@
 #[allow(dead_code)]
 mod requests_support;
 
-use consular_tests::reqwest::{StatusCode, header::ACCEPT};
+use consular_tests::reqwest::{Method, StatusCode, header::ACCEPT};
 use consular_tests::{Backend, TestApp, both, expect_problem, header};
 use requests_support::*;
 use serde_json::Value;
@@ -120,7 +120,7 @@ async fn csv_carries_the_same_numbers_one_row_per_bucket(backend: Backend) {
     for name in VIEWS {
         let json = get_view(&app, &s.admin_x, name, &query).await;
         let response = app
-            .authed(reqwest_get(), &with_query(&view(name), &query), &s.admin_x)
+            .authed(Method::GET, &with_query(&view(name), &query), &s.admin_x)
             .header(ACCEPT, "text/csv")
             .send()
             .await
@@ -170,10 +170,6 @@ async fn csv_carries_the_same_numbers_one_row_per_bucket(backend: Backend) {
     }
 }
 both!(csv_carries_the_same_numbers_one_row_per_bucket);
-
-fn reqwest_get() -> consular_tests::reqwest::Method {
-    consular_tests::reqwest::Method::GET
-}
 
 async fn bad_parameters_are_problems_that_name_each_field(backend: Backend) {
     let app = TestApp::spawn(backend).await;

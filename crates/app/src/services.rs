@@ -136,7 +136,7 @@ pub async fn build(settings: &Settings) -> Result<Services, StartError> {
             idempotency: db.clone(),
             clock: clock.clone(),
         }),
-        analytics: AnalyticsService::new(db.clone(), db.clone(), clock.clone()),
+        analytics: AnalyticsService::new(db.clone(), db.clone(), db.clone(), clock.clone()),
         tokens,
         health: HealthService::new(checks),
     })

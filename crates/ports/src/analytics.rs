@@ -17,6 +17,16 @@ pub enum MissionScope {
     One(MissionId),
 }
 
+impl MissionScope {
+    /// The one mission, or `None` for all of them.
+    pub fn mission(self) -> Option<MissionId> {
+        match self {
+            MissionScope::All => None,
+            MissionScope::One(mission) => Some(mission),
+        }
+    }
+}
+
 /// What a view asks the database for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnalyticsQuery {

@@ -20,7 +20,9 @@ use crate::ServiceError;
 use consular_domain::analytics::{Bucket, Period, buckets, local_date};
 use consular_domain::policy::analytics::{self as policy, Reach};
 use consular_domain::{Mission, MissionId, Principal, ServiceTypeId, ValidationErrors};
-use consular_ports::{AnalyticsQuery, AnalyticsRepository, Clock, MissionRepository, MissionScope};
+use consular_ports::{
+    AnalyticsQuery, AnalyticsRepository, Clock, MissionRepository, MissionScope, ServiceTypeRepository,
+};
 use std::sync::Arc;
 use time::OffsetDateTime;
 
@@ -43,6 +45,7 @@ pub struct ViewRequest {
 pub struct AnalyticsService {
     analytics: Arc<dyn AnalyticsRepository>,
     missions: Arc<dyn MissionRepository>,
+    service_types: Arc<dyn ServiceTypeRepository>,
     clock: Arc<dyn Clock>,
 }
 
@@ -57,9 +60,10 @@ impl AnalyticsService {
     pub fn new(
         analytics: Arc<dyn AnalyticsRepository>,
         missions: Arc<dyn MissionRepository>,
+        service_types: Arc<dyn ServiceTypeRepository>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        AnalyticsService { analytics, missions, clock }
+        AnalyticsService { analytics, missions, service_types, clock }
     }
 
     /// Volume, completion, SLA and appointment figures.
@@ -123,7 +127,7 @@ impl AnalyticsService {
     /// A `service_type_id` must name a service type of the catalog (an inactive one too:
     /// its past figures are still figures).
     async fn check_service_type(&self, id: ServiceTypeId) -> Result<(), ServiceError> {
-        if self.analytics.service_types().await?.iter().any(|s| s.id == id) {
+        if self.service_types.get(id).await?.is_some() {
             return Ok(());
         }
         let mut errors = ValidationErrors::new();

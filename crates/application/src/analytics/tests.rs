@@ -8,8 +8,8 @@ use crate::fixtures::{admin_with, any_mission, principal, service_type};
 use consular_domain::analytics::{DurationSummary, Granularity};
 use consular_domain::{PrincipalKind, RequestStatus, ServiceType, StaffId, StaffMember};
 use consular_ports::{
-    MockAnalyticsRepository, MockClock, MockMissionRepository, OverviewFigures, RequestCounts, RequestGroup,
-    SeatCounts, ServiceFigures as RawServices, StageGroup, StatusCounts,
+    MockAnalyticsRepository, MockClock, MockMissionRepository, MockServiceTypeRepository, OverviewFigures,
+    RequestCounts, RequestGroup, SeatCounts, ServiceFigures as RawServices, StageGroup, StatusCounts,
 };
 use time::macros::datetime;
 use uuid::Uuid;
@@ -24,7 +24,15 @@ fn clock() -> Arc<MockClock> {
 }
 
 fn service(analytics: MockAnalyticsRepository, missions: MockMissionRepository) -> AnalyticsService {
-    AnalyticsService::new(Arc::new(analytics), Arc::new(missions), clock())
+    with_catalog(analytics, missions, MockServiceTypeRepository::new())
+}
+
+fn with_catalog(
+    analytics: MockAnalyticsRepository,
+    missions: MockMissionRepository,
+    service_types: MockServiceTypeRepository,
+) -> AnalyticsService {
+    AnalyticsService::new(Arc::new(analytics), Arc::new(missions), Arc::new(service_types), clock())
 }
 
 fn request(from: &str, to: &str, granularity: &str) -> ViewRequest {
@@ -79,32 +87,28 @@ async fn a_mission_admin_asking_for_another_mission_is_forbidden_not_redirected(
 async fn an_unknown_mission_or_service_type_and_a_bad_period_are_validation_errors() {
     let mut missions = MockMissionRepository::new();
     missions.expect_get().returning(|_| Ok(None));
-    let service = service(MockAnalyticsRepository::new(), missions);
+    let unknown_mission = service(MockAnalyticsRepository::new(), missions);
     let asked = ViewRequest { mission_id: Some(MissionId::new()), ..ViewRequest::default() };
     let ServiceError::Validation(errors) =
-        service.overview(&admin_with("admin", None), asked).await.unwrap_err()
+        unknown_mission.overview(&admin_with("admin", None), asked).await.unwrap_err()
     else {
         panic!("not a validation error")
     };
     assert_eq!(errors.0[0].pointer, "/mission_id");
 
-    let mut analytics = MockAnalyticsRepository::new();
-    analytics.expect_service_types().returning(|| Ok(vec![service_type(true)]));
-    let service = super::AnalyticsService::new(Arc::new(analytics), Arc::new(any_mission()), clock());
+    let mut catalog = MockServiceTypeRepository::new();
+    catalog.expect_get().returning(|_| Ok(None));
+    let unknown_type = with_catalog(MockAnalyticsRepository::new(), any_mission(), catalog);
     let asked = ViewRequest { service_type_id: Some(ServiceTypeId::new()), ..ViewRequest::default() };
     let ServiceError::Validation(errors) =
-        service.overview(&admin_with("admin", None), asked).await.unwrap_err()
+        unknown_type.overview(&admin_with("admin", None), asked).await.unwrap_err()
     else {
         panic!("not a validation error")
     };
     assert_eq!(errors.0[0].pointer, "/service_type_id");
 
-    let service = super::AnalyticsService::new(
-        Arc::new(MockAnalyticsRepository::new()),
-        Arc::new(any_mission()),
-        clock(),
-    );
-    let ServiceError::Validation(errors) = service
+    let period = service(MockAnalyticsRepository::new(), any_mission());
+    let ServiceError::Validation(errors) = period
         .overview(&admin_with("admin", None), request("2026-11-25", "2026-11-20", "hour"))
         .await
         .unwrap_err()

@@ -433,21 +433,19 @@ impl From<&StaffView> for StaffViewBody {
     }
 }
 
-/// The view as JSON, or as CSV when the client asks for it.
-fn respond<V>(
+/// The view `name` as JSON (`body`), or as CSV (`csv`) when the client asks for it; only
+/// the one asked for is made.
+fn respond<B: Serialize>(
     req: &HttpRequest,
-    view: &V,
     name: &str,
     scope: &ViewScope,
-    json: impl FnOnce(&V) -> HttpResponse,
-    csv: impl FnOnce(&V) -> Result<String, csv::Error>,
+    body: impl FnOnce() -> B,
+    csv: impl FnOnce() -> Result<String, csv::Error>,
 ) -> Result<HttpResponse, ApiError> {
     if !respond::accepts(req.headers(), CSV) {
-        let mut response = json(view);
-        response.headers_mut().insert(header::VARY, header::HeaderValue::from_static("Accept"));
-        return Ok(response);
+        return Ok(HttpResponse::Ok().insert_header((header::VARY, "Accept")).json(body()));
     }
-    let body = csv(view).map_err(|e| {
+    let csv = csv().map_err(|e| {
         tracing::error!(error = %e, "the CSV of an analytics view could not be written");
         ApiError::internal()
     })?;
@@ -456,7 +454,7 @@ fn respond<V>(
         .insert_header((header::CONTENT_TYPE, "text/csv; charset=utf-8"))
         .insert_header((header::CONTENT_DISPOSITION, format!("attachment; filename=\"{file}\"")))
         .insert_header((header::VARY, "Accept"))
-        .body(body))
+        .body(csv))
 }
 
 /// Service volume, completion rates and SLA metrics.
@@ -487,14 +485,7 @@ pub async fn analytics_overview(
     ApiQuery(params): ApiQuery<AnalyticsParams>,
 ) -> Result<HttpResponse, ApiError> {
     let view = state.analytics.overview(&actor, params.into()).await?;
-    respond(
-        &req,
-        &view,
-        "overview",
-        &view.scope,
-        |v| HttpResponse::Ok().json(OverviewBody::from(v)),
-        csv_overview,
-    )
+    respond(&req, "overview", &view.scope, || OverviewBody::from(&view), || csv_overview(&view))
 }
 
 /// Per-service-type metrics and trends.
@@ -523,14 +514,7 @@ pub async fn analytics_services(
     ApiQuery(params): ApiQuery<AnalyticsParams>,
 ) -> Result<HttpResponse, ApiError> {
     let view = state.analytics.services(&actor, params.into()).await?;
-    respond(
-        &req,
-        &view,
-        "services",
-        &view.scope,
-        |v| HttpResponse::Ok().json(ServicesBody::from(v)),
-        csv_services,
-    )
+    respond(&req, "services", &view.scope, || ServicesBody::from(&view), || csv_services(&view))
 }
 
 /// Staff workload distribution and performance.
@@ -560,7 +544,7 @@ pub async fn analytics_staff(
     ApiQuery(params): ApiQuery<AnalyticsParams>,
 ) -> Result<HttpResponse, ApiError> {
     let view = state.analytics.staff(&actor, params.into()).await?;
-    respond(&req, &view, "staff", &view.scope, |v| HttpResponse::Ok().json(StaffViewBody::from(v)), csv_staff)
+    respond(&req, "staff", &view.scope, || StaffViewBody::from(&view), || csv_staff(&view))
 }
 
 /// The CSV forms: one row per bucket, then a `total` row, per entity (the whole view, a

@@ -13,9 +13,7 @@
 use crate::error::Failure;
 use consular_domain::analytics::{DurationSummary, closed_on_time, open_at, seconds_between};
 use consular_domain::{AppointmentStatus, MissionId, RequestStatus, ServiceTypeId};
-use consular_ports::{
-    AnalyticsQuery, MissionScope, RepoError, RequestCounts, RequestGroup, SeatCounts, StageGroup,
-};
+use consular_ports::{AnalyticsQuery, RepoError, RequestCounts, RequestGroup, SeatCounts, StageGroup};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -54,10 +52,7 @@ impl Window {
             start,
             end,
             now: query.now,
-            mission: match query.missions {
-                MissionScope::All => None,
-                MissionScope::One(mission) => Some(mission),
-            },
+            mission: query.missions.mission(),
             service_type: query.service_type,
         })
     }
@@ -382,6 +377,7 @@ impl<'w> SeatFold<'w> {
 mod tests {
     use super::*;
     use consular_domain::RequestStatus::*;
+    use consular_ports::MissionScope;
     use time::Duration;
     use time::macros::datetime;
 

@@ -99,6 +99,76 @@ repository! {
     }
 }
 
+/// The statement of the migration `2026-11-24-000010_analytics` that fills
+/// `request_stage_spells` from `request_history` (`stage_spells` in SQL, see the migration's
+/// comments), with `$seconds` the database's `seconds_between(entered_at, left_at)`: the
+/// one text both databases' constants are made of (a unit test checks that each migration
+/// holds its constant word for word).
+macro_rules! backfill_stage_spells {
+    ($seconds:literal) => {
+        concat!(
+            "INSERT INTO request_stage_spells
+    (request_id, ordinal, mission_id, service_type_id, stage, entered_at, left_at, seconds)
+WITH entries AS (
+    SELECT request_id, id, at, to_stage,
+        CASE WHEN to_status IN ('completed', 'rejected', 'cancelled') THEN 1 ELSE 0 END AS final,
+        LAG(to_stage) OVER history AS previous_stage,
+        COALESCE(SUM(CASE WHEN to_status IN ('completed', 'rejected', 'cancelled') THEN 1 ELSE 0 END)
+            OVER (history ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS finals_before
+    FROM request_history
+    WINDOW history AS (PARTITION BY request_id ORDER BY at, id)
+),
+marks AS (
+    SELECT request_id, id, at, to_stage, final,
+        CASE WHEN previous_stage IS NULL OR to_stage <> previous_stage THEN 1 ELSE 0 END AS starts
+    FROM entries
+    WHERE finals_before = 0 AND (previous_stage IS NULL OR to_stage <> previous_stage OR final = 1)
+),
+bounds AS (
+    SELECT request_id, id, at, to_stage, final, starts,
+        LEAD(at) OVER (PARTITION BY request_id ORDER BY at, id) AS next_at
+    FROM marks
+),
+spells AS (
+    SELECT bounds.request_id,
+        ROW_NUMBER() OVER (PARTITION BY bounds.request_id ORDER BY bounds.at, bounds.id) - 1 AS ordinal,
+        service_requests.mission_id, service_requests.service_type_id, bounds.to_stage AS stage,
+        bounds.at AS entered_at,
+        CASE WHEN bounds.final = 1 THEN bounds.at ELSE COALESCE(bounds.next_at, service_requests.closed_at) END
+            AS left_at
+    FROM bounds JOIN service_requests ON service_requests.id = bounds.request_id
+    WHERE bounds.starts = 1
+)
+SELECT request_id, ordinal, mission_id, service_type_id, stage, entered_at, left_at,
+",
+            "    ", $seconds, "\n",
+            "FROM spells
+WHERE left_at >= entered_at;"
+        )
+    };
+}
+pub(crate) use backfill_stage_spells;
+
+/// A request status read from a row; anything else is a corrupt row.
+fn status(what: &str, text: &str) -> Result<consular_domain::RequestStatus, Failure> {
+    text.parse().map_err(|e| corrupt(what, e))
+}
+
+/// A count or seat number read from a row (never negative).
+fn count(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or_default()
+}
+
+/// A stage position read from `request_stage_spells`.
+fn stage(value: i32) -> Result<u32, Failure> {
+    u32::try_from(value).map_err(|e| corrupt("request_stage_spells.stage", e))
+}
+
+/// An appointment status read from a row.
+fn appointment_status(text: &str) -> Result<consular_domain::AppointmentStatus, Failure> {
+    text.parse().map_err(|e| corrupt("appointments.status", e))
+}
+
 /// The reads of the views, written per database (see the module's documentation).
 pub(crate) trait AnalyticsReads {
     /// The statement of the migration that fills `request_stage_spells` from

@@ -22,14 +22,12 @@
 //! The statements are SQL text (`array_agg`, the correlated status lookup): the filters of
 //! the window are appended with their binds, `$1`, `$2`, … in the order they are bound.
 
-use super::AnalyticsReads;
 use super::fold::{Folds, GroupKey, Grouping, Window};
 use super::statement::{Statement, status_at_end};
+use super::{AnalyticsReads, appointment_status, count, stage, status};
 use crate::error::Failure;
 use crate::requests::OPEN;
-use crate::shared::columns::corrupt;
 use crate::shared::sql_types::{DbTime, DbUuid, PortableTimestamp, PortableUuid};
-use consular_domain::{AppointmentStatus, RequestStatus};
 use diesel::QueryableByName;
 use diesel::pg::Pg;
 use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
@@ -38,44 +36,10 @@ use diesel_async::RunQueryDsl;
 
 type Conn = crate::pg::Conn;
 
-/// The statement of the migration `2026-11-24-000010_analytics` that fills
-/// `request_stage_spells` (a unit test checks the migration holds this very text).
-pub(super) const BACKFILL_STAGE_SPELLS: &str = "INSERT INTO request_stage_spells
-    (request_id, ordinal, mission_id, service_type_id, stage, entered_at, left_at, seconds)
-WITH entries AS (
-    SELECT request_id, id, at, to_stage,
-        CASE WHEN to_status IN ('completed', 'rejected', 'cancelled') THEN 1 ELSE 0 END AS final,
-        LAG(to_stage) OVER history AS previous_stage,
-        COALESCE(SUM(CASE WHEN to_status IN ('completed', 'rejected', 'cancelled') THEN 1 ELSE 0 END)
-            OVER (history ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS finals_before
-    FROM request_history
-    WINDOW history AS (PARTITION BY request_id ORDER BY at, id)
-),
-marks AS (
-    SELECT request_id, id, at, to_stage, final,
-        CASE WHEN previous_stage IS NULL OR to_stage <> previous_stage THEN 1 ELSE 0 END AS starts
-    FROM entries
-    WHERE finals_before = 0 AND (previous_stage IS NULL OR to_stage <> previous_stage OR final = 1)
-),
-bounds AS (
-    SELECT request_id, id, at, to_stage, final, starts,
-        LEAD(at) OVER (PARTITION BY request_id ORDER BY at, id) AS next_at
-    FROM marks
-),
-spells AS (
-    SELECT bounds.request_id,
-        ROW_NUMBER() OVER (PARTITION BY bounds.request_id ORDER BY bounds.at, bounds.id) - 1 AS ordinal,
-        service_requests.mission_id, service_requests.service_type_id, bounds.to_stage AS stage,
-        bounds.at AS entered_at,
-        CASE WHEN bounds.final = 1 THEN bounds.at ELSE COALESCE(bounds.next_at, service_requests.closed_at) END
-            AS left_at
-    FROM bounds JOIN service_requests ON service_requests.id = bounds.request_id
-    WHERE bounds.starts = 1
-)
-SELECT request_id, ordinal, mission_id, service_type_id, stage, entered_at, left_at,
-    floor(extract(epoch FROM left_at))::bigint - floor(extract(epoch FROM entered_at))::bigint
-FROM spells
-WHERE left_at >= entered_at;";
+/// The migration's backfill, on PostgreSQL.
+pub(super) const BACKFILL_STAGE_SPELLS: &str = super::backfill_stage_spells!(
+    "floor(extract(epoch FROM left_at))::bigint - floor(extract(epoch FROM entered_at))::bigint"
+);
 
 /// Run first in each read: the memory a hash aggregate may take before the planner prefers
 /// to sort (for this transaction only). A 90-day view over a million requests holds a few
@@ -98,10 +62,6 @@ fn key(mission: Option<DbUuid>, key: Option<DbUuid>) -> GroupKey {
     (mission.map(|m| m.0), key.map(|k| k.0))
 }
 
-fn status(what: &str, text: &str) -> Result<RequestStatus, Failure> {
-    text.parse().map_err(|e| corrupt(what, e))
-}
-
 /// Arrays aggregated from the same rows have the same length; anything else is a bug.
 fn same_length(what: &str, lengths: impl IntoIterator<Item = usize>) -> Result<(), Failure> {
     let lengths: Vec<usize> = lengths.into_iter().collect();
@@ -110,10 +70,6 @@ fn same_length(what: &str, lengths: impl IntoIterator<Item = usize>) -> Result<(
     } else {
         Err(Failure::Corrupt(format!("{what}: arrays of different lengths {lengths:?}")))
     }
-}
-
-fn count(value: i64) -> u64 {
-    u64::try_from(value).unwrap_or_default()
 }
 
 /// The requests of one group submitted in the range.
@@ -316,9 +272,7 @@ impl AnalyticsReads for Conn {
             if let (Some(fold), Some(rows)) = (stages.as_mut(), rows) {
                 for row in rows {
                     same_length("stage spells", [row.left_at.len(), row.seconds.len()])?;
-                    let stage =
-                        u32::try_from(row.stage).map_err(|e| corrupt("request_stage_spells.stage", e))?;
-                    let mut spells = fold.stage(row.service_type_id.0, stage);
+                    let mut spells = fold.stage(row.service_type_id.0, stage(row.stage)?);
                     for (left_at, seconds) in row.left_at.into_iter().zip(row.seconds) {
                         spells.spell(left_at.0, seconds);
                     }
@@ -374,8 +328,7 @@ impl AnalyticsReads for Conn {
                 }
             }
             for row in appointments.unwrap_or_default() {
-                let status: AppointmentStatus =
-                    row.status.parse().map_err(|e| corrupt("appointments.status", e))?;
+                let status = appointment_status(&row.status)?;
                 for starts_at in row.starts_at {
                     fold.appointment(starts_at.0, status);
                 }

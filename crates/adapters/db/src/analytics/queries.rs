@@ -9,15 +9,12 @@ use crate::analytics::{
     request_stage_spells,
 };
 use crate::error::Failure;
-use crate::service_types::{ServiceTypeRow, service_types};
 use crate::shared::sql_types::DbUuid;
-use crate::staff::{StaffRow, staff_assignments, staff_members};
 use consular_domain::analytics::StageSpell;
-use consular_domain::{RequestId, ServiceRequest, ServiceType, ServiceTypeId, StaffMember};
+use consular_domain::{RequestId, ServiceRequest, ServiceType, StaffMember};
 use consular_ports::{AnalyticsQuery, MissionScope, OverviewFigures, RequestGroup, ServiceFigures};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use std::collections::HashMap;
 
 pub(crate) async fn overview(conn: &mut Conn, query: &AnalyticsQuery) -> Result<OverviewFigures, Failure> {
     let window = Window::of(query)?;
@@ -65,48 +62,17 @@ pub(crate) async fn staff(conn: &mut Conn, query: &AnalyticsQuery) -> Result<Vec
     .await
 }
 
-/// By code.
+/// The catalog, by code (the service types area's query).
 pub(crate) async fn service_types(conn: &mut Conn) -> Result<Vec<ServiceType>, Failure> {
-    let rows: Vec<ServiceTypeRow> = service_types::table
-        .order(service_types::code.asc())
-        .select(ServiceTypeRow::as_select())
-        .load(conn)
-        .await?;
-    rows.into_iter().map(ServiceType::try_from).collect()
+    super::service_types::all(conn).await
 }
 
-/// By id, each with their service types in assignment order (as `staff::get` reads a
-/// member), in one snapshot.
+/// The staff of the missions in scope, by id (the staff area's query).
 pub(crate) async fn staff_members(
     conn: &mut Conn,
     missions: MissionScope,
 ) -> Result<Vec<StaffMember>, Failure> {
-    read_tx!(conn, async |conn: &mut Conn| -> Result<Vec<StaffMember>, Failure> {
-        let mut members =
-            staff_members::table.select(StaffRow::as_select()).order(staff_members::id.asc()).into_boxed();
-        let mut assignments = staff_assignments::table
-            .inner_join(staff_members::table)
-            .select((staff_assignments::staff_id, staff_assignments::service_type_id))
-            .order((staff_assignments::staff_id.asc(), staff_assignments::position.asc()))
-            .into_boxed();
-        if let MissionScope::One(mission) = missions {
-            members = members.filter(staff_members::mission_id.eq(DbUuid(mission.0)));
-            assignments = assignments.filter(staff_members::mission_id.eq(DbUuid(mission.0)));
-        }
-        let rows: Vec<StaffRow> = members.load(conn).await?;
-        let mut by_member: HashMap<DbUuid, Vec<ServiceTypeId>> = HashMap::new();
-        for (member, service_type) in assignments.load::<(DbUuid, DbUuid)>(conn).await? {
-            by_member.entry(member).or_default().push(ServiceTypeId(service_type.0));
-        }
-        Ok(rows
-            .into_iter()
-            .map(|row| {
-                let service_type_ids = by_member.remove(&row.id).unwrap_or_default();
-                row.into_member(service_type_ids)
-            })
-            .collect())
-    })
-    .await
+    super::staff::all(conn, missions.mission()).await
 }
 
 // ------------------------------------------------------------------ the spell projection

@@ -5,14 +5,12 @@
 //! bounds are bound as such text. SQLite has no `percentile_cont`: the durations are
 //! summarised by `DurationSummary::of` (docs/analytics.md "Percentile").
 
-use super::AnalyticsReads;
 use super::fold::{Folds, RequestFold, SeatFold, StageFold, Window};
 use super::statement::{Statement, status_at_end};
+use super::{AnalyticsReads, appointment_status, count, stage, status};
 use crate::error::Failure;
 use crate::requests::OPEN;
-use crate::shared::columns::corrupt;
 use crate::shared::sql_types::{DbTime, DbUuid, PortableTimestamp, PortableUuid};
-use consular_domain::{AppointmentStatus, RequestStatus};
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel::sqlite::Sqlite;
@@ -20,52 +18,9 @@ use diesel_async::RunQueryDsl;
 
 type Conn = crate::sqlite::Conn;
 
-/// The statement of the migration `2026-11-24-000010_analytics` that fills
-/// `request_stage_spells` (a unit test checks the migration holds this very text).
-pub(super) const BACKFILL_STAGE_SPELLS: &str = "INSERT INTO request_stage_spells
-    (request_id, ordinal, mission_id, service_type_id, stage, entered_at, left_at, seconds)
-WITH entries AS (
-    SELECT request_id, id, at, to_stage,
-        CASE WHEN to_status IN ('completed', 'rejected', 'cancelled') THEN 1 ELSE 0 END AS final,
-        LAG(to_stage) OVER history AS previous_stage,
-        COALESCE(SUM(CASE WHEN to_status IN ('completed', 'rejected', 'cancelled') THEN 1 ELSE 0 END)
-            OVER (history ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS finals_before
-    FROM request_history
-    WINDOW history AS (PARTITION BY request_id ORDER BY at, id)
-),
-marks AS (
-    SELECT request_id, id, at, to_stage, final,
-        CASE WHEN previous_stage IS NULL OR to_stage <> previous_stage THEN 1 ELSE 0 END AS starts
-    FROM entries
-    WHERE finals_before = 0 AND (previous_stage IS NULL OR to_stage <> previous_stage OR final = 1)
-),
-bounds AS (
-    SELECT request_id, id, at, to_stage, final, starts,
-        LEAD(at) OVER (PARTITION BY request_id ORDER BY at, id) AS next_at
-    FROM marks
-),
-spells AS (
-    SELECT bounds.request_id,
-        ROW_NUMBER() OVER (PARTITION BY bounds.request_id ORDER BY bounds.at, bounds.id) - 1 AS ordinal,
-        service_requests.mission_id, service_requests.service_type_id, bounds.to_stage AS stage,
-        bounds.at AS entered_at,
-        CASE WHEN bounds.final = 1 THEN bounds.at ELSE COALESCE(bounds.next_at, service_requests.closed_at) END
-            AS left_at
-    FROM bounds JOIN service_requests ON service_requests.id = bounds.request_id
-    WHERE bounds.starts = 1
-)
-SELECT request_id, ordinal, mission_id, service_type_id, stage, entered_at, left_at,
-    unixepoch(left_at) - unixepoch(entered_at)
-FROM spells
-WHERE left_at >= entered_at;";
-
-fn status(what: &str, text: &str) -> Result<RequestStatus, Failure> {
-    text.parse().map_err(|e| corrupt(what, e))
-}
-
-fn count(value: i64) -> u64 {
-    u64::try_from(value).unwrap_or_default()
-}
+/// The migration's backfill, on SQLite.
+pub(super) const BACKFILL_STAGE_SPELLS: &str =
+    super::backfill_stage_spells!("unixepoch(left_at) - unixepoch(entered_at)");
 
 #[derive(QueryableByName)]
 struct SubmittedRow {
@@ -231,8 +186,7 @@ async fn stage_spells(conn: &mut Conn, window: &Window, fold: &mut StageFold<'_>
     );
     let rows: Vec<SpellRow> = statement.query(&sql).load(conn).await?;
     for row in rows {
-        let stage = u32::try_from(row.stage).map_err(|e| corrupt("request_stage_spells.stage", e))?;
-        fold.stage(row.service_type_id.0, stage).spell(row.left_at.0, row.seconds);
+        fold.stage(row.service_type_id.0, stage(row.stage)?).spell(row.left_at.0, row.seconds);
     }
     Ok(())
 }
@@ -259,8 +213,7 @@ async fn seats(conn: &mut Conn, window: &Window, fold: &mut SeatFold<'_>) -> Res
     );
     let rows: Vec<AppointmentRow> = statement.query(&sql).load(conn).await?;
     for row in rows {
-        let status: AppointmentStatus = row.status.parse().map_err(|e| corrupt("appointments.status", e))?;
-        fold.appointment(row.starts_at.0, status);
+        fold.appointment(row.starts_at.0, appointment_status(&row.status)?);
     }
     Ok(())
 }

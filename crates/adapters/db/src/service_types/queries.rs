@@ -63,6 +63,16 @@ pub(crate) async fn get_many(conn: &mut Conn, ids: &[ServiceTypeId]) -> Result<V
     rows.into_iter().map(ServiceType::try_from).collect()
 }
 
+/// The whole catalog, inactive types too, by code (the analytics views list every type).
+pub(crate) async fn all(conn: &mut Conn) -> Result<Vec<ServiceType>, Failure> {
+    let rows: Vec<ServiceTypeRow> = service_types::table
+        .order(service_types::code.asc())
+        .select(ServiceTypeRow::as_select())
+        .load(conn)
+        .await?;
+    rows.into_iter().map(ServiceType::try_from).collect()
+}
+
 pub(crate) async fn list(
     conn: &mut Conn,
     filter: ServiceTypeFilter,

@@ -6,7 +6,7 @@ use crate::error::Failure;
 use crate::shared::sql_types::DbUuid;
 use crate::shared::update_versioned;
 use crate::staff::{AssignmentRow, StaffRow, staff_assignments, staff_members};
-use consular_domain::{ApiClient, Page, PageRequest, ServiceTypeId, StaffId, StaffMember};
+use consular_domain::{ApiClient, MissionId, Page, PageRequest, ServiceTypeId, StaffId, StaffMember};
 use consular_ports::{StaffFilter, WriteMeta};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -72,9 +72,7 @@ pub(crate) async fn get(conn: &mut Conn, id: StaffId) -> Result<Option<StaffMemb
             .await
             .optional()?;
         let Some(row) = row else { return Ok(None) };
-        let mut assignments = assignments_of(conn, vec![row.id]).await?;
-        let service_type_ids = assignments.remove(&row.id).unwrap_or_default();
-        Ok(Some(row.into_member(service_type_ids)))
+        Ok(with_assignments(conn, vec![row]).await?.pop())
     })
     .await
 }
@@ -108,17 +106,37 @@ pub(crate) async fn list(
             query = query.filter(staff_members::id.gt(DbUuid(after)));
         }
         let rows: Vec<StaffRow> = query.load(conn).await?;
-        let mut assignments = assignments_of(conn, rows.iter().map(|r| r.id).collect()).await?;
-        let members = rows
-            .into_iter()
-            .map(|row| {
-                let service_type_ids = assignments.remove(&row.id).unwrap_or_default();
-                row.into_member(service_type_ids)
-            })
-            .collect();
+        let members = with_assignments(conn, rows).await?;
         Ok(Page::from_rows(members, &page, |m| m.id.0))
     })
     .await
+}
+
+/// Every member of `mission` (of every mission for `None`), inactive ones too, by id, in
+/// one snapshot (the analytics staff view lists them).
+pub(crate) async fn all(conn: &mut Conn, mission: Option<MissionId>) -> Result<Vec<StaffMember>, Failure> {
+    read_tx!(conn, async |conn: &mut Conn| -> Result<Vec<StaffMember>, Failure> {
+        let mut query =
+            staff_members::table.select(StaffRow::as_select()).order(staff_members::id.asc()).into_boxed();
+        if let Some(mission) = mission {
+            query = query.filter(staff_members::mission_id.eq(DbUuid(mission.0)));
+        }
+        let rows: Vec<StaffRow> = query.load(conn).await?;
+        with_assignments(conn, rows).await
+    })
+    .await
+}
+
+/// The members of `rows`, in their order, each with their service types.
+async fn with_assignments(conn: &mut Conn, rows: Vec<StaffRow>) -> Result<Vec<StaffMember>, Failure> {
+    let mut assignments = assignments_of(conn, rows.iter().map(|r| r.id).collect()).await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            let service_type_ids = assignments.remove(&row.id).unwrap_or_default();
+            row.into_member(service_type_ids)
+        })
+        .collect())
 }
 
 /// The service types of each of `staff`, in assignment order; members without any are
