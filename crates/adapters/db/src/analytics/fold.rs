@@ -300,14 +300,6 @@ impl<'w> StageFold<'w> {
         SpellFold { window: self.window, lengths }
     }
 
-    /// Sorts the lengths of each bucket, ahead of [`StageFold::finish`] (which then only
-    /// merges them): a reader may do it while it waits for other rows.
-    pub(crate) fn sort(&mut self) {
-        for seconds in self.stages.values_mut().flatten() {
-            seconds.sort_unstable();
-        }
-    }
-
     /// One group per (service type, stage) with a spell in the range, in that order.
     pub(crate) fn finish(self) -> Vec<StageGroup> {
         self.stages

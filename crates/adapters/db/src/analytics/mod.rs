@@ -42,16 +42,21 @@ mod statement;
 
 pub(crate) use fold::{Folds, Grouping, RequestFold, SeatFold, StageFold, Window};
 
+use crate::Database;
+use crate::database::Pools;
 use crate::error::Failure;
 use crate::shared::columns::corrupt;
-use crate::shared::repository;
 use crate::shared::sql_types::{DbTime, DbUuid};
+use crate::shared::{repository, run};
 use consular_domain::analytics::{StageSpell, stage_spells};
 use consular_domain::{HistoryEntry, RequestId, ServiceRequest, ServiceType, StaffMember};
 use consular_ports::{
-    AnalyticsQuery, AnalyticsRepository, MissionScope, OverviewFigures, RequestGroup, ServiceFigures,
+    AnalyticsQuery, AnalyticsRepository, MissionScope, OverviewFigures, RepoError, RequestGroup,
+    ServiceFigures,
 };
+use deadpool::managed::Timeouts;
 use diesel::prelude::*;
+use std::time::Duration;
 
 diesel::table! {
     use diesel::sql_types::*;
@@ -74,13 +79,53 @@ diesel::table! {
 pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] =
     &[("request_stage_spells_pkey", "request_stage_spells.request_id, request_stage_spells.ordinal")];
 
-repository! {
-    impl AnalyticsRepository for Database => analytics {
-        fn overview(query: &AnalyticsQuery) -> OverviewFigures;
-        fn services(query: &AnalyticsQuery) -> ServiceFigures;
-        fn staff(query: &AnalyticsQuery) -> Vec<RequestGroup>;
-        fn service_types() -> Vec<ServiceType>;
-        fn staff_members(missions: MissionScope) -> Vec<StaffMember>;
+/// `view!(db, function(query))`: as `run!`, and on PostgreSQL with a second connection
+/// when the pool has one free at once (never waiting for it: without one, the view is read
+/// on one connection), which [`AnalyticsReads::read`] runs its longest statement on.
+macro_rules! view {
+    ($db:expr, $function:ident ( $query:expr )) => {{
+        let result: Result<_, Failure> = match $db.pools() {
+            Pools::Postgres { pool, .. } => {
+                async {
+                    let mut conn = pool.get().await?;
+                    let at_once = Timeouts { wait: Some(Duration::ZERO), ..pool.timeouts() };
+                    let mut helper = pool.timeout_get(&at_once).await.ok();
+                    crate::pg::queries::analytics::$function(&mut conn, helper.as_deref_mut(), $query).await
+                }
+                .await
+            }
+            Pools::Sqlite { pool, .. } => {
+                async {
+                    let mut conn = pool.get().await?;
+                    crate::sqlite::queries::analytics::$function(&mut conn, None, $query).await
+                }
+                .await
+            }
+        };
+        result.map_err(RepoError::from)
+    }};
+}
+
+#[async_trait::async_trait]
+impl AnalyticsRepository for Database {
+    async fn overview(&self, query: &AnalyticsQuery) -> Result<OverviewFigures, RepoError> {
+        view!(self, overview(query))
+    }
+
+    async fn services(&self, query: &AnalyticsQuery) -> Result<ServiceFigures, RepoError> {
+        view!(self, services(query))
+    }
+
+    async fn staff(&self, query: &AnalyticsQuery) -> Result<Vec<RequestGroup>, RepoError> {
+        view!(self, staff(query))
+    }
+
+    async fn service_types(&self) -> Result<Vec<ServiceType>, RepoError> {
+        run!(self, analytics::service_types())
+    }
+
+    async fn staff_members(&self, missions: MissionScope) -> Result<Vec<StaffMember>, RepoError> {
+        run!(self, analytics::staff_members(missions))
     }
 }
 
@@ -181,7 +226,16 @@ pub(crate) trait AnalyticsReads {
     /// counts of those open at its start that were not closed in it, by the key of the
     /// requests' grouping; the stage spells that ended in it, and the open slots and
     /// attended or missed appointments starting in it, when `folds` asks for them.
-    async fn read(&mut self, window: &Window, folds: &mut Folds<'_>) -> Result<(), Failure>;
+    ///
+    /// `helper`, a second connection when the pool had one free at once, lets PostgreSQL
+    /// run the longest statement beside the others, in the same snapshot (`pg.rs`);
+    /// SQLite has one connection and never gets one.
+    async fn read(
+        &mut self,
+        helper: Option<&mut Self>,
+        window: &Window,
+        folds: &mut Folds<'_>,
+    ) -> Result<(), Failure>;
 }
 
 /// A history entry that may end a stage spell: it changes the stage or closes the request

@@ -16,7 +16,11 @@ use consular_ports::{AnalyticsQuery, MissionScope, OverviewFigures, RequestGroup
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
-pub(crate) async fn overview(conn: &mut Conn, query: &AnalyticsQuery) -> Result<OverviewFigures, Failure> {
+pub(crate) async fn overview(
+    conn: &mut Conn,
+    helper: Option<&mut Conn>,
+    query: &AnalyticsQuery,
+) -> Result<OverviewFigures, Failure> {
     let window = Window::of(query)?;
     read_tx!(conn, async |conn: &mut Conn| -> Result<OverviewFigures, Failure> {
         let mut folds = Folds {
@@ -24,7 +28,7 @@ pub(crate) async fn overview(conn: &mut Conn, query: &AnalyticsQuery) -> Result<
             stages: None,
             seats: Some(SeatFold::new(&window)),
         };
-        conn.read(&window, &mut folds).await?;
+        conn.read(helper, &window, &mut folds).await?;
         let Folds { requests, seats, .. } = folds;
         // The overview's fold always has its one group.
         let requests = requests.finish().pop().unwrap_or_default();
@@ -33,7 +37,11 @@ pub(crate) async fn overview(conn: &mut Conn, query: &AnalyticsQuery) -> Result<
     .await
 }
 
-pub(crate) async fn services(conn: &mut Conn, query: &AnalyticsQuery) -> Result<ServiceFigures, Failure> {
+pub(crate) async fn services(
+    conn: &mut Conn,
+    helper: Option<&mut Conn>,
+    query: &AnalyticsQuery,
+) -> Result<ServiceFigures, Failure> {
     let window = Window::of(query)?;
     read_tx!(conn, async |conn: &mut Conn| -> Result<ServiceFigures, Failure> {
         let mut folds = Folds {
@@ -41,7 +49,7 @@ pub(crate) async fn services(conn: &mut Conn, query: &AnalyticsQuery) -> Result<
             stages: Some(StageFold::new(&window)),
             seats: None,
         };
-        conn.read(&window, &mut folds).await?;
+        conn.read(helper, &window, &mut folds).await?;
         let Folds { requests, stages, .. } = folds;
         Ok(ServiceFigures {
             requests: requests.finish(),
@@ -51,12 +59,16 @@ pub(crate) async fn services(conn: &mut Conn, query: &AnalyticsQuery) -> Result<
     .await
 }
 
-pub(crate) async fn staff(conn: &mut Conn, query: &AnalyticsQuery) -> Result<Vec<RequestGroup>, Failure> {
+pub(crate) async fn staff(
+    conn: &mut Conn,
+    helper: Option<&mut Conn>,
+    query: &AnalyticsQuery,
+) -> Result<Vec<RequestGroup>, Failure> {
     let window = Window::of(query)?;
     read_tx!(conn, async |conn: &mut Conn| -> Result<Vec<RequestGroup>, Failure> {
         let mut folds =
             Folds { requests: RequestFold::new(&window, Grouping::Staff), stages: None, seats: None };
-        conn.read(&window, &mut folds).await?;
+        conn.read(helper, &window, &mut folds).await?;
         Ok(folds.requests.finish())
     })
     .await

@@ -221,7 +221,12 @@ async fn seats(conn: &mut Conn, window: &Window, fold: &mut SeatFold<'_>) -> Res
 impl AnalyticsReads for Conn {
     const BACKFILL_STAGE_SPELLS: &'static str = BACKFILL_STAGE_SPELLS;
 
-    async fn read(&mut self, window: &Window, folds: &mut Folds<'_>) -> Result<(), Failure> {
+    async fn read(
+        &mut self,
+        _: Option<&mut Conn>,
+        window: &Window,
+        folds: &mut Folds<'_>,
+    ) -> Result<(), Failure> {
         requests(self, window, &mut folds.requests).await?;
         if let Some(fold) = &mut folds.stages {
             stage_spells(self, window, fold).await?;
