@@ -38,4 +38,8 @@ pub trait DemoRepository: Send + Sync {
     async fn insert_citizens(&self, citizens: &[Citizen]) -> Result<(), RepoError>;
     /// A batch of requests with their stage histories, each history stored in its order.
     async fn insert_requests(&self, requests: &[SeededRequest]) -> Result<(), RepoError>;
+    /// After the last batch of requests: brings up to date what the batches left out of
+    /// date (the analytics rollups, which millions of rows in batches would otherwise
+    /// rewrite batch after batch).
+    async fn finish_requests(&self) -> Result<(), RepoError>;
 }

@@ -1,8 +1,11 @@
-//! The migration's statement against `stage_spells`, on both databases: histories with
-//! every case of the definition are stored (by the demo's bulk insert and by the
-//! requests' own writes, both of which store `stage_spells`' output), then the projection
-//! is recomputed by the statement (`Database::recompute_stage_spells`, the migration's
-//! text) and must come out the same, row for row.
+//! The migrations' statements against `stage_spells`, on both databases: histories with
+//! every case of the definition are stored (by the requests' own writes, then by the
+//! demo's bulk insert, both of which store `stage_spells`' output), then the projection is
+//! recomputed by the statement (`Database::recompute_stage_spells`, the migration's text)
+//! and must come out the same, row for row. The rollup by day (`stage_spell_days`) holds
+//! the same spells, appended by the writes (a rewritten history included), rebuilt after
+//! the bulk insert, and the services view counts them all whether it reads the rollup or,
+//! while the rollup is out of date, the projection.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -10,11 +13,14 @@ mod common;
 use RequestStatus::*;
 use common::on_both_databases;
 use consular_db::Database;
-use consular_domain::analytics::stage_spells;
+use consular_domain::analytics::{StageSpell, stage_spells};
 use consular_domain::{
     Citizen, HistoryEntry, Mission, RequestId, RequestStatus, ServiceRequest, ServiceType, Stage,
 };
-use consular_ports::{DemoRepository, RequestRepository, SeededRequest, WriteMeta};
+use consular_ports::{
+    AnalyticsQuery, AnalyticsRepository, DemoRepository, MissionScope, RequestRepository, SeededRequest,
+    WriteMeta,
+};
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 
@@ -132,6 +138,49 @@ fn cases() -> Vec<(Vec<HistoryEntry>, RequestStatus, Option<i64>)> {
     ]
 }
 
+/// The rows of the rollup by day `spells` make for the service type `service_type`: (UTC
+/// day, service type, stage) and the items `<left_at in Unix µs>:<seconds>`, sorted.
+fn spell_days(
+    service_type: uuid::Uuid,
+    spells: &[(RequestId, u32, StageSpell)],
+) -> Vec<((time::Date, uuid::Uuid, i32), Vec<String>)> {
+    let mut days = std::collections::BTreeMap::<_, Vec<String>>::new();
+    for (_, _, spell) in spells {
+        let micros = spell.left_at.unix_timestamp_nanos() / 1000;
+        days.entry((spell.left_at.date(), service_type, spell.stage as i32))
+            .or_default()
+            .push(format!("{micros}:{}", spell.seconds()));
+    }
+    days.into_iter()
+        .map(|(key, mut items)| {
+            items.sort();
+            (key, items)
+        })
+        .collect()
+}
+
+/// The rollup rows of `service_type` (other tests may share the database).
+async fn stored_days(
+    db: &Database,
+    service_type: uuid::Uuid,
+) -> Vec<((time::Date, uuid::Uuid, i32), Vec<String>)> {
+    db.stored_spell_days().await.unwrap().into_iter().filter(|((_, t, _), _)| *t == service_type).collect()
+}
+
+/// How many spells of each stage of `f`'s service type the services view over all
+/// missions counts on T's day.
+async fn counted(db: &Database, f: &Fixture) -> Vec<(u32, u64)> {
+    let day = T.replace_time(time::Time::MIDNIGHT);
+    let query = AnalyticsQuery {
+        missions: MissionScope::All,
+        service_type: Some(f.service_type.id),
+        boundaries: vec![day, day + Duration::days(1)],
+        now: day + Duration::days(1),
+    };
+    let figures = AnalyticsRepository::services(db, &query).await.unwrap();
+    figures.stages.iter().map(|g| (g.stage, g.range.count)).collect()
+}
+
 async fn the_backfill_computes_what_the_writes_stored(db: Database) {
     let f = fixture();
     db.insert_reference(std::slice::from_ref(&f.mission), std::slice::from_ref(&f.service_type), &[])
@@ -139,17 +188,8 @@ async fn the_backfill_computes_what_the_writes_stored(db: Database) {
         .unwrap();
     db.insert_citizens(std::slice::from_ref(&f.citizen)).await.unwrap();
 
-    // The demo's bulk insert.
-    let seeded: Vec<SeededRequest> = cases()
-        .into_iter()
-        .map(|(history, status, closed_at)| SeededRequest {
-            request: request(&f, &history, status, closed_at),
-            history,
-        })
-        .collect();
-    db.insert_requests(&seeded).await.unwrap();
-
-    // The requests' writes: the first entry, then one update per entry.
+    // The requests' writes: the first entry, then one update per entry (the entry dated
+    // before earlier ones rewrites its request's spells).
     let mut live = Vec::new();
     for (history, status, closed_at) in cases() {
         let Some((first, rest)) = history.split_first() else { continue };
@@ -173,33 +213,67 @@ async fn the_backfill_computes_what_the_writes_stored(db: Database) {
         }
         live.push(SeededRequest { request: r, history });
     }
+    let live_spells = expected_spells(&live);
+    assert_eq!(
+        stored_days(&db, f.service_type.id.0).await,
+        spell_days(f.service_type.id.0, &live_spells),
+        "the rollup by day the writes maintained"
+    );
+    let by_stage = |spells: &[(RequestId, u32, StageSpell)]| {
+        let mut counts = std::collections::BTreeMap::<u32, u64>::new();
+        for (_, _, spell) in spells {
+            *counts.entry(spell.stage as u32).or_default() += 1;
+        }
+        counts.into_iter().collect::<Vec<_>>()
+    };
+    assert_eq!(counted(&db, &f).await, by_stage(&live_spells), "counted from the rollup");
 
+    // The demo's bulk insert: the rollup is out of date until `finish_requests`, and the
+    // view reads the projection meanwhile.
+    let seeded: Vec<SeededRequest> = cases()
+        .into_iter()
+        .map(|(history, status, closed_at)| SeededRequest {
+            request: request(&f, &history, status, closed_at),
+            history,
+        })
+        .collect();
+    db.insert_requests(&seeded).await.unwrap();
+    let all: Vec<SeededRequest> = seeded.iter().chain(&live).cloned().collect();
+    let expected = expected_spells(&all);
+    assert!(expected.iter().any(|(_, _, s)| s.entered_at == s.left_at), "a zero-length spell");
+    assert_eq!(counted(&db, &f).await, by_stage(&expected), "counted from the projection");
+    db.finish_requests().await.unwrap();
+    assert_eq!(
+        stored_days(&db, f.service_type.id.0).await,
+        spell_days(f.service_type.id.0, &expected),
+        "the rollup rebuilt"
+    );
+    assert_eq!(counted(&db, &f).await, by_stage(&expected), "counted from the rebuilt rollup");
+
+    let maintained = db.stored_stage_spells().await.unwrap();
+    let maintained: Vec<_> =
+        maintained.into_iter().filter(|(id, _, _)| expected.iter().any(|(e, _, _)| e == id)).collect();
+    assert_eq!(maintained, expected, "the spells the writes stored");
+    db.recompute_stage_spells().await.unwrap();
+    let recomputed = db.stored_stage_spells().await.unwrap();
+    let recomputed: Vec<_> =
+        recomputed.into_iter().filter(|(id, _, _)| expected.iter().any(|(e, _, _)| e == id)).collect();
+    assert_eq!(recomputed, expected, "the spells the migration's SQL computes");
+}
+
+/// The spells of `requests` as stored (to the microsecond), by request and ordinal.
+fn expected_spells(requests: &[SeededRequest]) -> Vec<(RequestId, u32, StageSpell)> {
     let mut expected = Vec::new();
-    for s in seeded.iter().chain(&live) {
-        for (ordinal, spell) in (0..).zip(stage_spells(&s.history, s.request.closed_at)) {
+    for s in requests {
+        for (ordinal, mut spell) in (0..).zip(stage_spells(&s.history, s.request.closed_at)) {
+            spell.entered_at =
+                spell.entered_at.replace_nanosecond(spell.entered_at.microsecond() * 1000).unwrap();
+            spell.left_at = spell.left_at.replace_nanosecond(spell.left_at.microsecond() * 1000).unwrap();
             expected.push((s.request.id, ordinal, spell));
         }
     }
     expected.sort_by_key(|(id, ordinal, _)| (id.0, *ordinal));
-    let truncate = |spells: Vec<(RequestId, u32, consular_domain::analytics::StageSpell)>| {
-        spells
-            .into_iter()
-            .map(|(id, ordinal, mut s)| {
-                // Stored to the microsecond.
-                s.entered_at = s.entered_at.replace_nanosecond(s.entered_at.microsecond() * 1000).unwrap();
-                s.left_at = s.left_at.replace_nanosecond(s.left_at.microsecond() * 1000).unwrap();
-                (id, ordinal, s)
-            })
-            .collect::<Vec<_>>()
-    };
-    let expected = truncate(expected);
-    assert!(expected.iter().any(|(_, _, s)| s.entered_at == s.left_at), "a zero-length spell");
-
-    let maintained = db.stored_stage_spells().await.unwrap();
-    assert_eq!(maintained, expected, "the spells the writes stored");
-    let recomputed = db.recompute_stage_spells().await.unwrap();
-    assert_eq!(recomputed, expected.len() as u64);
-    assert_eq!(db.stored_stage_spells().await.unwrap(), expected, "the spells the migration's SQL computes");
+    expected
 }
 
 on_both_databases!(the_backfill_computes_what_the_writes_stored);

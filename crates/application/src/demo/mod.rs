@@ -104,6 +104,7 @@ impl DemoService {
             counts.history_entries += requests.iter().map(|r| r.history.len() as u64).sum::<u64>();
             progress(&counts);
         }
+        self.repository.finish_requests().await?;
         Ok(counts)
     }
 }

@@ -344,6 +344,7 @@ async fn the_service_stores_reference_data_then_batches() {
         Ok(())
     });
     let seen = stored.clone();
+    repo.expect_finish_requests().returning(|| Ok(()));
     repo.expect_insert_requests().returning(move |r| {
         assert!(r.len() <= super::BATCH);
         let mut s = seen.lock().unwrap();

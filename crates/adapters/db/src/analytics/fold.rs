@@ -65,7 +65,11 @@ impl Window {
     /// The bucket `instant` is in, if any: `i` when `boundaries[i] ≤ instant <
     /// boundaries[i + 1]` (`bucket_index`).
     fn bucket(&self, instant: OffsetDateTime) -> Option<usize> {
-        let t = instant.unix_timestamp_nanos();
+        self.bucket_at_nanos(instant.unix_timestamp_nanos())
+    }
+
+    /// [`Window::bucket`] of the instant `t` Unix nanoseconds.
+    fn bucket_at_nanos(&self, t: i128) -> Option<usize> {
         // How many boundaries are at or before `t`: 0 before the range, n + 1 at its end.
         let at_or_before = self.boundaries.partition_point(|boundary| *boundary <= t);
         at_or_before.checked_sub(1).filter(|bucket| *bucket < self.len())
@@ -324,6 +328,14 @@ impl SpellFold<'_> {
     /// left_at)`).
     pub(crate) fn spell(&mut self, left_at: OffsetDateTime, seconds: i64) {
         if let Some(lengths) = self.window.bucket(left_at).and_then(|b| self.lengths.get_mut(b)) {
+            lengths.push(seconds);
+        }
+    }
+
+    /// [`SpellFold::spell`] with `left_at` in Unix microseconds (`stage_spell_days`).
+    pub(crate) fn spell_at_micros(&mut self, left_at: i64, seconds: i64) {
+        let nanos = i128::from(left_at) * 1_000;
+        if let Some(lengths) = self.window.bucket_at_nanos(nanos).and_then(|b| self.lengths.get_mut(b)) {
             lengths.push(seconds);
         }
     }

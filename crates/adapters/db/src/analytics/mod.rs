@@ -46,7 +46,7 @@ use crate::Database;
 use crate::database::Pools;
 use crate::error::Failure;
 use crate::shared::columns::corrupt;
-use crate::shared::sql_types::{DbTime, DbUuid};
+use crate::shared::sql_types::{DbDate, DbTime, DbUuid};
 use crate::shared::{repository, run};
 use consular_domain::analytics::{StageSpell, stage_spells};
 use consular_domain::{HistoryEntry, RequestId, ServiceRequest, ServiceType, StaffMember};
@@ -75,9 +75,42 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::shared::sql_types::{PortableDate, PortableUuid};
+
+    /// The stage spells by UTC day of `left_at`, service type and stage (see the
+    /// migration `2026-11-24-000011_stage_spell_days` and [`SpellItems`]).
+    stage_spell_days (day, service_type_id, stage) {
+        day -> PortableDate,
+        service_type_id -> PortableUuid,
+        stage -> Integer,
+        spells -> Text,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+
+    /// The derived tables that may be out of date (`dirty`): not read until rebuilt.
+    analytics_rollups (name) {
+        name -> Text,
+        dirty -> Bool,
+    }
+}
+
+/// The name of `stage_spell_days` in `analytics_rollups`.
+pub(crate) const SPELL_DAYS: &str = "stage_spell_days";
+
 /// The unique constraints of the area (see `crate::error`).
-pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] =
-    &[("request_stage_spells_pkey", "request_stage_spells.request_id, request_stage_spells.ordinal")];
+pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[
+    ("request_stage_spells_pkey", "request_stage_spells.request_id, request_stage_spells.ordinal"),
+    (
+        "stage_spell_days_pkey",
+        "stage_spell_days.day, stage_spell_days.service_type_id, stage_spell_days.stage",
+    ),
+    ("analytics_rollups_pkey", "analytics_rollups.name"),
+];
 
 /// `view!(db, function(query))`: as `run!`, and on PostgreSQL with a second connection
 /// when the pool has one free at once (never waiting for it: without one, the view is read
@@ -141,6 +174,15 @@ repository! {
         /// for tests.
         #[doc(hidden)]
         pub fn stored_stage_spells() -> Vec<(RequestId, u32, StageSpell)>;
+        /// Rebuilds the rollup of the spells by day (`stage_spell_days`) from
+        /// `request_stage_spells` with the migration's statement, and returns how many rows
+        /// it stored; for tests, which compare it with the rows the writes maintained.
+        #[doc(hidden)]
+        pub fn rebuild_spell_days() -> u64;
+        /// Every row of the rollup by day: (UTC day, service type, stage) and its items,
+        /// sorted; for tests.
+        #[doc(hidden)]
+        pub fn stored_spell_days() -> Vec<(SpellDayKey, Vec<String>)>;
     }
 }
 
@@ -194,6 +236,105 @@ WHERE left_at >= entered_at;"
 }
 pub(crate) use backfill_stage_spells;
 
+/// A row of `stage_spell_days`.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = stage_spell_days)]
+pub(crate) struct SpellDayRow {
+    pub day: DbDate,
+    pub service_type_id: DbUuid,
+    pub stage: i32,
+    pub spells: String,
+}
+
+/// The key of a row of `stage_spell_days`: the UTC day a spell ended, its service type,
+/// its stage.
+pub(crate) type SpellDayKey = (time::Date, uuid::Uuid, i32);
+
+/// The items of `stage_spell_days.spells`: `<left_at in Unix microseconds>:<seconds>`,
+/// joined by commas, in no order (the migration's format, which its rebuild statement
+/// writes too).
+pub(crate) struct SpellItems;
+
+impl SpellItems {
+    /// The row a spell belongs to, and its item.
+    pub(crate) fn of(row: &SpellRow) -> (SpellDayKey, String) {
+        let left_at = row.left_at.0.to_offset(time::UtcOffset::UTC);
+        // Microseconds as stored: the columns keep microseconds (see `sqlite_instant`).
+        let micros = left_at.unix_timestamp_nanos().div_euclid(1_000);
+        ((left_at.date(), row.service_type_id.0, row.stage), format!("{micros}:{}", row.seconds))
+    }
+
+    /// The items of `spells` as (Unix microseconds, seconds). A view reads some 150,000
+    /// of them, so the text is read byte by byte, once, rather than split and parsed.
+    pub(crate) fn parse(spells: &str) -> impl Iterator<Item = Result<(i64, i64), Failure>> + '_ {
+        let mut bytes = spells.as_bytes();
+        std::iter::from_fn(move || {
+            if bytes.is_empty() {
+                return None;
+            }
+            let item = (|| {
+                let micros = SpellItems::number(&mut bytes, b':')?;
+                let seconds = SpellItems::number(&mut bytes, b',')?;
+                Some((micros, seconds))
+            })();
+            Some(item.ok_or_else(|| {
+                bytes = &[];
+                Failure::Corrupt("stage_spell_days.spells: a malformed item".to_owned())
+            }))
+        })
+    }
+
+    /// The integer at the start of `bytes` (`-`? digits), which must end at `end` or at the
+    /// end of the text; `bytes` moves past it (and `end`).
+    fn number(bytes: &mut &[u8], end: u8) -> Option<i64> {
+        let negative = bytes.first() == Some(&b'-');
+        let mut at = usize::from(negative);
+        let mut value: i64 = 0;
+        while let Some(&digit) = bytes.get(at).filter(|b| b.is_ascii_digit()) {
+            value = value.checked_mul(10)?.checked_sub(i64::from(digit - b'0'))?;
+            at += 1;
+        }
+        if at == usize::from(negative) {
+            return None;
+        }
+        match bytes.get(at) {
+            None => *bytes = &[],
+            Some(&b) if b == end => *bytes = bytes.get(at + 1..).unwrap_or_default(),
+            Some(_) => return None,
+        }
+        // Accumulated negatively, so that `i64::MIN` parses too.
+        if negative { Some(value) } else { value.checked_neg() }
+    }
+
+    /// `spells` without one occurrence of each of `removed` (those not there are ignored).
+    pub(crate) fn without(spells: &str, removed: &[String]) -> String {
+        let mut removed: Vec<&str> = removed.iter().map(String::as_str).collect();
+        let kept: Vec<&str> = spells
+            .split(',')
+            .filter(|item| !item.is_empty())
+            .filter(|item| match removed.iter().position(|r| r == item) {
+                Some(at) => {
+                    removed.swap_remove(at);
+                    false
+                }
+                None => true,
+            })
+            .collect();
+        kept.join(",")
+    }
+
+    /// `spells` grouped by their row, rows in key order (which is the order writes lock
+    /// them in, so that two writes never wait for each other crosswise).
+    pub(crate) fn by_day(spells: &[SpellRow]) -> std::collections::BTreeMap<SpellDayKey, Vec<String>> {
+        let mut days = std::collections::BTreeMap::<SpellDayKey, Vec<String>>::new();
+        for spell in spells {
+            let (key, item) = SpellItems::of(spell);
+            days.entry(key).or_default().push(item);
+        }
+        days
+    }
+}
+
 /// A request status read from a row; anything else is a corrupt row.
 fn status(what: &str, text: &str) -> Result<consular_domain::RequestStatus, Failure> {
     text.parse().map_err(|e| corrupt(what, e))
@@ -219,6 +360,15 @@ pub(crate) trait AnalyticsReads {
     /// The statement of the migration that fills `request_stage_spells` from
     /// `request_history`, word for word.
     const BACKFILL_STAGE_SPELLS: &'static str;
+
+    /// The statement of the migration `000011` that fills `stage_spell_days` from
+    /// `request_stage_spells`, word for word.
+    const REBUILD_SPELL_DAYS: &'static str;
+
+    /// Inside a write transaction, before `stage_spell_days` is rebuilt: keeps concurrent
+    /// writes from appending to it until the transaction ends (PostgreSQL locks the table;
+    /// SQLite's writes are one at a time already).
+    async fn lock_spell_days(&mut self) -> Result<(), Failure>;
 
     /// Feeds `folds` with the rows of the window's missions (and service type, for
     /// requests and spells), inside the caller's read transaction: the requests submitted

@@ -22,10 +22,12 @@
 //! The statements are SQL text (`array_agg`, the correlated status lookup): the filters of
 //! the window are appended with their binds, `$1`, `$2`, … in the order they are bound.
 
+use super::SpellDayRow;
 use super::fold::{Folds, GroupKey, Grouping, Window};
 use super::statement::{Statement, status_at_end};
-use super::{AnalyticsReads, appointment_status, count, stage, status};
+use super::{AnalyticsReads, SpellItems, appointment_status, count, stage, status};
 use crate::error::Failure;
+use crate::pg::queries::analytics::{spell_days, spell_days_current};
 use crate::requests::OPEN;
 use crate::shared::sql_types::{DbTime, DbUuid, PortableTimestamp, PortableUuid};
 use diesel::QueryableByName;
@@ -40,6 +42,13 @@ type Conn = crate::pg::Conn;
 pub(super) const BACKFILL_STAGE_SPELLS: &str = super::backfill_stage_spells!(
     "floor(extract(epoch FROM left_at))::bigint - floor(extract(epoch FROM entered_at))::bigint"
 );
+
+/// The migration `000011`'s rebuild of `stage_spell_days`, on PostgreSQL.
+pub(super) const REBUILD_SPELL_DAYS: &str = "INSERT INTO stage_spell_days (day, service_type_id, stage, spells)
+SELECT (left_at AT TIME ZONE 'UTC')::date, service_type_id, stage,
+    string_agg(CAST((extract(epoch FROM left_at) * 1000000)::bigint AS text) || ':' || CAST(seconds AS text), ',')
+FROM request_stage_spells
+GROUP BY 1, 2, 3;";
 
 /// Run first in each read: the memory a hash aggregate may take before the planner prefers
 /// to sort (for this transaction only). A 90-day view over a million requests holds a few
@@ -272,33 +281,63 @@ async fn export_snapshot(conn: &mut Conn) -> Result<String, Failure> {
     Ok(snapshot.id)
 }
 
-/// Runs `spells` or `submitted` (whichever is given) on `helper`, in a read-only
-/// transaction in `snapshot`: the exporting transaction's view of the data, exactly.
+/// What one connection reads of a view, beside the statements only the caller's
+/// connection runs.
+#[derive(Default)]
+struct Reads {
+    spells: Option<Query>,
+    submitted: Option<Query>,
+    /// The rollup by day (`spell_days`), after the statements.
+    spell_days: bool,
+}
+
+/// What [`Reads`] loaded.
+#[derive(Default)]
+struct Loaded {
+    spells: Option<Vec<SpellsRow>>,
+    submitted: Option<Vec<SubmittedRow>>,
+    spell_days: Option<Vec<SpellDayRow>>,
+}
+
+/// Runs `reads` on `helper`, in a read-only transaction in `snapshot`: the exporting
+/// transaction's view of the data, exactly.
 async fn in_snapshot(
     helper: &mut Conn,
     snapshot: &str,
-    spells: Option<Query>,
-    submitted: Option<Query>,
-) -> Result<(Option<Vec<SpellsRow>>, Option<Vec<SubmittedRow>>), Failure> {
+    window: &Window,
+    reads: Reads,
+) -> Result<Loaded, Failure> {
     let set_snapshot = format!("SET TRANSACTION SNAPSHOT '{snapshot}'");
     helper
         .build_transaction()
         .read_only()
         .repeatable_read()
         .run(async |helper: &mut Conn| -> Result<_, Failure> {
-            diesel::sql_query(set_snapshot).execute(helper).await?;
-            diesel::sql_query(WORK_MEM).execute(helper).await?;
+            diesel::sql_query(set_snapshot).execute(&mut *helper).await?;
+            diesel::sql_query(WORK_MEM).execute(&mut *helper).await?;
             let conn: &Conn = helper;
-            Ok(tokio::try_join!(
-                load_some::<SpellsRow>(conn, spells),
-                load_some::<SubmittedRow>(conn, submitted)
-            )?)
+            let (spells, submitted) = tokio::try_join!(
+                load_some::<SpellsRow>(conn, reads.spells),
+                load_some::<SubmittedRow>(conn, reads.submitted)
+            )?;
+            let spell_days = match reads.spell_days {
+                true => Some(spell_days(helper, window).await?),
+                false => None,
+            };
+            Ok(Loaded { spells, submitted, spell_days })
         })
         .await
 }
 
 impl AnalyticsReads for Conn {
     const BACKFILL_STAGE_SPELLS: &'static str = BACKFILL_STAGE_SPELLS;
+    const REBUILD_SPELL_DAYS: &'static str = REBUILD_SPELL_DAYS;
+
+    /// Appends (`ROW EXCLUSIVE`) wait for the rebuild's transaction, and it for theirs.
+    async fn lock_spell_days(&mut self) -> Result<(), Failure> {
+        diesel::sql_query("LOCK TABLE stage_spell_days IN SHARE ROW EXCLUSIVE MODE").execute(self).await?;
+        Ok(())
+    }
 
     /// The statements are pipelined (polled together, diesel-async sends each as soon as
     /// it can on the connection, inside the caller's transaction): PostgreSQL runs them
@@ -322,36 +361,55 @@ impl AnalyticsReads for Conn {
             None => None,
         };
         let Folds { requests: fold, stages, seats } = folds;
-        let spells_query = stages.is_some().then(|| spells(window));
-        let submitted_query = Some(submitted(window, grouping));
-        // (on the helper, on this connection), for the spells and the submitted requests.
-        let ((helper_spells, spells_query), (helper_submitted, submitted_query)) =
-            match (&helper, spells_query) {
-                (None, spells) => ((None, spells), (None, submitted_query)),
-                (Some(_), Some(spells)) => ((Some(spells), None), (None, submitted_query)),
-                (Some(_), None) => ((None, None), (submitted_query, None)),
-            };
+        // Over all missions, the spells come from the rollup by day when it is up to date.
+        let days = stages.is_some() && window.mission.is_none() && spell_days_current(self).await?;
+        let mut mine = Reads {
+            spells: (stages.is_some() && !days).then(|| spells(window)),
+            submitted: Some(submitted(window, grouping)),
+            spell_days: days,
+        };
+        // The helper takes the stage spells, else the submitted requests and the rollup (a
+        // few milliseconds each): about as long as the closed and open requests here.
+        let mut theirs = Reads::default();
+        if helper.is_some() {
+            if mine.spells.is_some() {
+                theirs.spells = mine.spells.take();
+            } else {
+                theirs.submitted = mine.submitted.take();
+                theirs.spell_days = std::mem::take(&mut mine.spell_days);
+            }
+        }
         let beside = async {
             match helper {
-                Some((helper, snapshot)) => {
-                    in_snapshot(helper, &snapshot, helper_spells, helper_submitted).await
-                }
-                None => Ok((None, None)),
+                Some((helper, snapshot)) => in_snapshot(helper, &snapshot, window, theirs).await,
+                None => Ok(Loaded::default()),
             }
         };
         let conn: &Conn = self;
-        let ((beside_spells, beside_submitted), spells, submitted, closed, open, slots, appointments) = tokio::try_join!(
+        let (beside, spells, submitted, closed, open, slots, appointments) = tokio::try_join!(
             beside,
-            load_some::<SpellsRow>(conn, spells_query),
-            load_some::<SubmittedRow>(conn, submitted_query),
+            load_some::<SpellsRow>(conn, mine.spells),
+            load_some::<SubmittedRow>(conn, mine.submitted),
             load_some::<ClosedRow>(conn, Some(closed(window, grouping))),
             load_some::<OpenRow>(conn, Some(open(window, grouping))),
             load_some::<SlotsRow>(conn, seats.is_some().then(|| slots(window))),
             load_some::<AppointmentsRow>(conn, seats.is_some().then(|| appointments(window))),
         )?;
+        let spell_days = match mine.spell_days {
+            true => Some(spell_days(self, window).await?),
+            false => beside.spell_days,
+        };
+        let (spells, submitted) = (beside.spells.or(spells), beside.submitted.or(submitted));
 
         if let Some(fold) = stages.as_mut() {
-            for row in beside_spells.or(spells).unwrap_or_default() {
+            for row in spell_days.unwrap_or_default() {
+                let mut spells = fold.stage(row.service_type_id.0, stage(row.stage)?);
+                for item in SpellItems::parse(&row.spells) {
+                    let (micros, seconds) = item?;
+                    spells.spell_at_micros(micros, seconds);
+                }
+            }
+            for row in spells.unwrap_or_default() {
                 same_length("stage spells", [row.left_at.len(), row.seconds.len()])?;
                 let mut spells = fold.stage(row.service_type_id.0, stage(row.stage)?);
                 for (left_at, seconds) in row.left_at.into_iter().zip(row.seconds) {
@@ -359,7 +417,7 @@ impl AnalyticsReads for Conn {
                 }
             }
         }
-        for row in beside_submitted.or(submitted).unwrap_or_default() {
+        for row in submitted.unwrap_or_default() {
             let status_at_end = row
                 .status_at_end
                 .map(|s| status("request status at the end of the range", &s))

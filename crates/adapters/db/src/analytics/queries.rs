@@ -5,16 +5,18 @@
 
 use super::{Conn, requests};
 use crate::analytics::{
-    AnalyticsReads, Folds, Grouping, RequestFold, SeatFold, SpellChange, SpellRow, StageFold, Window,
-    request_stage_spells,
+    AnalyticsReads, Folds, Grouping, RequestFold, SPELL_DAYS, SeatFold, SpellChange, SpellDayKey,
+    SpellDayRow, SpellItems, SpellRow, StageFold, Window, analytics_rollups, request_stage_spells,
+    stage_spell_days,
 };
 use crate::error::Failure;
-use crate::shared::sql_types::DbUuid;
+use crate::shared::sql_types::{DbDate, DbUuid};
 use consular_domain::analytics::StageSpell;
 use consular_domain::{RequestId, ServiceRequest, ServiceType, StaffMember};
 use consular_ports::{AnalyticsQuery, MissionScope, OverviewFigures, RequestGroup, ServiceFigures};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use time::OffsetDateTime;
 
 pub(crate) async fn overview(
     conn: &mut Conn,
@@ -89,13 +91,13 @@ pub(crate) async fn staff_members(
 
 // ------------------------------------------------------------------ the spell projection
 
-/// Stores `rows`, inside the caller's transaction: a write adds a spell or two, one
-/// statement each (as `write_meta::store`).
+/// Stores `rows` and appends them to the rollup by day, inside the caller's transaction:
+/// a write adds a spell or two, one statement each (as `write_meta::store`).
 pub(crate) async fn insert_spells(conn: &mut Conn, rows: &[SpellRow]) -> Result<(), Failure> {
     for row in rows {
-        diesel::insert_into(request_stage_spells::table).values(row).execute(conn).await?;
+        diesel::insert_into(request_stage_spells::table).values(row).execute(&mut *conn).await?;
     }
-    Ok(())
+    append_spell_days(conn, rows).await
 }
 
 /// After a history entry that may end a spell was appended to `request`'s history, inside
@@ -114,13 +116,132 @@ pub(crate) async fn record_spells(conn: &mut Conn, request: &ServiceRequest) -> 
     match SpellChange::of(request, &history, &stored)? {
         SpellChange::Append(rows) => insert_spells(conn, &rows).await,
         SpellChange::Replace(rows) => {
-            diesel::delete(request_stage_spells::table.filter(of_request)).execute(conn).await?;
+            diesel::delete(request_stage_spells::table.filter(of_request)).execute(&mut *conn).await?;
+            remove_spell_days(conn, &stored).await?;
             insert_spells(conn, &rows).await
         }
     }
 }
 
-/// Replaces the projection with what the migration's statement computes from the history.
+// ------------------------------------------------------------------ the rollup by day
+
+/// Appends `spells` to their rows of `stage_spell_days` (inside the transaction that
+/// stores them in `request_stage_spells`): one upsert per row, in key order; the upsert
+/// locks the row and appends to what it holds then, so concurrent appends never lose one.
+async fn append_spell_days(conn: &mut Conn, spells: &[SpellRow]) -> Result<(), Failure> {
+    use diesel::upsert::excluded;
+    use stage_spell_days::dsl;
+    for ((day, service_type, stage), items) in SpellItems::by_day(spells) {
+        diesel::insert_into(dsl::stage_spell_days)
+            .values((
+                dsl::day.eq(DbDate(day)),
+                dsl::service_type_id.eq(DbUuid(service_type)),
+                dsl::stage.eq(stage),
+                dsl::spells.eq(items.join(",")),
+            ))
+            .on_conflict((dsl::day, dsl::service_type_id, dsl::stage))
+            .do_update()
+            .set(dsl::spells.eq(dsl::spells.concat(",").concat(excluded(dsl::spells))))
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Removes `spells` (one item each) from their rows of `stage_spell_days`, in key order:
+/// each row is locked first (an update that changes nothing), then read and written back,
+/// so that no append is lost in between.
+async fn remove_spell_days(conn: &mut Conn, spells: &[SpellRow]) -> Result<(), Failure> {
+    use stage_spell_days::dsl;
+    for ((day, service_type, stage), items) in SpellItems::by_day(spells) {
+        let row = dsl::stage_spell_days.find((DbDate(day), DbUuid(service_type), stage));
+        diesel::update(row).set(dsl::spells.eq(dsl::spells)).execute(conn).await?;
+        let Some(stored) = row.select(dsl::spells).first::<String>(conn).await.optional()? else {
+            continue;
+        };
+        let kept = SpellItems::without(&stored, &items);
+        if kept.is_empty() {
+            diesel::delete(row).execute(conn).await?;
+        } else {
+            diesel::update(row).set(dsl::spells.eq(kept)).execute(conn).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Marks `stage_spell_days` out of date, inside a write transaction that stores spells
+/// without it (the demo data set's batches).
+pub(crate) async fn mark_spell_days_dirty(conn: &mut Conn) -> Result<(), Failure> {
+    diesel::update(analytics_rollups::table.find(SPELL_DAYS))
+        .set(analytics_rollups::dirty.eq(true))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Rebuilds `stage_spell_days` from `request_stage_spells` with the migration's statement
+/// and marks it up to date, in one transaction that concurrent appends wait for.
+pub(crate) async fn rebuild_spell_days(conn: &mut Conn) -> Result<u64, Failure> {
+    write_tx!(conn, async |conn: &mut Conn| -> Result<u64, Failure> {
+        conn.lock_spell_days().await?;
+        diesel::delete(stage_spell_days::table).execute(conn).await?;
+        let rows = diesel::sql_query(<Conn as AnalyticsReads>::REBUILD_SPELL_DAYS).execute(conn).await?;
+        diesel::update(analytics_rollups::table.find(SPELL_DAYS))
+            .set(analytics_rollups::dirty.eq(false))
+            .execute(conn)
+            .await?;
+        Ok(u64::try_from(rows).unwrap_or_default())
+    })
+    .await
+}
+
+/// Whether `stage_spell_days` is up to date (not marked dirty), in the caller's snapshot.
+pub(crate) async fn spell_days_current(conn: &mut Conn) -> Result<bool, Failure> {
+    let dirty: Option<bool> = analytics_rollups::table
+        .find(SPELL_DAYS)
+        .select(analytics_rollups::dirty)
+        .first(conn)
+        .await
+        .optional()?;
+    Ok(dirty == Some(false))
+}
+
+/// The rows of `stage_spell_days` that may hold spells of `window`: the UTC days from its
+/// start's to its end's, of its service type if it has one (read when
+/// [`spell_days_current`]).
+pub(crate) async fn spell_days(conn: &mut Conn, window: &Window) -> Result<Vec<SpellDayRow>, Failure> {
+    use stage_spell_days::dsl;
+    let utc_day = |instant: OffsetDateTime| DbDate(instant.to_offset(time::UtcOffset::UTC).date());
+    let mut query = dsl::stage_spell_days
+        .filter(dsl::day.ge(utc_day(window.start)).and(dsl::day.le(utc_day(window.end))))
+        .select(SpellDayRow::as_select())
+        .into_boxed();
+    if let Some(service_type) = window.service_type {
+        query = query.filter(dsl::service_type_id.eq(DbUuid(service_type.0)));
+    }
+    Ok(query.load(conn).await?)
+}
+
+/// Every row of `stage_spell_days`, by key: (day, service type, stage, items sorted); for
+/// tests, which compare it with a rebuild.
+pub(crate) async fn stored_spell_days(conn: &mut Conn) -> Result<Vec<(SpellDayKey, Vec<String>)>, Failure> {
+    let rows: Vec<SpellDayRow> = stage_spell_days::table
+        .order((stage_spell_days::day, stage_spell_days::service_type_id, stage_spell_days::stage))
+        .select(SpellDayRow::as_select())
+        .load(conn)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            let mut items: Vec<String> = row.spells.split(',').map(str::to_owned).collect();
+            items.sort();
+            ((row.day.0, row.service_type_id.0, row.stage), items)
+        })
+        .collect())
+}
+
+/// Replaces the projection with what the migration's statement computes from the history
+/// (the rollup by day is left as it is: [`rebuild_spell_days`] follows it).
 pub(crate) async fn recompute_stage_spells(conn: &mut Conn) -> Result<u64, Failure> {
     write_tx!(conn, async |conn: &mut Conn| -> Result<u64, Failure> {
         diesel::delete(request_stage_spells::table).execute(conn).await?;

@@ -7,10 +7,11 @@
 
 use super::fold::{Folds, RequestFold, SeatFold, StageFold, Window};
 use super::statement::{Statement, status_at_end};
-use super::{AnalyticsReads, appointment_status, count, stage, status};
+use super::{AnalyticsReads, SpellItems, appointment_status, count, stage, status};
 use crate::error::Failure;
 use crate::requests::OPEN;
 use crate::shared::sql_types::{DbTime, DbUuid, PortableTimestamp, PortableUuid};
+use crate::sqlite::queries::analytics::{spell_days, spell_days_current};
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel::sqlite::Sqlite;
@@ -174,7 +175,19 @@ async fn requests(conn: &mut Conn, window: &Window, fold: &mut RequestFold<'_>) 
     Ok(())
 }
 
+/// The stage spells that ended in the range: from the rollup by day over all missions when
+/// it is up to date, else from the projection.
 async fn stage_spells(conn: &mut Conn, window: &Window, fold: &mut StageFold<'_>) -> Result<(), Failure> {
+    if window.mission.is_none() && spell_days_current(conn).await? {
+        for row in spell_days(conn, window).await? {
+            let mut spells = fold.stage(row.service_type_id.0, stage(row.stage)?);
+            for item in SpellItems::parse(&row.spells) {
+                let (micros, seconds) = item?;
+                spells.spell_at_micros(micros, seconds);
+            }
+        }
+        return Ok(());
+    }
     let mut statement = Statement::<Sqlite>::new(&[window.start, window.end]);
     let scope = statement.scope(window, "request_stage_spells", true);
     let sql = format!(
@@ -218,8 +231,21 @@ async fn seats(conn: &mut Conn, window: &Window, fold: &mut SeatFold<'_>) -> Res
     Ok(())
 }
 
+/// The migration `000011`'s rebuild of `stage_spell_days`, on SQLite.
+pub(super) const REBUILD_SPELL_DAYS: &str = "INSERT INTO stage_spell_days (day, service_type_id, stage, spells)
+SELECT substr(left_at, 1, 10), service_type_id, stage,
+    group_concat(CAST(CAST(strftime('%s', substr(left_at, 1, 19)) AS INTEGER) * 1000000 + CAST(substr(left_at, 21, 6) AS INTEGER) AS TEXT) || ':' || CAST(seconds AS TEXT), ',')
+FROM request_stage_spells
+GROUP BY 1, 2, 3;";
+
 impl AnalyticsReads for Conn {
     const BACKFILL_STAGE_SPELLS: &'static str = BACKFILL_STAGE_SPELLS;
+    const REBUILD_SPELL_DAYS: &'static str = REBUILD_SPELL_DAYS;
+
+    /// SQLite runs one write transaction at a time: nothing to lock.
+    async fn lock_spell_days(&mut self) -> Result<(), Failure> {
+        Ok(())
+    }
 
     async fn read(
         &mut self,

@@ -16,6 +16,52 @@ fn the_backfill_is_the_migrations_statement() {
     assert!(sqlite.contains(sqlite::BACKFILL_STAGE_SPELLS));
 }
 
+/// Both trees' migration `000011` runs the statement `rebuild_spell_days` runs.
+#[test]
+fn the_rollup_rebuild_is_the_migrations_statement() {
+    let postgres =
+        include_str!("../../../../../migrations/postgres/2026-11-24-000011_stage_spell_days/up.sql");
+    let sqlite = include_str!("../../../../../migrations/sqlite/2026-11-24-000011_stage_spell_days/up.sql");
+    assert!(postgres.contains(pg::REBUILD_SPELL_DAYS));
+    assert!(sqlite.contains(sqlite::REBUILD_SPELL_DAYS));
+}
+
+#[test]
+fn spell_items_are_parsed_and_removed_one_occurrence_at_a_time() {
+    let items = "1772355600000000:60,1772355600000000:60,-5:0,1772359200123456:3600";
+    let parsed: Vec<(i64, i64)> = SpellItems::parse(items).collect::<Result<_, _>>().unwrap();
+    assert_eq!(
+        parsed,
+        [(1_772_355_600_000_000, 60), (1_772_355_600_000_000, 60), (-5, 0), (1_772_359_200_123_456, 3600)]
+    );
+    assert_eq!(SpellItems::parse("").count(), 0);
+    let extremes = format!("{}:{}", i64::MIN, i64::MAX);
+    assert_eq!(SpellItems::parse(&extremes).collect::<Result<Vec<_>, _>>().unwrap(), [(i64::MIN, i64::MAX)]);
+    for bad in ["12", "a:1", "1:", "1:2:3", ":1", "-:1", "1:2,,3:4", "1 :2", "9223372036854775808:0"] {
+        assert!(SpellItems::parse(bad).any(|item| item.is_err()), "{bad}");
+    }
+    let removed = ["1772355600000000:60".to_owned(), "-5:0".to_owned(), "9:9".to_owned()];
+    assert_eq!(SpellItems::without(items, &removed), "1772355600000000:60,1772359200123456:3600");
+    assert_eq!(SpellItems::without("-5:0", &removed), "");
+}
+
+#[test]
+fn a_spell_goes_to_the_utc_day_it_ended_in() {
+    let spell = SpellRow {
+        request_id: DbUuid(uuid::Uuid::nil()),
+        ordinal: 0,
+        mission_id: DbUuid(uuid::Uuid::nil()),
+        service_type_id: DbUuid(uuid::Uuid::max()),
+        stage: 2,
+        entered_at: DbTime(datetime!(2026-03-01 23:00 -02:00)),
+        left_at: DbTime(datetime!(2026-03-01 23:30:00.000_001_999 -02:00)),
+        seconds: 1800,
+    };
+    let ((day, service_type, stage), item) = SpellItems::of(&spell);
+    assert_eq!((day, service_type, stage), (time::macros::date!(2026 - 03 - 02), uuid::Uuid::max(), 2));
+    assert_eq!(item, "1772415000000001:1800");
+}
+
 fn entry(minutes: i64, to_status: RequestStatus, from_stage: Option<usize>, to_stage: usize) -> HistoryEntry {
     HistoryEntry {
         at: T0 + time::Duration::minutes(minutes),

@@ -28,6 +28,7 @@ repository! {
         fn insert_reference(missions: &[Mission], service_types: &[ServiceType], staff: &[StaffMember]);
         fn insert_citizens(citizens: &[Citizen]);
         fn insert_requests(requests: &[SeededRequest]);
+        fn finish_requests();
     }
 }
 

@@ -1,6 +1,6 @@
 //! The demo data set's writes: each call one transaction, rows converted by their areas.
 
-use super::Conn;
+use super::{Conn, analytics};
 use crate::analytics::SpellRow;
 use crate::citizens::CitizenRow;
 use crate::demo::BulkInsert;
@@ -56,7 +56,16 @@ pub(crate) async fn insert_requests(conn: &mut Conn, requests: &[SeededRequest])
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         conn.insert_requests(&rows).await?;
         conn.insert_history(&history).await?;
-        conn.insert_spells(&spells).await
+        conn.insert_spells(&spells).await?;
+        // Millions of spells over every day of the period: appending each batch to the
+        // rollup by day would rewrite each of its rows hundreds of times; it is rebuilt
+        // once, by `finish_requests`, and not read until then.
+        analytics::mark_spell_days_dirty(conn).await
     })
     .await
+}
+
+/// After the last batch: the rollup of the spells by day, rebuilt from them.
+pub(crate) async fn finish_requests(conn: &mut Conn) -> Result<(), Failure> {
+    analytics::rebuild_spell_days(conn).await.map(|_| ())
 }
