@@ -33,10 +33,11 @@ pub struct AnalyticsQuery {
     pub missions: MissionScope,
     /// Only requests (and spells) of this service type; appointments ignore it.
     pub service_type: Option<ServiceTypeId>,
-    /// The buckets' boundaries: `n + 1` strictly ascending instants, bucket `i` being
+    /// The buckets' boundaries: `n + 1` instants in ascending order, bucket `i` being
     /// `[boundaries[i], boundaries[i + 1])`. The use case clips them to `now` (the last
     /// bucket of a range ending today ends at `now`), so the last boundary is the instant
-    /// `E` the statuses of `by_status` are taken at.
+    /// `E` the statuses of `by_status` are taken at; a call at the very instant a bucket
+    /// starts clips that bucket to nothing (two equal boundaries: an empty bucket).
     pub boundaries: Vec<OffsetDateTime>,
     /// The instant of the call: what the figures marked "now" are taken at.
     pub now: OffsetDateTime,

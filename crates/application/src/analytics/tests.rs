@@ -183,6 +183,17 @@ async fn a_mission_view_is_bucketed_in_its_zone_up_to_now_and_its_backlog_carrie
     assert_eq!(overview.series[1].appointments.utilisation, None, "no open slot: null");
 }
 
+/// An overview with nothing in any bucket of `query`.
+fn empty_overview(query: &AnalyticsQuery) -> OverviewFigures {
+    OverviewFigures {
+        requests: RequestGroup {
+            buckets: vec![RequestCounts::default(); query.bucket_count()],
+            ..RequestGroup::default()
+        },
+        appointments: vec![SeatCounts::default(); query.bucket_count()],
+    }
+}
+
 #[tokio::test]
 async fn the_global_view_is_in_utc_and_defaults_to_the_last_30_days() {
     let mut analytics = MockAnalyticsRepository::new();
@@ -194,15 +205,7 @@ async fn the_global_view_is_in_utc_and_defaults_to_the_last_30_days() {
                 && query.boundaries[0] == datetime!(2026-10-26 00:00 UTC)
                 && query.boundaries[30] == NOW
         })
-        .returning(|query| {
-            Ok(OverviewFigures {
-                requests: RequestGroup {
-                    buckets: vec![RequestCounts::default(); query.bucket_count()],
-                    ..RequestGroup::default()
-                },
-                appointments: vec![SeatCounts::default(); query.bucket_count()],
-            })
-        });
+        .returning(|query| Ok(empty_overview(query)));
     let overview = service(analytics, MockMissionRepository::new())
         .overview(&admin_with("admin", None), ViewRequest::default())
         .await
@@ -210,6 +213,34 @@ async fn the_global_view_is_in_utc_and_defaults_to_the_last_30_days() {
     assert_eq!(overview.scope.timezone, "UTC");
     assert_eq!(overview.series.len(), 30);
     assert_eq!(overview.totals.processing_median_seconds, None);
+}
+
+/// A call at the very instant today starts: today's bucket is clipped to nothing, and
+/// is still in the series (with no figure).
+#[tokio::test]
+async fn a_call_at_midnight_ends_on_an_empty_bucket() {
+    const MIDNIGHT: OffsetDateTime = datetime!(2026-11-24 00:00 UTC);
+    let mut clock = MockClock::new();
+    clock.expect_now().return_const(MIDNIGHT);
+    let mut analytics = MockAnalyticsRepository::new();
+    analytics
+        .expect_overview()
+        .withf(|query| {
+            query.boundaries.len() == 31
+                && query.boundaries[29] == MIDNIGHT
+                && query.boundaries[30] == MIDNIGHT
+                && query.now == MIDNIGHT
+        })
+        .returning(|query| Ok(empty_overview(query)));
+    let service = AnalyticsService::new(
+        Arc::new(analytics),
+        Arc::new(MockMissionRepository::new()),
+        Arc::new(MockServiceTypeRepository::new()),
+        Arc::new(clock),
+    );
+    let overview = service.overview(&admin_with("admin", None), ViewRequest::default()).await.unwrap();
+    assert_eq!(overview.series.len(), 30);
+    assert_eq!(overview.series.last().map(|p| p.requests.submitted), Some(0));
 }
 
 #[tokio::test]

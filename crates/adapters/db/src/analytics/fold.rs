@@ -37,15 +37,17 @@ pub(crate) struct Window {
 }
 
 impl Window {
-    /// The window of `query`, whose boundaries must be strictly ascending (at least one:
-    /// a single boundary is an empty range with no bucket).
+    /// The window of `query`, whose boundaries must not descend (at least one: a single
+    /// boundary is an empty range with no bucket). Two equal boundaries make an empty
+    /// bucket, which no instant is in: the use case clips the last boundary to now, so a
+    /// call at the very instant a day starts ends on a bucket of no length.
     pub(crate) fn of(query: &AnalyticsQuery) -> Result<Window, Failure> {
         let invalid = |why: &str| Failure::Outcome(RepoError::Other(format!("analytics query: {why}")));
         let (Some(&start), Some(&end)) = (query.boundaries.first(), query.boundaries.last()) else {
             return Err(invalid("no bucket boundary"));
         };
-        if query.boundaries.windows(2).any(|pair| matches!(pair, [a, b] if a >= b)) {
-            return Err(invalid("the bucket boundaries are not strictly ascending"));
+        if query.boundaries.windows(2).any(|pair| matches!(pair, [a, b] if a > b)) {
+            return Err(invalid("the bucket boundaries descend"));
         }
         Ok(Window {
             boundaries: query.boundaries.iter().map(|b| b.unix_timestamp_nanos()).collect(),
@@ -398,14 +400,40 @@ mod tests {
     }
 
     #[test]
-    fn boundaries_must_ascend_strictly() {
+    fn boundaries_must_not_descend() {
         let mut query =
             AnalyticsQuery { missions: MissionScope::All, service_type: None, boundaries: vec![], now: T0 };
         assert!(Window::of(&query).is_err());
-        query.boundaries = vec![T0, T0];
+        query.boundaries = vec![T0, T0 - Duration::nanoseconds(1)];
         assert!(Window::of(&query).is_err());
         query.boundaries = vec![T0];
         assert_eq!(Window::of(&query).unwrap().len(), 0);
+        query.boundaries = vec![T0, T0];
+        assert_eq!(Window::of(&query).unwrap().len(), 1);
+    }
+
+    /// A call at the instant a day starts: the last bucket, clipped to now, has no length
+    /// and nothing is in it; an instant at its boundary is after the range.
+    #[test]
+    fn an_empty_last_bucket_holds_nothing() {
+        let end = T0 + Duration::days(1);
+        let query = AnalyticsQuery {
+            missions: MissionScope::All,
+            service_type: None,
+            boundaries: vec![T0, end, end],
+            now: end,
+        };
+        let window = Window::of(&query).unwrap();
+        assert_eq!(window.len(), 2);
+        assert_eq!(window.bucket(T0), Some(0));
+        assert_eq!(window.bucket(end - Duration::nanoseconds(1)), Some(0));
+        assert_eq!(window.bucket(end), None);
+        let mut fold = RequestFold::new(&window, Grouping::Overview);
+        fold.group((None, None)).submitted(end - Duration::seconds(1), Some(Submitted));
+        fold.group((None, None)).submitted(end, Some(Submitted));
+        let groups = fold.finish();
+        assert_eq!(groups[0].buckets.iter().map(|b| b.submitted).collect::<Vec<_>>(), [1, 0]);
+        assert_eq!(groups[0].range.submitted, 1);
     }
 
     /// `Window::bucket` is the domain's `bucket_index`, at and around every boundary of
