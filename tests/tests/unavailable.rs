@@ -103,3 +103,41 @@ async fn an_exhausted_pool_is_a_503_not_a_hang() {
     })
     .await;
 }
+
+/// Connections PostgreSQL closes under the pool (`pg_terminate_backend`, as an
+/// administrator, a restart or a failover does) are seen closed when they close, not when a
+/// request is handed one: the pool checks each connection it hands out without a round
+/// trip (`RecyclingMethod::Fast`: the transaction state and whether the connection is
+/// closed), and every request after the cut gets a live connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_closed_under_the_pool_are_never_handed_out() {
+    let app = TestApp::spawn_with(Backend::Postgres, |s| {
+        s.db_max_connections = 4;
+    })
+    .await;
+    let token = app.admin_token().await;
+    // Several requests at once, so that the pool opens several connections.
+    let burst = futures_util::future::join_all((0..8).map(|_| app.get("/api/v1/missions", &token))).await;
+    assert!(burst.iter().all(|r| r.status() == 200));
+
+    let (name, admin) = split(&app.settings.database_url);
+    let sql = format!(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+         WHERE datname = '{name}' AND pid <> pg_backend_pid();"
+    );
+    let cut = Command::new("psql")
+        .args([admin.as_str(), "-v", "ON_ERROR_STOP=1", "-At", "-c", &sql])
+        .output()
+        .unwrap();
+    assert!(cut.status.success(), "{}", String::from_utf8_lossy(&cut.stderr));
+    let terminated: u32 = String::from_utf8_lossy(&cut.stdout).trim().parse().unwrap();
+    assert!(terminated >= 2, "the pool's connections were cut ({terminated})");
+    let statuses = {
+        let mut statuses = Vec::new();
+        for _ in 0..12 {
+            statuses.push(app.get("/api/v1/missions", &token).await.status().as_u16());
+        }
+        statuses
+    };
+    assert!(statuses.iter().all(|s| *s == 200), "after the cut: {statuses:?}");
+}

@@ -248,7 +248,12 @@ fn build_pool<M: deadpool::managed::Manager>(
 fn postgres_pool(url: &str, config: &DbConfig) -> Result<Pool<AsyncPgConnection>, DbError> {
     let setup: Arc<str> = format!("SET statement_timeout = {}", config.statement_timeout.as_millis()).into();
     let mut manager_config = ManagerConfig::<AsyncPgConnection>::default();
-    manager_config.recycling_method = RecyclingMethod::Verified;
+    // No round trip per checkout: a pooled connection is checked by its state only (a
+    // transaction left open, or the connection closed, which tokio-postgres notices as soon
+    // as PostgreSQL ends it: a terminated backend, a restart). `Verified` sent `SELECT 1`
+    // first, a second round trip per request for the same guarantee (docs/benchmarks.md
+    // measures both; tests/tests/unavailable.rs cuts the pool's connections under it).
+    manager_config.recycling_method = RecyclingMethod::Fast;
     manager_config.custom_setup = Box::new(move |url: &str| postgres_connection(url, Arc::clone(&setup)));
     let manager = AsyncDieselConnectionManager::new_with_config(url, manager_config);
     build_pool(manager, config.max_connections.max(1), config)

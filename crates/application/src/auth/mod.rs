@@ -5,6 +5,7 @@ pub mod keys;
 pub mod revocation;
 pub mod secrets;
 pub mod tokens;
+mod verified;
 
 pub use keys::KeySet;
 pub use revocation::RevocationCache;

@@ -1,6 +1,7 @@
 //! Issuing, refreshing, revoking and checking tokens (docs/architecture.md, "Tokens without
 //! a database round trip").
 
+use super::verified::{Verified, VerifiedTokens};
 use super::{KeySet, RevocationCache, secrets};
 use consular_domain::{ApiClient, ClientId, MissionId, Principal, ScopeSet, Subject};
 use consular_ports::{
@@ -107,6 +108,7 @@ pub struct TokenService {
     revocations: Arc<RevocationCache>,
     config: TokenConfig,
     validation: Validation,
+    verified: VerifiedTokens,
 }
 
 fn requested_scopes(requested: Option<&str>, allowed: ScopeSet) -> Result<ScopeSet, OAuthError> {
@@ -134,7 +136,8 @@ impl TokenService {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub", "nbf"]);
         validation.validate_nbf = true;
         validation.leeway = config.leeway_secs.min(30);
-        TokenService { clients, tokens, clock, keys, revocations, config, validation }
+        let verified = VerifiedTokens::new(validation.leeway);
+        TokenService { clients, tokens, clock, keys, revocations, config, validation, verified }
     }
 
     pub fn keys(&self) -> &KeySet {
@@ -300,16 +303,19 @@ impl TokenService {
         Ok(true)
     }
 
-    /// The bearer check of every authenticated request.
+    /// The bearer check of every authenticated request: the signature and claims of a
+    /// token this node has not checked yet (then remembered, see [`VerifiedTokens`]), its
+    /// expiry, and whether it has been revoked, every time.
     pub async fn authenticate_bearer(&self, token: &str) -> Result<Principal, BearerError> {
-        let claims = self.verify_signature(token)?;
-        let invalid = || BearerError::Invalid("the token's claims are malformed");
-        let subject: Subject = claims.sub.parse().map_err(|_| invalid())?;
-        let client_id: ClientId = claims.client_id.parse().map_err(|_| invalid())?;
-        let jti: Uuid = claims.jti.parse().map_err(|_| invalid())?;
-        let scopes = ScopeSet::parse(&claims.scope).map_err(|_| invalid())?;
-        let mission =
-            claims.mission.as_deref().map(str::parse::<MissionId>).transpose().map_err(|_| invalid())?;
+        let Verified { principal, jti, .. } = match self.verified.get(token) {
+            Some(verified) => verified,
+            None => {
+                let verified = self.verify(token)?;
+                self.verified.insert(token, verified.clone());
+                verified
+            }
+        };
+        let client_id = principal.client_id;
         let revoked = match self.revocations.check(jti, client_id, self.clock.now()) {
             Some(revoked) => revoked,
             None => self
@@ -321,7 +327,20 @@ impl TokenService {
         if revoked {
             return Err(BearerError::Invalid("the token has been revoked"));
         }
-        Ok(Principal { subject, client_id, mission, scopes })
+        Ok(principal)
+    }
+
+    /// The signature and claims of `token`, checked.
+    fn verify(&self, token: &str) -> Result<Verified, BearerError> {
+        let claims = self.verify_signature(token)?;
+        let invalid = || BearerError::Invalid("the token's claims are malformed");
+        let subject: Subject = claims.sub.parse().map_err(|_| invalid())?;
+        let client_id: ClientId = claims.client_id.parse().map_err(|_| invalid())?;
+        let jti: Uuid = claims.jti.parse().map_err(|_| invalid())?;
+        let scopes = ScopeSet::parse(&claims.scope).map_err(|_| invalid())?;
+        let mission =
+            claims.mission.as_deref().map(str::parse::<MissionId>).transpose().map_err(|_| invalid())?;
+        Ok(Verified { principal: Principal { subject, client_id, mission, scopes }, jti, exp: claims.exp })
     }
 
     fn verify_signature(&self, token: &str) -> Result<Claims, BearerError> {
@@ -526,9 +545,12 @@ mod tests {
 
     #[tokio::test]
     async fn tampered_and_foreign_tokens_are_refused() {
+        use base64::Engine;
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
         let c = client(ClientStatus::Active);
         let mut tokens = MockTokenRepository::new();
         tokens.expect_insert_refresh().returning(|_| Ok(()));
+        tokens.expect_is_revoked().returning(|_, _| Ok(false));
         let svc = service(clients_with(c.clone()), tokens);
         let issued = svc.client_credentials(&credentials(&c, SECRET), None).await.unwrap();
         let other = service(clients_with(c.clone()), MockTokenRepository::new());
@@ -536,7 +558,14 @@ mod tests {
             other.authenticate_bearer(&issued.access_token).await,
             Err(BearerError::Invalid(_))
         ));
+        // Verified once (and remembered): other claims under its signature are still
+        // checked, and refused.
+        assert!(svc.authenticate_bearer(&issued.access_token).await.is_ok());
         let mut parts: Vec<&str> = issued.access_token.split('.').collect();
+        let forged_claims =
+            URL_SAFE_NO_PAD.encode(br#"{"sub":"admin:00000000-0000-0000-0000-000000000000"}"#);
+        let forged = [parts[0], forged_claims.as_str(), parts[2]].join(".");
+        assert!(matches!(svc.authenticate_bearer(&forged).await, Err(BearerError::Invalid(_))));
         parts[2] = "AAAA";
         assert!(matches!(svc.authenticate_bearer(&parts.join(".")).await, Err(BearerError::Invalid(_))));
         assert!(matches!(svc.authenticate_bearer("garbage").await, Err(BearerError::Invalid(_))));
