@@ -14,8 +14,10 @@
 //!    statement with `pgbench -M prepared` (bind parameters, as diesel-async sends it).
 //!    CPU time is split per request from `/proc`: server threads, load generator,
 //!    PostgreSQL backends, pgbench, interrupts and the machine's other processes (noise).
-//! 4. Calibration: `/health/live` (HTTP alone), `limit=1` (cost per row), pgbench with a
-//!    generic plan and with the pool's `SELECT $1` check, JSON encoding of one page.
+//! 4. Calibration: `/health/live` (HTTP alone), a request that only authenticates (a
+//!    staff token refused an admin view: the bearer check and a 403, no database),
+//!    `limit=1` (cost per row), pgbench with a generic plan and with the `SELECT $1` check
+//!    the pool used to make, JSON encoding of one page.
 //! 5. Prints the summary table; exits non-zero on any error.
 //!
 //! Knobs (environment): `BENCH_SECONDS` (measured seconds per run, default 10),
@@ -64,7 +66,7 @@ async fn run() -> Result<()> {
         for scenario in &scenarios {
             results.push(measure(&app, &url, scenario, warmup, seconds).await?);
         }
-        let calibration = calibrate(&app, &url, &scenarios[0], (seconds * 3 / 10).max(3)).await?;
+        let calibration = calibrate(&app, &url, &scenarios[0], &seeded, (seconds * 3 / 10).max(3)).await?;
         print_table(&results, &calibration, seconds, warmup, rows);
         Ok(())
     }
@@ -382,13 +384,24 @@ async fn check_page(app: &TestApp, scenario: &Scenario) -> Result<usize> {
 /// `clients()` keep-alive clients sending `GET path` (with `token`) back to back for
 /// `duration`; any failure or non-200 ends the run with an error.
 async fn load_get(app: &TestApp, path: &str, token: &str, duration: Duration) -> Result<HttpRun> {
+    load_get_expecting(app, path, token, 200, duration).await
+}
+
+/// [`load_get`], every answer having `status`.
+async fn load_get_expecting(
+    app: &TestApp,
+    path: &str,
+    token: &str,
+    status: u16,
+    duration: Duration,
+) -> Result<HttpRun> {
     let url = app.url(path);
     let token = token.to_owned();
     let make: MakeRequest = Arc::new(move |http: &reqwest::Client, _| {
         let request = http.get(&url);
         Ok(if token.is_empty() { request } else { request.bearer_auth(&token) })
     });
-    load(clients(), &make, &Arc::new(AtomicUsize::new(0)), 200, duration).await
+    load(clients(), &make, &Arc::new(AtomicUsize::new(0)), status, duration).await
 }
 
 // ---------------------------------------------------------------- the same SQL, the same plan
@@ -546,6 +559,9 @@ struct Calibration {
     seconds: u64,
     scenario: String,
     floor: HttpRun,
+    /// A request that only authenticates: a staff token asking for an admin view, refused
+    /// (403) by the policy before anything is read.
+    authenticated: HttpRun,
     /// The first scenario with `limit=1`: the same work with 2 rows instead of 21.
     one_row: HttpRun,
     pool_check: DbRun,
@@ -556,7 +572,13 @@ struct Calibration {
     page_bytes: usize,
 }
 
-async fn calibrate(app: &TestApp, url: &str, scenario: &Scenario, seconds: u64) -> Result<Calibration> {
+async fn calibrate(
+    app: &TestApp,
+    url: &str,
+    scenario: &Scenario,
+    seeded: &Seeded,
+    seconds: u64,
+) -> Result<Calibration> {
     println!("\n== calibration");
     load_get(app, "/health/live", "", Duration::from_secs(1)).await?;
     let floor = load_get(app, "/health/live", "", Duration::from_secs(seconds)).await?;
@@ -565,6 +587,15 @@ async fn calibrate(app: &TestApp, url: &str, scenario: &Scenario, seconds: u64) 
         floor.per_second, floor.p50_ms, floor.p99_ms
     );
     println!("          CPU: {}", floor.cpu.per_unit(floor.requests as f64, "request"));
+    let staff = app.principal_by(&seeded.admin_token, &["staff"], Some(&seeded.mission_id)).await.token;
+    let overview = "/api/v1/analytics/overview";
+    load_get_expecting(app, overview, &staff, 403, Duration::from_secs(1)).await?;
+    let authenticated = load_get_expecting(app, overview, &staff, 403, Duration::from_secs(seconds)).await?;
+    println!(
+        "   HTTP   {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  GET {overview} as staff (bearer check, 403, no database)",
+        authenticated.per_second, authenticated.p50_ms, authenticated.p99_ms
+    );
+    println!("          CPU: {}", authenticated.cpu.per_unit(authenticated.requests as f64, "request"));
     let one_row = scenario.path.replace("limit=20", "limit=1");
     load_get(app, &one_row, &scenario.token, Duration::from_secs(1)).await?;
     let one_row = load_get(app, &one_row, &scenario.token, Duration::from_secs(seconds)).await?;
@@ -596,6 +627,7 @@ async fn calibrate(app: &TestApp, url: &str, scenario: &Scenario, seconds: u64) 
         seconds,
         scenario: scenario.name.clone(),
         floor,
+        authenticated,
         one_row,
         pool_check,
         generic,
@@ -694,6 +726,7 @@ fn print_table(results: &[Measured], calibration: &Calibration, seconds: u64, wa
         );
     };
     http_line("GET /health/live (no auth, no database)".to_owned(), floor);
+    http_line("bearer check only (403, no database)".to_owned(), &calibration.authenticated);
     http_line(format!("{}, limit=1 (2 rows)", calibration.scenario), one_row);
     let mut db_line = |label: String, run: &DbRun| {
         let _ = writeln!(

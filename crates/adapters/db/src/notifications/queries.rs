@@ -89,7 +89,7 @@ pub(crate) async fn claim_events(conn: &mut Conn, claim: &Claim) -> Result<Vec<O
                 .execute(conn)
                 .await?;
         }
-        Ok(rows.into_iter().map(OutboxEvent::from).collect())
+        rows.into_iter().map(OutboxEvent::try_from).collect()
     })
     .await
 }

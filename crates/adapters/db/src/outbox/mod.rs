@@ -2,6 +2,8 @@
 //! [`Database::outbox_events`](crate::Database::outbox_events). Events are written with
 //! every write's `WriteMeta` (`write_meta/queries.rs`).
 
+use crate::error::Failure;
+use crate::shared::columns::from_json;
 use crate::shared::repository;
 use crate::shared::sql_types::{DbJson, DbTime, DbUuid};
 use consular_ports::OutboxEvent;
@@ -60,20 +62,23 @@ impl From<&OutboxEvent> for OutboxRow {
             id: DbUuid(e.id),
             kind: e.kind.clone(),
             aggregate_id: DbUuid(e.aggregate_id),
-            payload: DbJson(e.payload.clone()),
+            // A `Value` always prints as JSON.
+            payload: DbJson(e.payload.to_string()),
             created_at: DbTime(e.created_at),
         }
     }
 }
 
-impl From<OutboxRow> for OutboxEvent {
-    fn from(row: OutboxRow) -> Self {
-        OutboxEvent {
+impl TryFrom<OutboxRow> for OutboxEvent {
+    type Error = Failure;
+
+    fn try_from(row: OutboxRow) -> Result<Self, Failure> {
+        Ok(OutboxEvent {
             id: row.id.0,
             kind: row.kind,
             aggregate_id: row.aggregate_id.0,
-            payload: row.payload.0,
+            payload: from_json("outbox_events.payload", row.payload)?,
             created_at: row.created_at.0,
-        }
+        })
     }
 }

@@ -27,7 +27,7 @@ pub(crate) async fn outbox_events(
         query = query.filter(outbox_events::id.gt(DbUuid(after)));
     }
     let rows: Vec<OutboxRow> = query.load(conn).await?;
-    Ok(rows.into_iter().map(OutboxEvent::from).collect())
+    rows.into_iter().map(OutboxEvent::try_from).collect()
 }
 
 /// The number of events per `delivered_by` (`None`: not delivered yet), by node name.

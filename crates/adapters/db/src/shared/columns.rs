@@ -17,11 +17,11 @@ pub(crate) fn corrupt(what: &str, error: impl std::fmt::Display) -> Failure {
 // stored shape changes only when the row's module says so.
 
 pub(crate) fn to_json(what: &str, value: &impl Serialize) -> Result<DbJson, Failure> {
-    serde_json::to_value(value).map(DbJson).map_err(|e| corrupt(what, e))
+    serde_json::to_string(value).map(DbJson).map_err(|e| corrupt(what, e))
 }
 
 pub(crate) fn from_json<T: DeserializeOwned>(what: &str, json: DbJson) -> Result<T, Failure> {
-    serde_json::from_value(json.0).map_err(|e| corrupt(what, e))
+    serde_json::from_str(&json.0).map_err(|e| corrupt(what, e))
 }
 
 /// One element of `service_types.stages`, copied into `service_requests.stages` when a
