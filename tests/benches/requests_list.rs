@@ -18,7 +18,9 @@
 //!    staff token refused an admin view: the bearer check and a 403, no database),
 //!    `limit=1` (cost per row), pgbench with a generic plan and with the `SELECT $1` check
 //!    the pool used to make, JSON encoding of one page.
-//! 5. Prints the summary table; exits non-zero on any error.
+//! 5. A concurrency sweep of the first scenario: 8, 64 and 512 keep-alive connections,
+//!    throughput, p50/p99 and the process's resident memory (the server runs in it).
+//! 6. Prints the summary table; exits non-zero on any error.
 //!
 //! Knobs (environment): `BENCH_SECONDS` (measured seconds per run, default 10),
 //! `BENCH_WARMUP_SECONDS` (2), `BENCH_CLIENTS` (8), `BENCH_REQUESTS` (100000).
@@ -67,7 +69,9 @@ async fn run() -> Result<()> {
             results.push(measure(&app, &url, scenario, warmup, seconds).await?);
         }
         let calibration = calibrate(&app, &url, &scenarios[0], &seeded, (seconds * 3 / 10).max(3)).await?;
+        let sweep = sweep(&app, &scenarios[0], (seconds / 2).max(3)).await?;
         print_table(&results, &calibration, seconds, warmup, rows);
+        print_sweep(&scenarios[0], &sweep);
         Ok(())
     }
     .await;
@@ -548,6 +552,63 @@ async fn pgbench(url: &str, scenario: &Scenario, seconds: u64, variant: Variant)
         &[]
     };
     bench::pgbench(url, &format!("{check}{script};\n"), &defines, env, clients(), seconds).await
+}
+
+// ---------------------------------------------------------------------- concurrency sweep
+
+/// The keep-alive connections of the sweep.
+const SWEEP: [usize; 3] = [8, 64, 512];
+
+/// The resident memory of this process (server and load generator: the server runs in
+/// it, so its own is at most this), now and at its peak, in MiB.
+fn rss_mib() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map_or(f64::NAN, |kb| kb / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// The first scenario with 8, 64 and 512 keep-alive connections: throughput, latency and
+/// memory at each (any error or non-200 fails the run, as everywhere).
+async fn sweep(app: &TestApp, scenario: &Scenario, seconds: u64) -> Result<Vec<(HttpRun, (f64, f64))>> {
+    println!("\n== concurrency sweep: {}", scenario.name);
+    let url = app.url(&scenario.path);
+    let token = scenario.token.clone();
+    let make: MakeRequest = Arc::new(move |http: &reqwest::Client, _| Ok(http.get(&url).bearer_auth(&token)));
+    let mut runs = Vec::new();
+    for clients in SWEEP {
+        let run =
+            load(clients, &make, &Arc::new(AtomicUsize::new(0)), 200, Duration::from_secs(seconds)).await?;
+        let rss = rss_mib();
+        println!(
+            "   {clients:>4} connections  {:>7.0} req/s  p50 {:>6.2} ms  p99 {:>7.2} ms  RSS {:.0} MiB (peak {:.0})",
+            run.per_second, run.p50_ms, run.p99_ms, rss.0, rss.1
+        );
+        runs.push((run, rss));
+    }
+    Ok(runs)
+}
+
+fn print_sweep(scenario: &Scenario, runs: &[(HttpRun, (f64, f64))]) {
+    println!(
+        "\nconcurrency sweep, `{}` (errors: none, or the run would have failed; RSS: the bench process, server and load generator together):",
+        scenario.name
+    );
+    println!(
+        "  {:>11} {:>9} {:>8} {:>8} {:>9} {:>9}",
+        "connections", "req/s", "p50 ms", "p99 ms", "RSS MiB", "peak MiB"
+    );
+    for (run, (rss, peak)) in runs {
+        println!(
+            "  {:>11} {:>9.0} {:>8.2} {:>8.2} {:>9.0} {:>9.0}",
+            run.clients, run.per_second, run.p50_ms, run.p99_ms, rss, peak
+        );
+    }
 }
 
 // -------------------------------------------------------------------------- calibration
