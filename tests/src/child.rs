@@ -14,7 +14,6 @@ use crate::target_dir;
 use consular_app::Settings;
 use serde_json::Value;
 use std::fs::File;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
@@ -85,9 +84,14 @@ pub fn settings_env(settings: &Settings) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A free port of 127.0.0.1 (released at once; the child binds it a moment later).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("an address").port()
+/// The port a server's log says it serves on: its `serving` line (`port=N` in text,
+/// `"port":N` in JSON).
+fn served_port(log: &str) -> Option<u16> {
+    log.lines().filter(|line| line.contains("serving")).find_map(|line| {
+        let rest = line.split_once("port=").or_else(|| line.split_once("\"port\":"))?.1;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    })
 }
 
 /// One `consular serve` process.
@@ -115,8 +119,10 @@ impl ServerProcess {
         dir: &Path,
     ) -> (ServerProcess, Option<Bootstrap>) {
         let binary = tokio::task::spawn_blocking(server_binary).await.expect("the build thread");
-        let port = free_port();
-        let log = dir.join(format!("server-{port}.log"));
+        // The server binds port 0 and says which port it got: a port picked here and
+        // released for it could be taken by another test's server in between, which would
+        // then answer for this one.
+        let log = dir.join(format!("server-{}.log", uuid::Uuid::now_v7().simple()));
         let out = File::create(&log).expect("a log file");
         let mut command = Command::new(binary);
         command.arg("serve").current_dir(dir).stdin(Stdio::null());
@@ -128,14 +134,36 @@ impl ServerProcess {
             }
         }
         command.envs(settings_env(settings));
-        command.env("CONSULAR_BIND", format!("127.0.0.1:{port}"));
+        command.env("CONSULAR_BIND", "127.0.0.1:0");
+        // The `serving` line is at info level.
+        command.env("CONSULAR_LOG_LEVEL", format!("{},consular=info", settings.log_level));
         command.envs(extra_env.iter().map(|(k, v)| (k, v)));
         let child = command.spawn().expect("consular starts");
         let pid = child.id();
-        let server = ServerProcess { child: Mutex::new(Some(child)), pid, port, log };
+        let mut server = ServerProcess { child: Mutex::new(Some(child)), pid, port: 0, log };
+        server.port = server.wait_for_port().await;
         server.wait_until_live().await;
         let bootstrap = server.bootstrap();
         (server, bootstrap)
+    }
+
+    /// The port the server says it serves on, once it says so.
+    async fn wait_for_port(&self) -> u16 {
+        let started = Instant::now();
+        loop {
+            if let Some(port) = served_port(&self.log_text()) {
+                return port;
+            }
+            if let Some(status) = self.exited() {
+                panic!("consular exited ({status}) before serving:\n{}", self.log_text());
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "consular did not serve:\n{}",
+                self.log_text()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     async fn wait_until_live(&self) {
