@@ -149,32 +149,26 @@ impl ServerProcess {
 
     /// The port the server says it serves on, once it says so.
     async fn wait_for_port(&self) -> u16 {
-        let started = Instant::now();
-        loop {
-            if let Some(port) = served_port(&self.log_text()) {
-                return port;
-            }
-            if let Some(status) = self.exited() {
-                panic!("consular exited ({status}) before serving:\n{}", self.log_text());
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "consular did not serve:\n{}",
-                self.log_text()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        self.wait_for(async || served_port(&self.log_text())).await
     }
 
     async fn wait_until_live(&self) {
         let http = crate::http_client();
         let url = format!("http://127.0.0.1:{}/health/live", self.port);
+        self.wait_for(async || {
+            let response = http.get(&url).send().await.ok()?;
+            response.status().is_success().then_some(())
+        })
+        .await;
+    }
+
+    /// Polls `ready` until it gives a value; panics with the server's log if the server
+    /// exits first or a minute passes.
+    async fn wait_for<T>(&self, ready: impl AsyncFn() -> Option<T>) -> T {
         let started = Instant::now();
         loop {
-            if let Ok(response) = http.get(&url).send().await
-                && response.status().is_success()
-            {
-                return;
+            if let Some(value) = ready().await {
+                return value;
             }
             if let Some(status) = self.exited() {
                 panic!("consular exited ({status}) before serving:\n{}", self.log_text());
