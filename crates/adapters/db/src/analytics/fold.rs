@@ -306,6 +306,19 @@ impl<'w> StageFold<'w> {
         SpellFold { window: self.window, lengths }
     }
 
+    /// The spells of rows of `stage_spell_days` (those of the window are counted, by their
+    /// own `left_at`).
+    pub(crate) fn spell_days(&mut self, rows: Vec<super::SpellDayRow>) -> Result<(), Failure> {
+        for row in rows {
+            let mut spells = self.stage(row.service_type_id.0, super::stage(row.stage)?);
+            for item in super::SpellItems::parse(&row.spells) {
+                let (micros, seconds) = item?;
+                spells.spell_at_micros(micros, seconds);
+            }
+        }
+        Ok(())
+    }
+
     /// One group per (service type, stage) with a spell in the range, in that order.
     pub(crate) fn finish(self) -> Vec<StageGroup> {
         self.stages

@@ -32,8 +32,8 @@
 //! transaction that writes the history (`requests::insert`, `requests::update`,
 //! `demo::insert_requests`) with that same function: the definition exists once, in the
 //! domain. The migration fills it for the requests stored before it with SQL that
-//! reproduces the function ([`AnalyticsReads::BACKFILL_STAGE_SPELLS`], identical to the
-//! migration's text).
+//! reproduces the function; the adapter runs that statement of the migration file itself
+//! ([`AnalyticsReads::backfill_stage_spells`], [`migration_statement`]).
 
 mod fold;
 mod pg;
@@ -186,55 +186,16 @@ repository! {
     }
 }
 
-/// The statement of the migration `2026-11-24-000010_analytics` that fills
-/// `request_stage_spells` from `request_history` (`stage_spells` in SQL, see the migration's
-/// comments), with `$seconds` the database's `seconds_between(entered_at, left_at)`: the
-/// one text both databases' constants are made of (a unit test checks that each migration
-/// holds its constant word for word).
-macro_rules! backfill_stage_spells {
-    ($seconds:literal) => {
-        concat!(
-            "INSERT INTO request_stage_spells
-    (request_id, ordinal, mission_id, service_type_id, stage, entered_at, left_at, seconds)
-WITH entries AS (
-    SELECT request_id, id, at, to_stage,
-        CASE WHEN to_status IN ('completed', 'rejected', 'cancelled') THEN 1 ELSE 0 END AS final,
-        LAG(to_stage) OVER history AS previous_stage,
-        COALESCE(SUM(CASE WHEN to_status IN ('completed', 'rejected', 'cancelled') THEN 1 ELSE 0 END)
-            OVER (history ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS finals_before
-    FROM request_history
-    WINDOW history AS (PARTITION BY request_id ORDER BY at, id)
-),
-marks AS (
-    SELECT request_id, id, at, to_stage, final,
-        CASE WHEN previous_stage IS NULL OR to_stage <> previous_stage THEN 1 ELSE 0 END AS starts
-    FROM entries
-    WHERE finals_before = 0 AND (previous_stage IS NULL OR to_stage <> previous_stage OR final = 1)
-),
-bounds AS (
-    SELECT request_id, id, at, to_stage, final, starts,
-        LEAD(at) OVER (PARTITION BY request_id ORDER BY at, id) AS next_at
-    FROM marks
-),
-spells AS (
-    SELECT bounds.request_id,
-        ROW_NUMBER() OVER (PARTITION BY bounds.request_id ORDER BY bounds.at, bounds.id) - 1 AS ordinal,
-        service_requests.mission_id, service_requests.service_type_id, bounds.to_stage AS stage,
-        bounds.at AS entered_at,
-        CASE WHEN bounds.final = 1 THEN bounds.at ELSE COALESCE(bounds.next_at, service_requests.closed_at) END
-            AS left_at
-    FROM bounds JOIN service_requests ON service_requests.id = bounds.request_id
-    WHERE bounds.starts = 1
-)
-SELECT request_id, ordinal, mission_id, service_type_id, stage, entered_at, left_at,
-",
-            "    ", $seconds, "\n",
-            "FROM spells
-WHERE left_at >= entered_at;"
-        )
-    };
+/// The statement of `migration` that starts a line with `start`, through its `;`: the
+/// backfills the adapter runs again (`recompute_stage_spells`, `rebuild_spell_days`) are
+/// the migrations' own text, read from the files, so the two cannot differ.
+pub(crate) fn migration_statement(migration: &'static str, start: &str) -> Result<&'static str, Failure> {
+    let missing = || Failure::Corrupt(format!("no statement `{start}…;` in the migration"));
+    let from = migration.find(&format!("\n{start}")).ok_or_else(missing)? + 1;
+    let rest = migration.get(from..).ok_or_else(missing)?;
+    let end = rest.find(';').ok_or_else(missing)?;
+    rest.get(..=end).ok_or_else(missing)
 }
-pub(crate) use backfill_stage_spells;
 
 /// A row of `stage_spell_days`.
 #[derive(Debug, Queryable, Selectable)]
@@ -357,13 +318,22 @@ fn appointment_status(text: &str) -> Result<consular_domain::AppointmentStatus, 
 
 /// The reads of the views, written per database (see the module's documentation).
 pub(crate) trait AnalyticsReads {
-    /// The statement of the migration that fills `request_stage_spells` from
-    /// `request_history`, word for word.
-    const BACKFILL_STAGE_SPELLS: &'static str;
+    /// The text of the migration `2026-11-24-000010_analytics` in this database's tree.
+    const ANALYTICS_MIGRATION: &'static str;
 
-    /// The statement of the migration `000011` that fills `stage_spell_days` from
-    /// `request_stage_spells`, word for word.
-    const REBUILD_SPELL_DAYS: &'static str;
+    /// The text of the migration `2026-11-24-000011_stage_spell_days` in this database's
+    /// tree.
+    const SPELL_DAYS_MIGRATION: &'static str;
+
+    /// The migration's statement that fills `request_stage_spells` from `request_history`.
+    fn backfill_stage_spells() -> Result<&'static str, Failure> {
+        migration_statement(Self::ANALYTICS_MIGRATION, "INSERT INTO request_stage_spells")
+    }
+
+    /// The migration's statement that fills `stage_spell_days` from `request_stage_spells`.
+    fn rebuild_spell_days() -> Result<&'static str, Failure> {
+        migration_statement(Self::SPELL_DAYS_MIGRATION, "INSERT INTO stage_spell_days")
+    }
 
     /// Inside a write transaction, before `stage_spell_days` is rebuilt: keeps concurrent
     /// writes from appending to it until the transaction ends (PostgreSQL locks the table;

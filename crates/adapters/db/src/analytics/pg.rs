@@ -25,7 +25,7 @@
 use super::SpellDayRow;
 use super::fold::{Folds, GroupKey, Grouping, Window};
 use super::statement::{Statement, status_at_end};
-use super::{AnalyticsReads, SpellItems, appointment_status, count, stage, status};
+use super::{AnalyticsReads, appointment_status, count, stage, status};
 use crate::error::Failure;
 use crate::pg::queries::analytics::{spell_days, spell_days_current};
 use crate::requests::OPEN;
@@ -37,18 +37,6 @@ use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
 use diesel_async::RunQueryDsl;
 
 type Conn = crate::pg::Conn;
-
-/// The migration's backfill, on PostgreSQL.
-pub(super) const BACKFILL_STAGE_SPELLS: &str = super::backfill_stage_spells!(
-    "floor(extract(epoch FROM left_at))::bigint - floor(extract(epoch FROM entered_at))::bigint"
-);
-
-/// The migration `000011`'s rebuild of `stage_spell_days`, on PostgreSQL.
-pub(super) const REBUILD_SPELL_DAYS: &str = "INSERT INTO stage_spell_days (day, service_type_id, stage, spells)
-SELECT (left_at AT TIME ZONE 'UTC')::date, service_type_id, stage,
-    string_agg(CAST((extract(epoch FROM left_at) * 1000000)::bigint AS text) || ':' || CAST(seconds AS text), ',')
-FROM request_stage_spells
-GROUP BY 1, 2, 3;";
 
 /// Run first in each read: the memory a hash aggregate may take before the planner prefers
 /// to sort (for this transaction only). A 90-day view over a million requests holds a few
@@ -330,8 +318,10 @@ async fn in_snapshot(
 }
 
 impl AnalyticsReads for Conn {
-    const BACKFILL_STAGE_SPELLS: &'static str = BACKFILL_STAGE_SPELLS;
-    const REBUILD_SPELL_DAYS: &'static str = REBUILD_SPELL_DAYS;
+    const ANALYTICS_MIGRATION: &'static str =
+        include_str!("../../../../../migrations/postgres/2026-11-24-000010_analytics/up.sql");
+    const SPELL_DAYS_MIGRATION: &'static str =
+        include_str!("../../../../../migrations/postgres/2026-11-24-000011_stage_spell_days/up.sql");
 
     /// Appends (`ROW EXCLUSIVE`) wait for the rebuild's transaction, and it for theirs.
     async fn lock_spell_days(&mut self) -> Result<(), Failure> {
@@ -402,13 +392,7 @@ impl AnalyticsReads for Conn {
         let (spells, submitted) = (beside.spells.or(spells), beside.submitted.or(submitted));
 
         if let Some(fold) = stages.as_mut() {
-            for row in spell_days.unwrap_or_default() {
-                let mut spells = fold.stage(row.service_type_id.0, stage(row.stage)?);
-                for item in SpellItems::parse(&row.spells) {
-                    let (micros, seconds) = item?;
-                    spells.spell_at_micros(micros, seconds);
-                }
-            }
+            fold.spell_days(spell_days.unwrap_or_default())?;
             for row in spells.unwrap_or_default() {
                 same_length("stage spells", [row.left_at.len(), row.seconds.len()])?;
                 let mut spells = fold.stage(row.service_type_id.0, stage(row.stage)?);

@@ -185,7 +185,7 @@ pub(crate) async fn rebuild_spell_days(conn: &mut Conn) -> Result<u64, Failure> 
     write_tx!(conn, async |conn: &mut Conn| -> Result<u64, Failure> {
         conn.lock_spell_days().await?;
         diesel::delete(stage_spell_days::table).execute(conn).await?;
-        let rows = diesel::sql_query(<Conn as AnalyticsReads>::REBUILD_SPELL_DAYS).execute(conn).await?;
+        let rows = diesel::sql_query(<Conn as AnalyticsReads>::rebuild_spell_days()?).execute(conn).await?;
         diesel::update(analytics_rollups::table.find(SPELL_DAYS))
             .set(analytics_rollups::dirty.eq(false))
             .execute(conn)
@@ -245,7 +245,8 @@ pub(crate) async fn stored_spell_days(conn: &mut Conn) -> Result<Vec<(SpellDayKe
 pub(crate) async fn recompute_stage_spells(conn: &mut Conn) -> Result<u64, Failure> {
     write_tx!(conn, async |conn: &mut Conn| -> Result<u64, Failure> {
         diesel::delete(request_stage_spells::table).execute(conn).await?;
-        let stored = diesel::sql_query(<Conn as AnalyticsReads>::BACKFILL_STAGE_SPELLS).execute(conn).await?;
+        let stored =
+            diesel::sql_query(<Conn as AnalyticsReads>::backfill_stage_spells()?).execute(conn).await?;
         Ok(u64::try_from(stored).unwrap_or_default())
     })
     .await

@@ -7,7 +7,7 @@
 
 use super::fold::{Folds, RequestFold, SeatFold, StageFold, Window};
 use super::statement::{Statement, status_at_end};
-use super::{AnalyticsReads, SpellItems, appointment_status, count, stage, status};
+use super::{AnalyticsReads, appointment_status, count, stage, status};
 use crate::error::Failure;
 use crate::requests::OPEN;
 use crate::shared::sql_types::{DbTime, DbUuid, PortableTimestamp, PortableUuid};
@@ -18,10 +18,6 @@ use diesel::sqlite::Sqlite;
 use diesel_async::RunQueryDsl;
 
 type Conn = crate::sqlite::Conn;
-
-/// The migration's backfill, on SQLite.
-pub(super) const BACKFILL_STAGE_SPELLS: &str =
-    super::backfill_stage_spells!("unixepoch(left_at) - unixepoch(entered_at)");
 
 #[derive(QueryableByName)]
 struct SubmittedRow {
@@ -179,14 +175,7 @@ async fn requests(conn: &mut Conn, window: &Window, fold: &mut RequestFold<'_>) 
 /// it is up to date, else from the projection.
 async fn stage_spells(conn: &mut Conn, window: &Window, fold: &mut StageFold<'_>) -> Result<(), Failure> {
     if window.mission.is_none() && spell_days_current(conn).await? {
-        for row in spell_days(conn, window).await? {
-            let mut spells = fold.stage(row.service_type_id.0, stage(row.stage)?);
-            for item in SpellItems::parse(&row.spells) {
-                let (micros, seconds) = item?;
-                spells.spell_at_micros(micros, seconds);
-            }
-        }
-        return Ok(());
+        return fold.spell_days(spell_days(conn, window).await?);
     }
     let mut statement = Statement::<Sqlite>::new(&[window.start, window.end]);
     let scope = statement.scope(window, "request_stage_spells", true);
@@ -231,16 +220,11 @@ async fn seats(conn: &mut Conn, window: &Window, fold: &mut SeatFold<'_>) -> Res
     Ok(())
 }
 
-/// The migration `000011`'s rebuild of `stage_spell_days`, on SQLite.
-pub(super) const REBUILD_SPELL_DAYS: &str = "INSERT INTO stage_spell_days (day, service_type_id, stage, spells)
-SELECT substr(left_at, 1, 10), service_type_id, stage,
-    group_concat(CAST(CAST(strftime('%s', substr(left_at, 1, 19)) AS INTEGER) * 1000000 + CAST(substr(left_at, 21, 6) AS INTEGER) AS TEXT) || ':' || CAST(seconds AS TEXT), ',')
-FROM request_stage_spells
-GROUP BY 1, 2, 3;";
-
 impl AnalyticsReads for Conn {
-    const BACKFILL_STAGE_SPELLS: &'static str = BACKFILL_STAGE_SPELLS;
-    const REBUILD_SPELL_DAYS: &'static str = REBUILD_SPELL_DAYS;
+    const ANALYTICS_MIGRATION: &'static str =
+        include_str!("../../../../../migrations/sqlite/2026-11-24-000010_analytics/up.sql");
+    const SPELL_DAYS_MIGRATION: &'static str =
+        include_str!("../../../../../migrations/sqlite/2026-11-24-000011_stage_spell_days/up.sql");
 
     /// SQLite runs one write transaction at a time: nothing to lock.
     async fn lock_spell_days(&mut self) -> Result<(), Failure> {
