@@ -46,7 +46,7 @@ pub use health::HealthCheck;
 pub use idempotency::{IdempotencyRecord, IdempotencyRepository, StoredOutcome};
 pub use missions::MissionRepository;
 pub use notifications::{Backlog, Claim, MailError, Mailer, NotificationRepository, NotificationWithEmail};
-pub use requests::{Message, Note, QueueGroup, RequestFilter, RequestRepository};
+pub use requests::{Message, Note, QueueGroup, RequestFilter, RequestRecord, RequestRepository};
 pub use scanning::{MalwareScanner, ScanError, ScanSession, ScanVerdict};
 pub use secrets::ServiceSecretRepository;
 pub use staff::{StaffFilter, StaffRepository};

@@ -1,8 +1,8 @@
 use crate::{RepoError, WriteMeta};
 use async_trait::async_trait;
 use consular_domain::{
-    CitizenId, HistoryEntry, MissionId, Page, PageRequest, RequestId, RequestStatus, ServiceRequest,
-    ServiceTypeId, StaffId, Subject,
+    AppointmentEntry, CitizenId, Document, HistoryEntry, MissionId, Page, PageRequest, RequestId,
+    RequestStatus, ServiceRequest, ServiceTypeId, StaffId, Subject,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -55,6 +55,25 @@ pub struct Message {
     pub created_at: OffsetDateTime,
 }
 
+/// A request with everything its detail shows, read from one snapshot
+/// ([`RequestRepository::detail`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRecord {
+    pub request: ServiceRequest,
+    /// The document kinds its service type requires.
+    pub required_documents: Vec<String>,
+    /// Stage history, oldest first.
+    pub history: Vec<HistoryEntry>,
+    /// The whole thread, oldest first.
+    pub messages: Vec<Message>,
+    /// The staff notes, oldest first, when they were asked for.
+    pub notes: Option<Vec<Note>>,
+    /// Its live documents, oldest first.
+    pub documents: Vec<Document>,
+    /// The changes of the bookings linked to it.
+    pub appointments: Vec<AppointmentEntry>,
+}
+
 /// Service requests with their stage history, notes and messages.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
@@ -83,6 +102,10 @@ pub trait RequestRepository: Send + Sync {
         meta: &WriteMeta,
     ) -> Result<(), RepoError>;
     async fn get(&self, id: RequestId) -> Result<Option<ServiceRequest>, RepoError>;
+    /// The request with its service type's required documents, history, messages, notes
+    /// (only when `notes`), live documents and booking changes, read in one snapshot on one
+    /// connection (docs/requests.md "Reading"); `None` when there is no such request.
+    async fn detail(&self, id: RequestId, notes: bool) -> Result<Option<RequestRecord>, RepoError>;
     /// The stage history of a request, oldest first.
     async fn history(&self, id: RequestId) -> Result<Vec<HistoryEntry>, RepoError>;
     /// Requests newest first (id descending), before `page.after`, through indexes only

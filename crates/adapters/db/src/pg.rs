@@ -18,7 +18,22 @@ macro_rules! read_tx {
     };
 }
 
-// `write_tx!` and `read_tx!` are in textual scope in `queries` (declared below them). The
+/// Runs independent reads on one connection and waits for them all, pipelined: each
+/// statement is sent without waiting for the answer to the one before (the server still
+/// runs them in order, in the caller's transaction). `reads!(conn => a, b, …)`: each
+/// expression is a future over `conn`; the result is `Result<(A, B, …), diesel::result::Error>`.
+macro_rules! reads {
+    ($conn:ident => $($read:expr),+ $(,)?) => {{
+        let shared: &Conn = &*$conn;
+        tokio::try_join!($(async {
+            let mut $conn = shared;
+            let $conn = &mut $conn;
+            $read.await
+        }),+)
+    }};
+}
+
+// `write_tx!`, `read_tx!` and `reads!` are in textual scope in `queries` (declared below them). The
 // same files are compiled a second time in `crate::sqlite`: that is how each query is
 // written once and type-checked against both databases.
 #[allow(clippy::duplicate_mod)]

@@ -49,3 +49,11 @@ pub(crate) mod tokens;
 pub(crate) mod write_meta;
 
 use super::{Conn, explain};
+
+/// The `SQL` dialect of this compilation.
+pub(crate) type Backend = <Conn as diesel_async::AsyncConnectionCore>::Backend;
+
+/// A `SELECT` of one table's row type, boxed: what a query function hands to the caller
+/// that runs it (alone or with others in `reads!`) or shows it (`debug_query`, `explain`).
+pub(crate) type BoxedSelect<T, R> =
+    diesel::dsl::IntoBoxed<'static, diesel::dsl::Select<T, diesel::dsl::AsSelect<R, Backend>>, Backend>;

@@ -21,7 +21,16 @@ macro_rules! read_tx {
     };
 }
 
-// `write_tx!` and `read_tx!` are in textual scope in `queries` (declared below them). The
+/// Runs independent reads on one connection, one after the other (`reads!` of `pg.rs`
+/// pipelines them; SQLite runs in-process, so there is no round trip to save). The result
+/// is `Result<(A, B, …), diesel::result::Error>`.
+macro_rules! reads {
+    ($conn:ident => $($read:expr),+ $(,)?) => {
+        async { Ok::<_, diesel::result::Error>(($($read.await?),+)) }.await
+    };
+}
+
+// `write_tx!`, `read_tx!` and `reads!` are in textual scope in `queries` (declared below them). The
 // same files are compiled a second time in `crate::pg`.
 #[allow(clippy::duplicate_mod)]
 #[path = "queries.rs"]

@@ -13,7 +13,7 @@ use consular_domain::{
     CitizenId, Document, DocumentId, DocumentStatus, MissionId, NewDocument, PageRequest, PrincipalId,
     PrincipalKind, Reason, RequestId, Role, ScanStatus, Subject,
 };
-use consular_ports::{DocumentFilter, DocumentRepository, RepoError, WriteMeta};
+use consular_ports::{DocumentFilter, DocumentRepository, RepoError, RequestRepository, WriteMeta};
 use std::collections::BTreeSet;
 use uuid::Uuid;
 
@@ -284,6 +284,9 @@ async fn a_requests_documents_are_its_live_ones_oldest_first(db: Database) {
             .collect();
         assert_eq!(found.iter().collect::<Vec<_>>(), expected, "stored in creation order");
         assert_eq!(found.len(), 6);
+        // The request's detail reads the same documents in its one snapshot.
+        let detail = RequestRepository::detail(&db, request, false).await.unwrap().unwrap();
+        assert_eq!(detail.documents, found);
     }
     assert!(DocumentRepository::for_request(&db, RequestId::new()).await.unwrap().is_empty());
 }

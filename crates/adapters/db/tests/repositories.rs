@@ -1740,6 +1740,19 @@ async fn notes_and_messages_are_paged_oldest_first(db: Database) {
         RequestRepository::notes(&db, RequestId::new(), PageRequest::default()).await.unwrap().items,
         []
     );
+
+    // The detail: the same request, history, thread and notes in one read; the notes only
+    // when asked for; nothing for an unknown request.
+    let detail = RequestRepository::detail(&db, r.id, true).await.unwrap().unwrap();
+    assert_eq!(detail.request, RequestRepository::get(&db, r.id).await.unwrap().unwrap());
+    assert_eq!(detail.required_documents, passport.required_documents);
+    assert_eq!(detail.history, RequestRepository::history(&db, r.id).await.unwrap());
+    assert_eq!(detail.history.len(), 1);
+    assert_eq!((detail.messages, detail.notes), (messages, Some(notes)));
+    assert_eq!((detail.documents, detail.appointments), (vec![], vec![]));
+    let without_notes = RequestRepository::detail(&db, other.id, false).await.unwrap().unwrap();
+    assert_eq!((without_notes.request.id, without_notes.notes), (other.id, None));
+    assert_eq!(RequestRepository::detail(&db, RequestId::new(), true).await.unwrap(), None);
 }
 
 async fn a_note_or_message_on_an_unknown_request_stores_nothing(db: Database) {

@@ -3,7 +3,7 @@
 
 use super::{DocumentEvent, Queue, RequestDetails, RequestService, RequestView, TimelineItem};
 use crate::ServiceError;
-use crate::paging::all_pages;
+use consular_domain::document::checklist;
 use consular_domain::policy::Listing;
 use consular_domain::policy::requests::{self as policy, RequestReach};
 use consular_domain::{Page, PageRequest, Principal, RequestId, StaffId};
@@ -37,33 +37,32 @@ impl RequestService {
     /// The request with its stage history, its required-documents checklist and a
     /// timeline of status and stage changes, messages, document uploads and decisions,
     /// and the changes of the bookings linked to it; staff and admins also get the
-    /// internal notes in it.
+    /// internal notes in it. Everything comes from one read of the repository (one
+    /// snapshot, one connection: docs/requests.md "Reading"). Notes are read only for a
+    /// caller who may work on requests at all, and kept only if they may work on this one.
     pub async fn get(&self, actor: &Principal, id: RequestId) -> Result<RequestDetails, ServiceError> {
-        let request = self.readable(actor, id).await?;
-        let history = self.ports.requests.history(id).await?;
-        let mut timeline: Vec<TimelineItem> = history.iter().cloned().map(TimelineItem::History).collect();
-        timeline.extend(
-            all_pages(|page| self.ports.requests.messages(id, page))
-                .await?
-                .into_iter()
-                .map(TimelineItem::Message),
-        );
-        if policy::work_on(actor, request.citizen_id, request.mission_id).is_ok() {
-            timeline.extend(
-                all_pages(|page| self.ports.requests.notes(id, page))
-                    .await?
-                    .into_iter()
-                    .map(TimelineItem::Note),
-            );
-        }
-        let (required_documents, documents) = self.checklist(&request).await?;
-        timeline.extend(documents.iter().flat_map(DocumentEvent::of).map(TimelineItem::Document));
-        timeline.extend(
-            self.ports.appointments.request_history(id).await?.into_iter().map(TimelineItem::Appointment),
-        );
+        let record = self
+            .ports
+            .requests
+            .detail(id, policy::work(actor).is_ok())
+            .await?
+            .ok_or(ServiceError::NotFound)?;
+        let request = record.request;
+        policy::read(actor, request.citizen_id, request.mission_id)?;
+        let notes = match policy::work_on(actor, request.citizen_id, request.mission_id) {
+            Ok(()) => record.notes.unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
+        let mut timeline: Vec<TimelineItem> =
+            record.history.iter().cloned().map(TimelineItem::History).collect();
+        timeline.extend(record.messages.into_iter().map(TimelineItem::Message));
+        timeline.extend(notes.into_iter().map(TimelineItem::Note));
+        timeline.extend(record.documents.iter().flat_map(DocumentEvent::of).map(TimelineItem::Document));
+        timeline.extend(record.appointments.into_iter().map(TimelineItem::Appointment));
         timeline.sort_by_key(TimelineItem::at);
+        let required_documents = checklist(&record.required_documents, &record.documents);
         let overdue = request.is_overdue(self.ports.clock.now());
-        Ok(RequestDetails { request, overdue, history, timeline, required_documents })
+        Ok(RequestDetails { request, overdue, history: record.history, timeline, required_documents })
     }
 
     /// A staff member's open requests by service type (the member themself, or an admin

@@ -9,7 +9,7 @@ use consular_domain::{
 use consular_ports::{
     Clock, MockAppointmentRepository, MockCitizenRepository, MockClock, MockDocumentRepository,
     MockIdempotencyRepository, MockRequestRepository, MockServiceTypeRepository, MockStaffRepository,
-    RequestFilter, SystemClock,
+    RequestFilter, RequestRecord, SystemClock,
 };
 use time::Duration;
 use uuid::Uuid;
@@ -50,11 +50,20 @@ impl Fixture {
         self
     }
 
-    /// A catalog and a document store with nothing in them (for reading details).
-    fn without_documents(mut self) -> Self {
-        self.service_types.expect_get().returning(|_| Ok(None));
-        self.documents.expect_for_request().returning(|_| Ok(vec![]));
-        self.appointments.expect_request_history().returning(|_| Ok(vec![]));
+    /// `request` with no history, thread, documents or bookings, and `notes` (returned
+    /// only when the use case asks for notes), as the repository's one read of a detail.
+    fn with_detail(mut self, request: ServiceRequest, notes: Vec<Note>) -> Self {
+        self.requests.expect_detail().returning(move |id, with_notes| {
+            Ok((id == request.id).then(|| RequestRecord {
+                request: request.clone(),
+                required_documents: vec![],
+                history: vec![],
+                messages: vec![],
+                notes: with_notes.then(|| notes.clone()),
+                documents: vec![],
+                appointments: vec![],
+            }))
+        });
         self
     }
 
@@ -212,23 +221,16 @@ async fn citizens_never_see_notes_and_cannot_change_status() {
     let alice = citizen(mission);
     let request = stored_request(mission, alice.id, RequestStatus::InReview);
     let id = request.id;
-    let mut fixture = Fixture::new().without_documents();
-    fixture.requests.expect_get().returning(move |_| Ok(Some(request.clone())));
-    fixture.requests.expect_history().returning(|_| Ok(vec![]));
-    fixture.requests.expect_messages().returning(|_, _| Ok(Page { items: vec![], next_after: None }));
     let author = Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() };
-    fixture.requests.expect_notes().returning(move |request_id, _| {
-        Ok(Page {
-            items: vec![Note {
-                id: Uuid::now_v7(),
-                request_id,
-                author,
-                body: "secret".into(),
-                created_at: OffsetDateTime::UNIX_EPOCH,
-            }],
-            next_after: None,
-        })
-    });
+    let note = Note {
+        id: Uuid::now_v7(),
+        request_id: id,
+        author,
+        body: "secret".into(),
+        created_at: OffsetDateTime::UNIX_EPOCH,
+    };
+    let mut fixture = Fixture::new().with_detail(request.clone(), vec![note]);
+    fixture.requests.expect_get().returning(move |_| Ok(Some(request.clone())));
     let svc = fixture.service();
     let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
     let mine = svc.get(&me, id).await.unwrap();
@@ -248,6 +250,42 @@ async fn citizens_never_see_notes_and_cannot_change_status() {
     assert!(matches!(svc.change(&me, id, cancel, None).await, Err(ServiceError::InsufficientScope { .. })));
     let other = principal(PrincipalKind::Citizen, Uuid::now_v7(), "citizen", Some(mission));
     assert!(matches!(svc.get(&other, id).await, Err(ServiceError::NotFound)));
+}
+
+/// Notes are not even read for a caller who may not work on requests; staff of another
+/// mission get a 404 without them either.
+#[tokio::test]
+async fn a_citizens_detail_read_does_not_ask_for_notes() {
+    let mission = MissionId::new();
+    let alice = citizen(mission);
+    let request = stored_request(mission, alice.id, RequestStatus::InReview);
+    let id = request.id;
+    for (caller, asks_for_notes, found) in [
+        (principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission)), false, true),
+        (principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission)), true, true),
+        (principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(MissionId::new())), true, false),
+    ] {
+        let mut fixture = Fixture::new();
+        let stored = request.clone();
+        fixture.requests.expect_detail().times(1).withf(move |_, notes| *notes == asks_for_notes).returning(
+            move |_, notes| {
+                Ok(Some(RequestRecord {
+                    request: stored.clone(),
+                    required_documents: vec![],
+                    history: vec![],
+                    messages: vec![],
+                    notes: notes.then(Vec::new),
+                    documents: vec![],
+                    appointments: vec![],
+                }))
+            },
+        );
+        let got = fixture.service().get(&caller, id).await;
+        assert_eq!(got.is_ok(), found, "{:?}", caller.subject);
+        if !found {
+            assert!(matches!(got, Err(ServiceError::NotFound)));
+        }
+    }
 }
 
 #[tokio::test]
@@ -315,12 +353,7 @@ async fn overdue_is_judged_at_the_injected_clock() {
     let id = request.id;
     let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
     for (day, overdue) in [(9, false), (11, true)] {
-        let mut fixture = Fixture::new().without_documents();
-        let stored = request.clone();
-        fixture.requests.expect_get().returning(move |_| Ok(Some(stored.clone())));
-        fixture.requests.expect_history().returning(|_| Ok(vec![]));
-        fixture.requests.expect_messages().returning(|_, _| Ok(Page { items: vec![], next_after: None }));
-        fixture.requests.expect_notes().returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+        let mut fixture = Fixture::new().with_detail(request.clone(), vec![]);
         let listed = request.clone();
         fixture
             .requests

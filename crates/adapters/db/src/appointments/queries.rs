@@ -3,7 +3,7 @@
 //! invariant"). Every write locks the appointment row first and slot rows after it, in id
 //! order, so two writes never wait on each other in a cycle.
 
-use super::{Conn, explain, write_meta};
+use super::{BoxedSelect, Conn, explain, write_meta};
 use crate::appointments::{
     AppointmentRow, EntryRow, ONE_PER_REQUEST, SlotConfig, SlotRow, SlotServiceTypeRow, appointment_history,
     appointments, slot_service_types, slots,
@@ -342,13 +342,17 @@ pub(crate) async fn request_history(
     conn: &mut Conn,
     request: RequestId,
 ) -> Result<Vec<AppointmentEntry>, Failure> {
-    let rows: Vec<EntryRow> = appointment_history::table
+    let rows: Vec<EntryRow> = request_history_query(request).load(conn).await?;
+    rows.into_iter().map(AppointmentEntry::try_from).collect()
+}
+
+/// The changes of the bookings linked to a request, in the order they happened.
+pub(crate) fn request_history_query(request: RequestId) -> BoxedSelect<appointment_history::table, EntryRow> {
+    appointment_history::table
+        .select(EntryRow::as_select())
+        .into_boxed()
         .filter(appointment_history::request_id.eq(DbUuid(request.0)))
         .order((appointment_history::at, appointment_history::appointment_id, appointment_history::version))
-        .select(EntryRow::as_select())
-        .load(conn)
-        .await?;
-    rows.into_iter().map(AppointmentEntry::try_from).collect()
 }
 
 pub(crate) async fn get(conn: &mut Conn, id: AppointmentId) -> Result<Option<Appointment>, Failure> {

@@ -1,6 +1,6 @@
 //! The queries of documents.
 
-use super::{Conn, explain, write_meta};
+use super::{BoxedSelect, Conn, explain, write_meta};
 use crate::documents::{DocumentRow, documents};
 use crate::error::Failure;
 use crate::shared::sql_types::DbUuid;
@@ -118,14 +118,18 @@ pub(crate) async fn explain_document_list(
 
 /// The live documents of `request`, oldest first, from `documents_request_id_idx`.
 pub(crate) async fn for_request(conn: &mut Conn, request: RequestId) -> Result<Vec<Document>, Failure> {
-    let rows: Vec<DocumentRow> = documents::table
+    let rows: Vec<DocumentRow> = for_request_query(request).load(conn).await?;
+    rows.into_iter().map(Document::try_from).collect()
+}
+
+/// The live documents of a request, oldest first.
+pub(crate) fn for_request_query(request: RequestId) -> BoxedSelect<documents::table, DocumentRow> {
+    documents::table
+        .select(DocumentRow::as_select())
+        .into_boxed()
         .filter(documents::request_id.eq(DbUuid(request.0)))
         .filter(live())
         .order(documents::id.asc())
-        .select(DocumentRow::as_select())
-        .load(conn)
-        .await?;
-    rows.into_iter().map(Document::try_from).collect()
 }
 
 /// Those of `keys` some row (tombstones included) references, in the order given and

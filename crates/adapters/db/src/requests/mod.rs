@@ -15,7 +15,7 @@ use consular_domain::{
     HistoryEntry, MissionId, Page, PageRequest, RequestId, RequestStatus, ServiceRequest, ServiceTypeId,
     StaffId, Stage,
 };
-use consular_ports::{Message, Note, QueueGroup, RequestFilter, RequestRepository, WriteMeta};
+use consular_ports::{Message, Note, QueueGroup, RequestFilter, RequestRecord, RequestRepository, WriteMeta};
 use diesel::prelude::*;
 use time::OffsetDateTime;
 
@@ -84,6 +84,7 @@ repository! {
             meta: &WriteMeta,
         );
         fn get(id: RequestId) -> Option<ServiceRequest>;
+        fn detail(id: RequestId, notes: bool) -> Option<RequestRecord>;
         fn history(id: RequestId) -> Vec<HistoryEntry>;
         fn list(filter: RequestFilter, page: PageRequest) -> Page<ServiceRequest>;
         fn queue(staff: StaffId, now: OffsetDateTime) -> Vec<QueueGroup>;
@@ -104,6 +105,10 @@ repository! {
         /// of `EXPLAIN QUERY PLAN`.
         #[doc(hidden)]
         pub fn explain_request_list(filter: RequestFilter, page: PageRequest) -> Vec<String>;
+        /// The statements [`RequestRepository::detail`] sends for `id` with the notes, as
+        /// SQL text with `$n` placeholders; for the bench (docs/benchmarks.md).
+        #[doc(hidden)]
+        pub fn request_detail_statements(id: RequestId) -> Vec<String>;
     }
 }
 

@@ -1,27 +1,30 @@
 //! The queries of service requests, their stage history, staff notes and messages.
 
-use super::{Conn, analytics, explain, write_meta};
+use super::{Backend, BoxedSelect, Conn, analytics, appointments, documents, explain, write_meta};
 use crate::analytics::{SpellRow, may_end_a_spell};
+use crate::appointments::EntryRow;
+use crate::documents::DocumentRow;
 use crate::error::Failure;
 use crate::requests::{
     HistoryRow, MessageRow, NoteRow, OPEN, RequestRow, request_history, request_messages, request_notes,
     service_requests,
 };
-use crate::shared::sql_types::{DbTime, DbUuid};
+use crate::service_types::service_types;
+use crate::shared::columns::from_json;
+use crate::shared::sql_types::{DbJson, DbTime, DbUuid};
 use crate::shared::update_versioned;
 use crate::staff::{staff_assignments, staff_members};
 use consular_domain::{
-    HistoryEntry, MissionId, Page, PageRequest, RequestId, ServiceRequest, ServiceTypeId, StaffId,
+    AppointmentEntry, Document, HistoryEntry, MissionId, Page, PageRequest, RequestId, ServiceRequest,
+    ServiceTypeId, StaffId,
 };
-use consular_ports::{Message, Note, QueueGroup, RepoError, RequestFilter, WriteMeta};
-use diesel::dsl::{AsSelect, IntoBoxed, Select, case_when, count, count_star, min, not, sum};
+use consular_ports::{Message, Note, QueueGroup, RepoError, RequestFilter, RequestRecord, WriteMeta};
+use diesel::dsl::{AsSelect, InnerJoin, IntoBoxed, Select, case_when, count, count_star, min, not, sum};
 use diesel::expression::SqlLiteral;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Integer};
 use diesel_async::RunQueryDsl;
 use time::OffsetDateTime;
-
-type Backend = <Conn as diesel_async::AsyncConnectionCore>::Backend;
 
 fn is_open() -> SqlLiteral<Bool> {
     diesel::dsl::sql::<Bool>(OPEN)
@@ -90,13 +93,95 @@ pub(crate) async fn get(conn: &mut Conn, id: RequestId) -> Result<Option<Service
 
 /// Oldest first: in insertion order (the generated id).
 pub(crate) async fn history(conn: &mut Conn, id: RequestId) -> Result<Vec<HistoryEntry>, Failure> {
-    let rows: Vec<HistoryRow> = request_history::table
+    let rows: Vec<HistoryRow> = history_query(id).load(conn).await?;
+    rows.into_iter().map(HistoryEntry::try_from).collect()
+}
+
+fn history_query(id: RequestId) -> BoxedSelect<request_history::table, HistoryRow> {
+    request_history::table
+        .select(HistoryRow::as_select())
+        .into_boxed()
         .filter(request_history::request_id.eq(DbUuid(id.0)))
         .order(request_history::id.asc())
-        .select(HistoryRow::as_select())
-        .load(conn)
+}
+
+/// The request with its service type's required documents (one row, or none).
+type DetailQuery = IntoBoxed<
+    'static,
+    Select<
+        InnerJoin<service_requests::table, service_types::table>,
+        (AsSelect<RequestRow, Backend>, service_types::required_documents),
+    >,
+    Backend,
+>;
+
+fn detail_query(id: RequestId) -> DetailQuery {
+    service_requests::table
+        .inner_join(service_types::table)
+        .select((RequestRow::as_select(), service_types::required_documents))
+        .into_boxed()
+        .filter(service_requests::id.eq(DbUuid(id.0)))
+}
+
+/// Everything `GET /api/v1/requests/{id}` shows, in one read-only transaction (one
+/// snapshot: the history, thread and documents are those of the request as returned),
+/// its statements pipelined on PostgreSQL (`reads!`): one pool checkout and about one
+/// round trip instead of one checkout and one round trip per part (docs/requests.md
+/// "Reading"). The notes are read only when asked for.
+pub(crate) async fn detail(
+    conn: &mut Conn,
+    id: RequestId,
+    notes: bool,
+) -> Result<Option<RequestRecord>, Failure> {
+    let (found, history, messages, notes, documents, appointments) =
+        read_tx!(conn, async |conn: &mut Conn| -> Result<_, Failure> {
+            Ok(reads!(conn =>
+                detail_query(id).load::<(RequestRow, DbJson)>(conn),
+                history_query(id).load::<HistoryRow>(conn),
+                messages_query(id).load::<MessageRow>(conn),
+                async {
+                    match notes {
+                        true => notes_query(id).load::<NoteRow>(conn).await.map(Some),
+                        false => Ok(None),
+                    }
+                },
+                documents::for_request_query(id).load::<DocumentRow>(conn),
+                appointments::request_history_query(id).load::<EntryRow>(conn),
+            )?)
+        })
         .await?;
-    rows.into_iter().map(HistoryEntry::try_from).collect()
+    let Some((request, required_documents)) = found.into_iter().next() else { return Ok(None) };
+    Ok(Some(RequestRecord {
+        request: ServiceRequest::try_from(request)?,
+        required_documents: from_json("service_types.required_documents", required_documents)?,
+        history: history.into_iter().map(HistoryEntry::try_from).collect::<Result<_, _>>()?,
+        messages: messages.into_iter().map(Message::try_from).collect::<Result<_, _>>()?,
+        notes: notes
+            .map(|rows| rows.into_iter().map(Note::try_from).collect::<Result<_, _>>())
+            .transpose()?,
+        documents: documents.into_iter().map(Document::try_from).collect::<Result<_, _>>()?,
+        appointments: appointments.into_iter().map(AppointmentEntry::try_from).collect::<Result<_, _>>()?,
+    }))
+}
+
+/// The SQL [`detail`] sends (with `notes`), one statement per item; for the bench, which
+/// runs the same statements through pgbench.
+pub(crate) async fn request_detail_statements(
+    _conn: &mut Conn,
+    id: RequestId,
+) -> Result<Vec<String>, Failure> {
+    let sql = |query: &dyn std::fmt::Display| {
+        let text = query.to_string();
+        text.split_once(" -- binds:").map_or(text.clone(), |(sql, _)| sql.to_owned())
+    };
+    Ok(vec![
+        sql(&diesel::debug_query::<Backend, _>(&detail_query(id))),
+        sql(&diesel::debug_query::<Backend, _>(&history_query(id))),
+        sql(&diesel::debug_query::<Backend, _>(&messages_query(id))),
+        sql(&diesel::debug_query::<Backend, _>(&notes_query(id))),
+        sql(&diesel::debug_query::<Backend, _>(&documents::for_request_query(id))),
+        sql(&diesel::debug_query::<Backend, _>(&appointments::request_history_query(id))),
+    ])
 }
 
 /// The listing query, boxed so that `EXPLAIN` can wrap it (`explain_request_list`).
@@ -256,12 +341,7 @@ pub(crate) async fn notes(
     request: RequestId,
     page: PageRequest,
 ) -> Result<Page<Note>, Failure> {
-    let mut query = request_notes::table
-        .filter(request_notes::request_id.eq(DbUuid(request.0)))
-        .select(NoteRow::as_select())
-        .order(request_notes::id.asc())
-        .limit(page.fetch_limit())
-        .into_boxed();
+    let mut query = notes_query(request).limit(page.fetch_limit());
     if let Some(after) = page.after {
         query = query.filter(request_notes::id.gt(DbUuid(after)));
     }
@@ -286,16 +366,29 @@ pub(crate) async fn messages(
     request: RequestId,
     page: PageRequest,
 ) -> Result<Page<Message>, Failure> {
-    let mut query = request_messages::table
-        .filter(request_messages::request_id.eq(DbUuid(request.0)))
-        .select(MessageRow::as_select())
-        .order(request_messages::id.asc())
-        .limit(page.fetch_limit())
-        .into_boxed();
+    let mut query = messages_query(request).limit(page.fetch_limit());
     if let Some(after) = page.after {
         query = query.filter(request_messages::id.gt(DbUuid(after)));
     }
     let rows: Vec<MessageRow> = query.load(conn).await?;
     let found = rows.into_iter().map(Message::try_from).collect::<Result<Vec<_>, _>>()?;
     Ok(Page::from_rows(found, &page, |m| m.id))
+}
+
+/// A request's notes, oldest first (id ascending).
+fn notes_query(request: RequestId) -> BoxedSelect<request_notes::table, NoteRow> {
+    request_notes::table
+        .select(NoteRow::as_select())
+        .into_boxed()
+        .filter(request_notes::request_id.eq(DbUuid(request.0)))
+        .order(request_notes::id.asc())
+}
+
+/// A request's thread, oldest first (id ascending).
+fn messages_query(request: RequestId) -> BoxedSelect<request_messages::table, MessageRow> {
+    request_messages::table
+        .select(MessageRow::as_select())
+        .into_boxed()
+        .filter(request_messages::request_id.eq(DbUuid(request.0)))
+        .order(request_messages::id.asc())
 }
