@@ -106,7 +106,8 @@ repository! {
         #[doc(hidden)]
         pub fn explain_request_list(filter: RequestFilter, page: PageRequest) -> Vec<String>;
         /// The statements [`RequestRepository::detail`] sends for `id` with the notes, as
-        /// SQL text with `$n` placeholders; for the bench (docs/benchmarks.md).
+        /// `diesel::debug_query` shows them (SQL with `$n` placeholders, then ` -- binds:
+        /// [...]`, `$1` being the id); for the bench (docs/benchmarks.md).
         #[doc(hidden)]
         pub fn request_detail_statements(id: RequestId) -> Vec<String>;
     }

@@ -164,16 +164,14 @@ pub(crate) async fn detail(
     }))
 }
 
-/// The SQL [`detail`] sends (with `notes`), one statement per item; for the bench, which
-/// runs the same statements through pgbench.
+/// The SQL [`detail`] sends (with `notes`), one statement per item as `debug_query` shows
+/// it (`… -- binds: [the request id, …]`); for the bench, which runs the same statements
+/// through pgbench.
 pub(crate) async fn request_detail_statements(
     _conn: &mut Conn,
     id: RequestId,
 ) -> Result<Vec<String>, Failure> {
-    let sql = |query: &dyn std::fmt::Display| {
-        let text = query.to_string();
-        text.split_once(" -- binds:").map_or(text.clone(), |(sql, _)| sql.to_owned())
-    };
+    let sql = |query: &dyn std::fmt::Display| query.to_string();
     Ok(vec![
         sql(&diesel::debug_query::<Backend, _>(&detail_query(id))),
         sql(&diesel::debug_query::<Backend, _>(&history_query(id))),

@@ -1,5 +1,6 @@
 //! `GET /api/v1/requests` under load on PostgreSQL, beside the same query run straight
-//! against the database with `pgbench`. Run with `make bench` (or
+//! against the database with `pgbench`; then one request's detail, a token and a
+//! submission, each beside its database counterpart (`more.rs`). Run with `make bench` (or
 //! `cargo bench -p consular-tests --bench requests_list`); see docs/benchmarks.md.
 //!
 //! 1. Starts the real server in-process on 127.0.0.1 (the test harness, a fresh database
@@ -18,9 +19,12 @@
 //!    staff token refused an admin view: the bearer check and a 403, no database),
 //!    `limit=1` (cost per row), pgbench with a generic plan and with the `SELECT $1` check
 //!    the pool used to make, JSON encoding of one page.
-//! 5. A concurrency sweep of the first scenario: 8, 64 and 512 keep-alive connections,
-//!    throughput, p50/p99 and the process's resident memory (the server runs in it).
-//! 6. Prints the summary table; exits non-zero on any error.
+//! 5. `GET /api/v1/requests/{id}`, `POST /api/v1/auth/token` and `POST /api/v1/requests`,
+//!    each over HTTP and through pgbench (`more.rs`).
+//! 6. A concurrency sweep of the first scenario against the same server in a process of
+//!    its own (the `consular` binary, same settings and database): 8, 64 and 512
+//!    keep-alive connections, throughput, p50/p99 and the server process's resident memory.
+//! 7. Prints the summary tables; exits non-zero on any error.
 //!
 //! Knobs (environment): `BENCH_SECONDS` (measured seconds per run, default 10),
 //! `BENCH_WARMUP_SECONDS` (2), `BENCH_CLIENTS` (8), `BENCH_REQUESTS` (100000).
@@ -34,12 +38,15 @@ use consular_tests::bench::{
     self, DbRun, HttpRun, MakeRequest, Result, bench_main, bench_server, drop_database, env_number, indexes,
     load, psql,
 };
+use consular_tests::child::{ServerProcess, rss_of};
 use consular_tests::serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
+
+mod more;
 
 /// Concurrent HTTP clients and pgbench clients.
 fn clients() -> usize {
@@ -63,14 +70,20 @@ async fn run() -> Result<()> {
 
     let outcome = async {
         let seeded = seed(&app, rows).await?;
-        let scenarios = scenarios(&app, &seeded).await?;
+        let scenarios = scenarios(&seeded)?;
         let mut results = Vec::new();
         for scenario in &scenarios {
             results.push(measure(&app, &url, scenario, warmup, seconds).await?);
         }
+        let pairs = vec![
+            more::detail(&app, &url, &seeded, warmup, seconds).await?,
+            more::token(&app, &url, &seeded, warmup, seconds).await?,
+            more::submit(&app, &url, &seeded, warmup, seconds).await?,
+        ];
         let calibration = calibrate(&app, &url, &scenarios[0], &seeded, (seconds * 3 / 10).max(3)).await?;
         let sweep = sweep(&app, &scenarios[0], (seconds / 2).max(3)).await?;
         print_table(&results, &calibration, seconds, warmup, rows);
+        print_pairs(&pairs);
         print_sweep(&scenarios[0], &sweep);
         Ok(())
     }
@@ -83,9 +96,19 @@ async fn run() -> Result<()> {
 }
 
 /// What the seeding created that the scenarios need.
-struct Seeded {
+pub(crate) struct Seeded {
     admin_token: String,
     mission_id: String,
+    /// An admin of the mission (the third list scenario, the detail).
+    pub mission_admin_token: String,
+    /// The citizen registered through the API, with their client.
+    pub citizen_client_id: String,
+    pub citizen_secret: String,
+    pub citizen_token: String,
+    /// The first service type.
+    pub service_type_id: String,
+    /// A request with a thread and notes (`more::detail`).
+    pub detail_id: String,
 }
 
 // ------------------------------------------------------------------------------ seeding
@@ -130,8 +153,13 @@ async fn seed(app: &TestApp, rows: usize) -> Result<Seeded> {
         "place_of_birth": "Lyon", "nationality": "FR", "passport_number": "BENCH000000",
         "passport_expiry": "2031-04-11", "email": "alice.martin@example.org", "phone": "+33612345678",
         "address": { "line1": "1 Main Street", "city": "Ottawa", "country": "CA" }, "preferred_language": "fr",
+        "registration_status": "active", "issue_client": true,
     });
-    created(app, "/api/v1/citizens", &admin_token, &citizen).await?;
+    let citizen = created(app, "/api/v1/citizens", &admin_token, &citizen).await?;
+    let (citizen_client_id, citizen_secret) =
+        (text(&citizen["client"], "client_id")?, text(&citizen["client"], "client_secret")?);
+    let citizen_token = app.token_for(&citizen_client_id, &citizen_secret, None).await.access_token;
+    let mission_admin_token = app.principal_by(&admin_token, &["admin"], Some(&mission_id)).await.token;
     let api_done = started.elapsed();
 
     let sql = SEED_SQL.replace("{MISSION}", &mission_id).replace("{ROWS}", &rows.to_string());
@@ -161,7 +189,25 @@ async fn seed(app: &TestApp, rows: usize) -> Result<Seeded> {
         api_done,
         summary.trim()
     );
-    Ok(Seeded { admin_token, mission_id })
+    psql(&app.settings.database_url, more::UUID7_FUNCTION).await?;
+    let detail_id = psql(
+        &app.settings.database_url,
+        "SELECT id FROM service_requests WHERE status = 'in_review' ORDER BY id DESC LIMIT 1",
+    )
+    .await?
+    .trim()
+    .to_owned();
+    more::thread(app, &admin_token, &detail_id).await?;
+    Ok(Seeded {
+        admin_token,
+        mission_id,
+        mission_admin_token,
+        citizen_client_id,
+        citizen_secret,
+        citizen_token,
+        service_type_id: type_ids[0].clone(),
+        detail_id,
+    })
 }
 
 /// The bulk of the data, in one psql session. `{MISSION}` and `{ROWS}` are replaced.
@@ -278,9 +324,8 @@ struct Scenario {
     item_check: Box<dyn Fn(&Value) -> bool>,
 }
 
-async fn scenarios(app: &TestApp, seeded: &Seeded) -> Result<Vec<Scenario>> {
-    let mission_admin =
-        app.principal_by(&seeded.admin_token, &["admin"], Some(&seeded.mission_id)).await.token;
+fn scenarios(seeded: &Seeded) -> Result<Vec<Scenario>> {
+    let mission_admin = seeded.mission_admin_token.clone();
     let mission = seeded.mission_id.clone();
     let mission_uuid: uuid::Uuid = mission.parse().map_err(|e| format!("mission id: {e}"))?;
     Ok(vec![
@@ -559,44 +604,86 @@ async fn pgbench(url: &str, scenario: &Scenario, seconds: u64, variant: Variant)
 /// The keep-alive connections of the sweep.
 const SWEEP: [usize; 3] = [8, 64, 512];
 
-/// The resident memory of this process (server and load generator: the server runs in
-/// it, so its own is at most this), now and at its peak, in MiB.
-fn rss_mib() -> (f64, f64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(name))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-            .map_or(f64::NAN, |kb| kb / 1024.0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
-}
-
-/// The first scenario with 8, 64 and 512 keep-alive connections: throughput, latency and
-/// memory at each (any error or non-200 fails the run, as everywhere).
+/// The first scenario with 8, 64 and 512 keep-alive connections against the server in
+/// a process of its own (the `consular` binary with the in-process server's settings, on
+/// the same database): throughput, latency and the server process's resident memory at
+/// each, now and at its peak (any error or non-200 fails the run, as everywhere).
 async fn sweep(app: &TestApp, scenario: &Scenario, seconds: u64) -> Result<Vec<(HttpRun, (f64, f64))>> {
-    println!("\n== concurrency sweep: {}", scenario.name);
-    let url = app.url(&scenario.path);
+    println!("\n== concurrency sweep: {} (the server in its own process)", scenario.name);
+    let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
+    let (server, _) = ServerProcess::start(&app.settings, &[], dir.path()).await;
+    let url = format!("http://127.0.0.1:{}{}", server.port, scenario.path);
     let token = scenario.token.clone();
     let make: MakeRequest = Arc::new(move |http: &reqwest::Client, _| Ok(http.get(&url).bearer_auth(&token)));
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    let started = rss_of(server.pid);
+    println!("   server pid {}, RSS {:.0} MiB after start", server.pid, mib(started.0));
     let mut runs = Vec::new();
     for clients in SWEEP {
         let run =
             load(clients, &make, &Arc::new(AtomicUsize::new(0)), 200, Duration::from_secs(seconds)).await?;
-        let rss = rss_mib();
+        let (rss, peak) = rss_of(server.pid);
+        let rss = (mib(rss), mib(peak));
         println!(
-            "   {clients:>4} connections  {:>7.0} req/s  p50 {:>6.2} ms  p99 {:>7.2} ms  RSS {:.0} MiB (peak {:.0})",
+            "   {clients:>4} connections  {:>7.0} req/s  p50 {:>6.2} ms  p99 {:>7.2} ms  server RSS {:.0} MiB (peak {:.0})",
             run.per_second, run.p50_ms, run.p99_ms, rss.0, rss.1
         );
         runs.push((run, rss));
     }
+    server.terminate();
     Ok(runs)
+}
+
+/// The scenarios beside the list: throughput side by side, then the CPU split.
+fn print_pairs(pairs: &[more::Pair]) {
+    let mut out = String::new();
+    let _ = writeln!(out, "\nthe other scenarios, each beside its database counterpart through pgbench:");
+    let _ = writeln!(
+        out,
+        "{:<28} {:>9} {:>8} {:>8} {:>9} {:>8} {:>7}  pgbench runs",
+        "scenario", "HTTP r/s", "p50 ms", "p99 ms", "DB tps", "DB ms", "HTTP/DB"
+    );
+    for p in pairs {
+        let _ = writeln!(
+            out,
+            "{:<28} {:>9.0} {:>8.2} {:>8.2} {:>9.0} {:>8.3} {:>6.0}%  {}",
+            p.name,
+            p.http.per_second,
+            p.http.p50_ms,
+            p.http.p99_ms,
+            p.db.tps,
+            p.db.latency_ms,
+            100.0 * p.http.per_second / p.db.tps,
+            p.counterpart
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{:<28} {:>7} {:>7} {:>9} {:>10} {:>8} {:>12}",
+        "CPU, µs per request / tx", "server", "client", "PG (HTTP)", "PG (bench)", "pgbench", "noise cores"
+    );
+    for p in pairs {
+        let (http, db) = (&p.http.cpu, &p.db.cpu);
+        let (requests, transactions) = (p.http.requests as f64, p.db.tps * db.seconds);
+        let _ = writeln!(
+            out,
+            "{:<28} {:>7.0} {:>7.0} {:>9.0} {:>10.0} {:>8.0} {:>7.2}/{:.2}",
+            p.name,
+            http.per("server", requests),
+            http.per("client", requests),
+            http.per("postgres", requests),
+            db.per("postgres", transactions),
+            db.per("pgbench", transactions),
+            http.noise(),
+            db.noise(),
+        );
+    }
+    print!("{out}");
 }
 
 fn print_sweep(scenario: &Scenario, runs: &[(HttpRun, (f64, f64))]) {
     println!(
-        "\nconcurrency sweep, `{}` (errors: none, or the run would have failed; RSS: the bench process, server and load generator together):",
+        "\nconcurrency sweep, `{}` (errors: none, or the run would have failed; RSS: the server's own process):",
         scenario.name
     );
     println!(
