@@ -36,8 +36,8 @@
 use consular_domain::{MissionId, ServiceTypeId};
 use consular_ports::{AvailabilityQuery, StartPageRequest};
 use consular_tests::bench::{
-    DbRun, HttpRun, MakeRequest, Result, bench_main, bench_server, drop_database, env_number, indexes, load,
-    pgbench, psql,
+    DbRun, HttpRun, MakeRequest, Result, SEED_UUID7, bench_main, bench_server, cpu_table, drop_database,
+    env_number, indexes, load, pgbench, psql,
 };
 use consular_tests::reqwest::Client;
 use consular_tests::serde_json::{Value, json};
@@ -197,6 +197,7 @@ async fn seed(app: &TestApp, target: usize, timing: Timing) -> Result<World> {
     let expected = (50_000 * (timing.seconds + timing.warmup) as usize).div_ceil(spread_slots);
     let capacity = (6 + 3 * expected).min(HOT_CAPACITY);
     let sql = SEED_SQL
+        .replace("{UUID7}", SEED_UUID7)
         .replace("{PER_DAY}", &per_day.to_string())
         .replace("{MINUTES}", &minutes.to_string())
         .replace("{CAPACITY}", &capacity.to_string())
@@ -273,11 +274,7 @@ async fn seed(app: &TestApp, target: usize, timing: Timing) -> Result<World> {
 /// the largest capacity.
 const SEED_SQL: &str = r#"
 \set ON_ERROR_STOP 1
-CREATE FUNCTION pg_temp.uuid7(at timestamptz, n bigint) RETURNS uuid LANGUAGE sql IMMUTABLE AS $$
-    SELECT (lpad(to_hex(floor(extract(epoch FROM at) * 1000)::bigint), 12, '0')
-        || '7' || lpad(to_hex(n % 4096), 3, '0')
-        || to_hex(8 + n % 4) || lpad(to_hex((n * 2654435761) % 281474976710656), 15, '0'))::uuid
-$$;
+{UUID7}
 
 BEGIN;
 CREATE TABLE bench_missions AS
@@ -829,35 +826,15 @@ fn print_summary(
         "booking on spread slots at {ratio:.2} of pgbench: {} (aim {SPREAD_AIM}, not enforced)",
         if ratio >= SPREAD_AIM { "aim met" } else { "aim NOT met" }
     );
-    let _ = writeln!(
-        out,
-        "\nCPU per request (HTTP) and per transaction (pgbench), µs; noise: cores used by other processes"
+    cpu_table(
+        &mut out,
+        34,
+        &[
+            ("availability (a week)", &availability.http, &availability.db),
+            ("booking, spread slots", &spread.http, &spread.db),
+            ("booking, one hot slot", &hot.http, &hot.db),
+        ],
     );
-    let _ = writeln!(
-        out,
-        "{:<34} {:>7} {:>7} {:>9} {:>10} {:>8} {:>12}",
-        "scenario", "server", "client", "PG (HTTP)", "PG (bench)", "pgbench", "noise cores"
-    );
-    for (name, http, db) in [
-        ("availability (a week)", &availability.http, &availability.db),
-        ("booking, spread slots", &spread.http, &spread.db),
-        ("booking, one hot slot", &hot.http, &hot.db),
-    ] {
-        let requests = http.requests as f64;
-        let transactions = db.tps * db.cpu.seconds;
-        let _ = writeln!(
-            out,
-            "{:<34} {:>7.0} {:>7.0} {:>9.0} {:>10.0} {:>8.0} {:>7.2}/{:.2}",
-            name,
-            http.cpu.per("server", requests),
-            http.cpu.per("client", requests),
-            http.cpu.per("postgres", requests),
-            db.cpu.per("postgres", transactions),
-            db.cpu.per("pgbench", transactions),
-            http.cpu.noise(),
-            db.cpu.noise(),
-        );
-    }
     let _ = writeln!(out, "\navailability plan: {}", availability.plan);
     print!("{out}");
 }

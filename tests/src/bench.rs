@@ -16,6 +16,15 @@ pub fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(default)
 }
 
+/// `pg_temp.uuid7(at, n)` for a seed script (its `{UUID7}`): a UUIDv7 of instant `at`
+/// (48 bits of Unix milliseconds, version 7, variant 10) whose rest is derived from the
+/// row number `n`, so that ids made from timestamps sort as production's do.
+pub const SEED_UUID7: &str = r#"CREATE FUNCTION pg_temp.uuid7(at timestamptz, n bigint) RETURNS uuid LANGUAGE sql IMMUTABLE AS $$
+    SELECT (lpad(to_hex(floor(extract(epoch FROM at) * 1000)::bigint), 12, '0')
+        || '7' || lpad(to_hex(n % 4096), 3, '0')
+        || to_hex(8 + n % 4) || lpad(to_hex((n * 2654435761) % 281474976710656), 15, '0'))::uuid
+$$;"#;
+
 // ------------------------------------------------------------------------------- CPU
 
 /// CPU time (user + system, in clock ticks) of the whole machine, of every process by
@@ -431,6 +440,36 @@ pub async fn load(
         p99_ms: at(0.99),
         cpu,
     })
+}
+
+/// The CPU split of scenarios run over HTTP and through pgbench, names `width` wide: µs of
+/// the server, the load generator and PostgreSQL per request, of PostgreSQL and pgbench
+/// per transaction, and the cores other processes used during each (noise).
+pub fn cpu_table(out: &mut String, width: usize, rows: &[(&str, &HttpRun, &DbRun)]) {
+    use std::fmt::Write as _;
+    let _ = writeln!(
+        out,
+        "\nCPU per request (HTTP) and per transaction (pgbench), µs; noise: cores used by other processes"
+    );
+    let _ = writeln!(
+        out,
+        "{:<width$} {:>7} {:>7} {:>9} {:>10} {:>8} {:>12}",
+        "scenario", "server", "client", "PG (HTTP)", "PG (bench)", "pgbench", "noise cores"
+    );
+    for (name, http, db) in rows {
+        let (requests, transactions) = (http.requests as f64, db.tps * db.cpu.seconds);
+        let _ = writeln!(
+            out,
+            "{name:<width$} {:>7.0} {:>7.0} {:>9.0} {:>10.0} {:>8.0} {:>7.2}/{:.2}",
+            http.cpu.per("server", requests),
+            http.cpu.per("client", requests),
+            http.cpu.per("postgres", requests),
+            db.cpu.per("postgres", transactions),
+            db.cpu.per("pgbench", transactions),
+            http.cpu.noise(),
+            db.cpu.noise(),
+        );
+    }
 }
 
 // ------------------------------------------------------------------------------- pgbench

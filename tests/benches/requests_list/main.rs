@@ -162,7 +162,10 @@ async fn seed(app: &TestApp, rows: usize) -> Result<Seeded> {
     let mission_admin_token = app.principal_by(&admin_token, &["admin"], Some(&mission_id)).await.token;
     let api_done = started.elapsed();
 
-    let sql = SEED_SQL.replace("{MISSION}", &mission_id).replace("{ROWS}", &rows.to_string());
+    let sql = SEED_SQL
+        .replace("{UUID7}", bench::SEED_UUID7)
+        .replace("{MISSION}", &mission_id)
+        .replace("{ROWS}", &rows.to_string());
     psql(&app.settings.database_url, &sql).await?;
     let count: usize = psql(&app.settings.database_url, "SELECT count(*) FROM service_requests")
         .await?
@@ -210,18 +213,15 @@ async fn seed(app: &TestApp, rows: usize) -> Result<Seeded> {
     })
 }
 
-/// The bulk of the data, in one psql session. `{MISSION}` and `{ROWS}` are replaced.
+/// The bulk of the data, in one psql session. `{UUID7}`, `{MISSION}` and `{ROWS}` are
+/// replaced.
 /// Ids are UUIDv7 built from the timestamp (48 bits of Unix milliseconds, version 7,
 /// variant 10, the rest derived from the row number), so `ORDER BY id DESC` is newest
 /// first as in production. Requests are spread over 90 days, one every 90 days / ROWS;
 /// the last two weeks are mostly open, older requests mostly closed.
 const SEED_SQL: &str = r#"
 \set ON_ERROR_STOP 1
-CREATE FUNCTION pg_temp.uuid7(at timestamptz, n bigint) RETURNS uuid LANGUAGE sql IMMUTABLE AS $$
-    SELECT (lpad(to_hex(floor(extract(epoch FROM at) * 1000)::bigint), 12, '0')
-        || '7' || lpad(to_hex(n % 4096), 3, '0')
-        || to_hex(8 + n % 4) || lpad(to_hex((n * 2654435761) % 281474976710656), 15, '0'))::uuid
-$$;
+{UUID7}
 
 BEGIN;
 -- 999 more citizens, copies of the one registered through the API.
@@ -380,22 +380,32 @@ async fn measure(
 
     load_get(app, &scenario.path, &scenario.token, Duration::from_secs(warmup)).await?;
     let http = load_get(app, &scenario.path, &scenario.token, Duration::from_secs(seconds)).await?;
-    println!(
-        "   HTTP   {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  ({} requests, {} clients, page {} bytes)",
-        http.per_second, http.p50_ms, http.p99_ms, http.requests, http.clients, page_bytes
+    print_http(
+        &http,
+        &format!("{} requests, {} clients, page {page_bytes} bytes", http.requests, http.clients),
     );
-    println!("          CPU: {}", http.cpu.per_unit(http.requests as f64, "request"));
 
     same_sql_as_the_adapter(url, scenario).await?;
     let plan = same_plan_as_the_adapter(url, scenario).await?;
 
     let db = pgbench(url, scenario, seconds, Variant::Plain).await?;
-    println!(
-        "   pgbench{:>8.0} tps    avg {:>7.3} ms  ({} transactions, {} clients, -M prepared)",
-        db.tps, db.latency_ms, db.transactions, db.clients
-    );
-    println!("          CPU: {}", db.cpu.per_unit(db.tps * db.cpu.seconds, "transaction"));
+    print_pgbench(&db, &format!("{} transactions, {} clients, -M prepared", db.transactions, db.clients));
     Ok(Measured { name: scenario.name.clone(), http, db, page_bytes, plan })
+}
+
+/// The lines of an HTTP run as it is measured: throughput, latency, `note`, the CPU split.
+fn print_http(run: &HttpRun, note: &str) {
+    println!(
+        "   HTTP   {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  ({note})",
+        run.per_second, run.p50_ms, run.p99_ms
+    );
+    println!("          CPU: {}", run.cpu.per_unit(run.requests as f64, "request"));
+}
+
+/// The lines of a pgbench run as it is measured.
+fn print_pgbench(run: &DbRun, note: &str) {
+    println!("   pgbench{:>8.0} tps    avg {:>7.3} ms  ({note})", run.tps, run.latency_ms);
+    println!("          CPU: {}", run.cpu.per_unit(run.tps * run.cpu.seconds, "transaction"));
 }
 
 /// One request: 200, 20 items that pass the scenario's check, a next cursor. The body size.
@@ -634,51 +644,41 @@ async fn sweep(app: &TestApp, scenario: &Scenario, seconds: u64) -> Result<Vec<(
     Ok(runs)
 }
 
-/// The scenarios beside the list: throughput side by side, then the CPU split.
+/// The scenarios beside the list, each with what pgbench ran for it.
 fn print_pairs(pairs: &[more::Pair]) {
     let mut out = String::new();
     let _ = writeln!(out, "\nthe other scenarios, each beside its database counterpart through pgbench:");
+    let rows: Vec<Row> =
+        pairs.iter().map(|p| (p.name.as_str(), &p.http, &p.db, p.counterpart.as_str())).collect();
+    side_by_side(&mut out, 28, &rows);
+    print!("{out}");
+}
+
+/// A scenario's name, its HTTP and pgbench runs, and what pgbench ran (or nothing).
+type Row<'a> = (&'a str, &'a HttpRun, &'a DbRun, &'a str);
+
+/// Two tables of scenarios, names `width` wide: throughput and latency over HTTP beside
+/// pgbench with their ratio, then the CPU split ([`bench::cpu_table`]).
+fn side_by_side(out: &mut String, width: usize, rows: &[Row]) {
     let _ = writeln!(
         out,
-        "{:<28} {:>9} {:>8} {:>8} {:>9} {:>8} {:>7}  pgbench runs",
+        "{:<width$} {:>9} {:>8} {:>8} {:>9} {:>8} {:>7}",
         "scenario", "HTTP r/s", "p50 ms", "p99 ms", "DB tps", "DB ms", "HTTP/DB"
     );
-    for p in pairs {
+    for (name, http, db, ran) in rows {
         let _ = writeln!(
             out,
-            "{:<28} {:>9.0} {:>8.2} {:>8.2} {:>9.0} {:>8.3} {:>6.0}%  {}",
-            p.name,
-            p.http.per_second,
-            p.http.p50_ms,
-            p.http.p99_ms,
-            p.db.tps,
-            p.db.latency_ms,
-            100.0 * p.http.per_second / p.db.tps,
-            p.counterpart
+            "{name:<width$} {:>9.0} {:>8.2} {:>8.2} {:>9.0} {:>8.3} {:>6.0}%  {ran}",
+            http.per_second,
+            http.p50_ms,
+            http.p99_ms,
+            db.tps,
+            db.latency_ms,
+            100.0 * http.per_second / db.tps,
         );
     }
-    let _ = writeln!(
-        out,
-        "{:<28} {:>7} {:>7} {:>9} {:>10} {:>8} {:>12}",
-        "CPU, µs per request / tx", "server", "client", "PG (HTTP)", "PG (bench)", "pgbench", "noise cores"
-    );
-    for p in pairs {
-        let (http, db) = (&p.http.cpu, &p.db.cpu);
-        let (requests, transactions) = (p.http.requests as f64, p.db.tps * db.seconds);
-        let _ = writeln!(
-            out,
-            "{:<28} {:>7.0} {:>7.0} {:>9.0} {:>10.0} {:>8.0} {:>7.2}/{:.2}",
-            p.name,
-            http.per("server", requests),
-            http.per("client", requests),
-            http.per("postgres", requests),
-            db.per("postgres", transactions),
-            db.per("pgbench", transactions),
-            http.noise(),
-            db.noise(),
-        );
-    }
-    print!("{out}");
+    let cpu: Vec<_> = rows.iter().map(|&(name, http, db, _)| (name, http, db)).collect();
+    bench::cpu_table(out, width, &cpu);
 }
 
 fn print_sweep(scenario: &Scenario, runs: &[(HttpRun, (f64, f64))]) {
@@ -811,50 +811,8 @@ fn print_table(results: &[Measured], calibration: &Calibration, seconds: u64, wa
         "\nGET /api/v1/requests on PostgreSQL, {rows} service requests; {clients} keep-alive clients for {seconds} s \
          after {warmup} s of warm-up; pgbench -c {clients} -j 2 -T {seconds} -M prepared on the same statement"
     );
-    let _ = writeln!(
-        out,
-        "{:<40} {:>9} {:>8} {:>8} {:>9} {:>8} {:>7}",
-        "scenario", "HTTP r/s", "p50 ms", "p99 ms", "DB tps", "DB ms", "HTTP/DB"
-    );
-    for r in results {
-        let _ = writeln!(
-            out,
-            "{:<40} {:>9.0} {:>8.2} {:>8.2} {:>9.0} {:>8.3} {:>6.0}%",
-            r.name,
-            r.http.per_second,
-            r.http.p50_ms,
-            r.http.p99_ms,
-            r.db.tps,
-            r.db.latency_ms,
-            100.0 * r.http.per_second / r.db.tps
-        );
-    }
-    let _ = writeln!(
-        out,
-        "\nCPU per request (HTTP) and per transaction (pgbench), µs; noise: cores used by other processes"
-    );
-    let _ = writeln!(
-        out,
-        "{:<40} {:>7} {:>7} {:>9} {:>10} {:>8} {:>12}",
-        "scenario", "server", "client", "PG (HTTP)", "PG (bench)", "pgbench", "noise cores"
-    );
-    for r in results {
-        let (http, db) = (&r.http.cpu, &r.db.cpu);
-        let requests = r.http.requests as f64;
-        let transactions = r.db.tps * db.seconds;
-        let _ = writeln!(
-            out,
-            "{:<40} {:>7.0} {:>7.0} {:>9.0} {:>10.0} {:>8.0} {:>7.2}/{:.2}",
-            r.name,
-            http.per("server", requests),
-            http.per("client", requests),
-            http.per("postgres", requests),
-            db.per("postgres", transactions),
-            db.per("pgbench", transactions),
-            http.noise(),
-            db.noise(),
-        );
-    }
+    let rows: Vec<Row> = results.iter().map(|r| (r.name.as_str(), &r.http, &r.db, "")).collect();
+    side_by_side(&mut out, 40, &rows);
     let (floor, one_row, checked) = (&calibration.floor, &calibration.one_row, &calibration.pool_check);
     let _ = writeln!(
         out,

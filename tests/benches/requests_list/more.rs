@@ -13,7 +13,7 @@
 //!   the delete of an expired one before it), the audit entry, the outbox event, the
 //!   request and its first history entry, copied from a submission the server made.
 
-use crate::{Seeded, clients};
+use crate::{Seeded, clients, print_http, print_pgbench};
 use consular_domain::RequestId;
 use consular_tests::TestApp;
 use consular_tests::bench::{self, DbRun, HttpRun, MakeRequest, Result, load, psql};
@@ -34,21 +34,13 @@ pub struct Pair {
 impl Pair {
     fn print(&self) {
         let (http, db) = (&self.http, &self.db);
-        println!(
-            "   HTTP   {:>8.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  ({} requests, {} clients)",
-            http.per_second, http.p50_ms, http.p99_ms, http.requests, http.clients
-        );
-        println!("          CPU: {}", http.cpu.per_unit(http.requests as f64, "request"));
-        println!(
-            "   pgbench{:>8.0} tps    avg {:>7.3} ms  ({} transactions: {})",
-            db.tps, db.latency_ms, db.transactions, self.counterpart
-        );
-        println!("          CPU: {}", db.cpu.per_unit(db.tps * db.cpu.seconds, "transaction"));
+        print_http(http, &format!("{} requests, {} clients", http.requests, http.clients));
+        print_pgbench(db, &format!("{} transactions: {}", db.transactions, self.counterpart));
     }
 }
 
 /// Runs `make` for the warm-up and then for `seconds`, every answer `status`.
-async fn http(make: MakeRequest, status: u16, warmup: u64, seconds: u64) -> Result<HttpRun> {
+async fn over_http(make: MakeRequest, status: u16, warmup: u64, seconds: u64) -> Result<HttpRun> {
     let next = Arc::new(AtomicUsize::new(0));
     load(clients(), &make, &next, status, Duration::from_secs(warmup)).await?;
     load(clients(), &make, &next, status, Duration::from_secs(seconds)).await
@@ -73,7 +65,7 @@ pub async fn detail(app: &TestApp, url: &str, seeded: &Seeded, warmup: u64, seco
     let (token, target) = (seeded.mission_admin_token.clone(), app.url(&path));
     let make: MakeRequest =
         Arc::new(move |http: &reqwest::Client, _| Ok(http.get(&target).bearer_auth(&token)));
-    let http = http(make, 200, warmup, seconds).await?;
+    let http = over_http(make, 200, warmup, seconds).await?;
 
     let request: uuid::Uuid = id.parse().map_err(|e| format!("request id: {e}"))?;
     let db = consular_db::Database::connect(&consular_db::DbConfig::new(url.to_owned()))
@@ -116,8 +108,8 @@ fn pgbench_statement(shown: &str) -> Result<String> {
 }
 
 /// History entries, messages and notes the seeding gives the detail's request.
-pub const DETAIL_MESSAGES: usize = 3;
-pub const DETAIL_NOTES: usize = 2;
+const DETAIL_MESSAGES: usize = 3;
+const DETAIL_NOTES: usize = 2;
 /// Its timeline: the submission, the messages and the notes.
 const DETAIL_TIMELINE: usize = 1 + DETAIL_MESSAGES + DETAIL_NOTES;
 
@@ -148,7 +140,7 @@ pub async fn token(app: &TestApp, url: &str, seeded: &Seeded, warmup: u64, secon
             [("grant_type", "client_credentials"), ("client_id", &client_id), ("client_secret", &secret)];
         Ok(http.post(&target).form(&form))
     });
-    let http = http(make, 200, warmup, seconds).await?;
+    let http = over_http(make, 200, warmup, seconds).await?;
     // The client's row as the server reads it, and a refresh token like the one it stores.
     let script = "SELECT id, name, principal_kind, principal_id, mission_id, scopes, secret_hash, status, version, \
          created_at, updated_at FROM api_clients WHERE id = :client;\n\
@@ -200,7 +192,7 @@ pub async fn submit(app: &TestApp, url: &str, seeded: &Seeded, warmup: u64, seco
             .header("Idempotency-Key", format!("bench-{run}-{n}"))
             .json(&body))
     });
-    let http = http(make, 201, warmup, seconds).await?;
+    let http = over_http(make, 201, warmup, seconds).await?;
     let db = bench::pgbench(url, &script, &[], &[], clients(), seconds).await?;
     let pair = Pair {
         name: "POST /api/v1/requests".to_owned(),

@@ -19,6 +19,20 @@ fn citizen(mission: MissionId) -> Citizen {
         .into_citizen(CitizenId::new(), OffsetDateTime::UNIX_EPOCH)
 }
 
+/// `request`'s detail as the repository reads it: no history, thread, documents or
+/// bookings, and `notes` when they were asked for.
+fn record(request: ServiceRequest, notes: Option<Vec<Note>>) -> RequestRecord {
+    RequestRecord {
+        request,
+        required_documents: vec![],
+        history: vec![],
+        messages: vec![],
+        notes,
+        documents: vec![],
+        appointments: vec![],
+    }
+}
+
 struct Fixture {
     requests: MockRequestRepository,
     citizens: MockCitizenRepository,
@@ -54,15 +68,7 @@ impl Fixture {
     /// only when the use case asks for notes), as the repository's one read of a detail.
     fn with_detail(mut self, request: ServiceRequest, notes: Vec<Note>) -> Self {
         self.requests.expect_detail().returning(move |id, with_notes| {
-            Ok((id == request.id).then(|| RequestRecord {
-                request: request.clone(),
-                required_documents: vec![],
-                history: vec![],
-                messages: vec![],
-                notes: with_notes.then(|| notes.clone()),
-                documents: vec![],
-                appointments: vec![],
-            }))
+            Ok((id == request.id).then(|| record(request.clone(), with_notes.then(|| notes.clone()))))
         });
         self
     }
@@ -267,19 +273,12 @@ async fn a_citizens_detail_read_does_not_ask_for_notes() {
     ] {
         let mut fixture = Fixture::new();
         let stored = request.clone();
-        fixture.requests.expect_detail().times(1).withf(move |_, notes| *notes == asks_for_notes).returning(
-            move |_, notes| {
-                Ok(Some(RequestRecord {
-                    request: stored.clone(),
-                    required_documents: vec![],
-                    history: vec![],
-                    messages: vec![],
-                    notes: notes.then(Vec::new),
-                    documents: vec![],
-                    appointments: vec![],
-                }))
-            },
-        );
+        fixture
+            .requests
+            .expect_detail()
+            .times(1)
+            .withf(move |_, notes| *notes == asks_for_notes)
+            .returning(move |_, notes| Ok(Some(record(stored.clone(), notes.then(Vec::new)))));
         let got = fixture.service().get(&caller, id).await;
         assert_eq!(got.is_ok(), found, "{:?}", caller.subject);
         if !found {

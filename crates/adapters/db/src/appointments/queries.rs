@@ -3,7 +3,7 @@
 //! invariant"). Every write locks the appointment row first and slot rows after it, in id
 //! order, so two writes never wait on each other in a cycle.
 
-use super::{BoxedSelect, Conn, explain, write_meta};
+use super::{Backend, BoxedSelect, Conn, explain, write_meta};
 use crate::appointments::{
     AppointmentRow, EntryRow, ONE_PER_REQUEST, SlotConfig, SlotRow, SlotServiceTypeRow, appointment_history,
     appointments, slot_service_types, slots,
@@ -25,8 +25,6 @@ use diesel_async::RunQueryDsl;
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
-
-type Backend = <Conn as diesel_async::AsyncConnectionCore>::Backend;
 
 /// How many slot ids one statement binds: well under SQLite's limit on parameters.
 const IDS_PER_STATEMENT: usize = 500;
@@ -421,8 +419,7 @@ pub(crate) async fn explain_availability(
     explain(conn, availability_query(&query, &page)).await
 }
 
-type AppointmentListQuery =
-    IntoBoxed<'static, Select<appointments::table, AsSelect<AppointmentRow, Backend>>, Backend>;
+type AppointmentListQuery = BoxedSelect<appointments::table, AppointmentRow>;
 
 /// Appointments in start order (then id): the mission, citizen and slot filters each have
 /// an index `(column, starts_at, id)` that yields that order from the keyset bound.

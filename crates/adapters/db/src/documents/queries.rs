@@ -7,12 +7,9 @@ use crate::shared::sql_types::DbUuid;
 use crate::shared::update_versioned;
 use consular_domain::{Document, DocumentId, DocumentStatus, Page, PageRequest, RequestId};
 use consular_ports::{DocumentFilter, WriteMeta};
-use diesel::dsl::{AsSelect, IntoBoxed, Select};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use std::collections::HashSet;
-
-type Backend = <Conn as diesel_async::AsyncConnectionCore>::Backend;
 
 /// How many keys one `known_blob_keys` statement binds: well under SQLite's limit on
 /// bound parameters.
@@ -57,7 +54,7 @@ fn live() -> diesel::dsl::NotEq<documents::status, &'static str> {
 }
 
 /// The listing query, boxed so that `EXPLAIN` can wrap it (`explain_document_list`).
-type ListQuery = IntoBoxed<'static, Select<documents::table, AsSelect<DocumentRow, Backend>>, Backend>;
+type ListQuery = BoxedSelect<documents::table, DocumentRow>;
 
 /// Live documents newest first (`ORDER BY id DESC`), the ids below `page.after`,
 /// `page.fetch_limit()` rows: no OFFSET, no count. Every equality filter has an index

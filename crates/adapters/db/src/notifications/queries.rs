@@ -4,7 +4,7 @@
 //! while the caller works on them. What differs per database is in
 //! [`ClaimDialect`] and [`SkipLocked`] (see `notifications/mod.rs`).
 
-use super::{Conn, explain, write_meta};
+use super::{Backend, BoxedSelect, Conn, explain, write_meta};
 use crate::appointments::{AppointmentRow, appointments};
 use crate::error::Failure;
 use crate::notifications::{
@@ -28,8 +28,6 @@ use diesel_async::RunQueryDsl;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-type Backend = <Conn as diesel_async::AsyncConnectionCore>::Backend;
-
 /// How many ids one statement binds: well under SQLite's limit on parameters.
 const IDS_PER_STATEMENT: usize = 500;
 
@@ -43,8 +41,7 @@ fn count_of(count: i64) -> u64 {
 
 // ------------------------------------------------------------------- the outbox worker
 
-type EventClaimQuery =
-    IntoBoxed<'static, Select<outbox_events::table, AsSelect<OutboxRow, Backend>>, Backend>;
+type EventClaimQuery = BoxedSelect<outbox_events::table, OutboxRow>;
 
 /// Undelivered events whose lease is free or expired at `claim.now`, in id order, read
 /// from `outbox_events_pending_idx`; an event is passed over while an earlier undelivered
@@ -261,8 +258,7 @@ pub(crate) async fn schedule_reminder(
 
 // ---------------------------------------------------------------------------- the inbox
 
-type ListQuery =
-    IntoBoxed<'static, Select<notifications::table, AsSelect<NotificationRow, Backend>>, Backend>;
+type ListQuery = BoxedSelect<notifications::table, NotificationRow>;
 
 /// A recipient's notifications newest first (`ORDER BY id DESC`), the ids below
 /// `page.after`, `page.fetch_limit()` rows, from `notifications_recipient_idx` or, unread

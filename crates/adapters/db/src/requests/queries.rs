@@ -171,19 +171,20 @@ pub(crate) async fn request_detail_statements(
     _conn: &mut Conn,
     id: RequestId,
 ) -> Result<Vec<String>, Failure> {
-    let sql = |query: &dyn std::fmt::Display| query.to_string();
+    use diesel::debug_query as shown;
+    // The same builders, in the same order, as `detail`'s `reads!`.
     Ok(vec![
-        sql(&diesel::debug_query::<Backend, _>(&detail_query(id))),
-        sql(&diesel::debug_query::<Backend, _>(&history_query(id))),
-        sql(&diesel::debug_query::<Backend, _>(&messages_query(id))),
-        sql(&diesel::debug_query::<Backend, _>(&notes_query(id))),
-        sql(&diesel::debug_query::<Backend, _>(&documents::for_request_query(id))),
-        sql(&diesel::debug_query::<Backend, _>(&appointments::request_history_query(id))),
+        shown::<Backend, _>(&detail_query(id)).to_string(),
+        shown::<Backend, _>(&history_query(id)).to_string(),
+        shown::<Backend, _>(&messages_query(id)).to_string(),
+        shown::<Backend, _>(&notes_query(id)).to_string(),
+        shown::<Backend, _>(&documents::for_request_query(id)).to_string(),
+        shown::<Backend, _>(&appointments::request_history_query(id)).to_string(),
     ])
 }
 
 /// The listing query, boxed so that `EXPLAIN` can wrap it (`explain_request_list`).
-type ListQuery = IntoBoxed<'static, Select<service_requests::table, AsSelect<RequestRow, Backend>>, Backend>;
+type ListQuery = BoxedSelect<service_requests::table, RequestRow>;
 
 /// Newest first (`ORDER BY id DESC`), the ids below `page.after`, `page.fetch_limit()` rows:
 /// no OFFSET, no count. Every equality filter has an index `(column, id)` that serves it
