@@ -11,7 +11,9 @@
 //! - `POST /api/v1/requests` (a citizen's submission with a new `Idempotency-Key` each
 //!   time); pgbench runs the same inserts in one transaction: the idempotency record (with
 //!   the delete of an expired one before it), the audit entry, the outbox event, the
-//!   request and its first history entry, copied from a submission the server made.
+//!   request and its first history entry, copied from a submission the server made, the
+//!   request assigned to one of the members who may take it, at random (its insert moves
+//!   that member's count in `staff_workloads`, as the server's does).
 
 use crate::{Seeded, clients, print_http, print_pgbench};
 use consular_domain::RequestId;
@@ -196,7 +198,7 @@ pub async fn submit(app: &TestApp, url: &str, seeded: &Seeded, warmup: u64, seco
     let db = bench::pgbench(url, &script, &[], &[], clients(), seconds).await?;
     let pair = Pair {
         name: "POST /api/v1/requests".to_owned(),
-        counterpart: format!("the same {} writes in one transaction", script.lines().count() - 3),
+        counterpart: format!("the same {} writes in one transaction", script.lines().count() - 4),
         http,
         db,
     };
@@ -207,24 +209,51 @@ pub async fn submit(app: &TestApp, url: &str, seeded: &Seeded, warmup: u64, seco
 /// The pgbench transaction of a submission: the rows the server wrote for request
 /// `template` (submitted with idempotency key `key`), as literal inserts with new ids.
 async fn submit_script(url: &str, template: &str, key: &str) -> Result<String> {
-    // (table, the template's rows, the columns that get a new value: column -> the variable,
-    // or `new` for an id of its own). The variables have names no literal contains: pgbench
-    // would replace `:name` inside a quoted JSON text too.
-    type Fresh = &'static [(&'static str, &'static str)];
+    // The members the server may assign a submission of this type to: the transaction
+    // assigns one of them at random, as the server's choice spreads its submissions, and
+    // its insert moves that member's count in `staff_workloads` as the server's does.
+    let members = psql(
+        url,
+        &format!(
+            "SELECT count(*), string_agg(m.id::text, ',') FROM staff_members m \
+             JOIN staff_assignments a ON a.staff_id = m.id JOIN service_requests r ON r.id = '{template}' \
+             WHERE m.active AND m.mission_id = r.mission_id AND a.service_type_id = r.service_type_id"
+        ),
+    )
+    .await?;
+    let (count, members) = members
+        .trim()
+        .split_once('|')
+        .filter(|(count, _)| *count != "0")
+        .ok_or_else(|| format!("no staff member may take the template submission: {members}"))?;
+    let assignee = format!("('{{{members}}}'::uuid[])[:bench_assignee]");
+    // (table, the template's rows, the columns that get a new value: column -> the SQL put
+    // in its place). The variables have names no literal contains: pgbench would replace
+    // `:name` inside a quoted JSON text too.
+    type Fresh = Vec<(&'static str, String)>;
+    let new = "bench_uuid7()".to_owned();
     let tables: [(&str, String, Fresh); 5] = [
-        ("idempotency_keys", format!("key = '{key}'"), &[("key", "bench_key")]),
+        ("idempotency_keys", format!("key = '{key}'"), vec![("key", ":bench_key".to_owned())]),
         (
             "audit_events",
             format!("resource_id = '{template}'"),
-            &[("id", "new"), ("resource_id", "bench_request")],
+            vec![("id", new.clone()), ("resource_id", ":bench_request".to_owned())],
         ),
         (
             "outbox_events",
             format!("aggregate_id = '{template}'"),
-            &[("id", "new"), ("aggregate_id", "bench_request")],
+            vec![("id", new), ("aggregate_id", ":bench_request".to_owned())],
         ),
-        ("service_requests", format!("id = '{template}'"), &[("id", "bench_request")]),
-        ("request_history", format!("request_id = '{template}'"), &[("request_id", "bench_request")]),
+        (
+            "service_requests",
+            format!("id = '{template}'"),
+            vec![("id", ":bench_request".to_owned()), ("assignee_id", assignee)],
+        ),
+        (
+            "request_history",
+            format!("request_id = '{template}'"),
+            vec![("request_id", ":bench_request".to_owned())],
+        ),
     ];
     let mut inserts = String::new();
     for (table, row, fresh) in tables {
@@ -237,10 +266,7 @@ async fn submit_script(url: &str, template: &str, key: &str) -> Result<String> {
             literal = LITERAL.replace("{value}", "(to_jsonb(r) ->> a.attname)"),
             cases = fresh
                 .iter()
-                .map(|(column, var)| match *var {
-                    "new" => format!("WHEN '{column}' THEN 'bench_uuid7()' "),
-                    var => format!("WHEN '{column}' THEN ':{var}' "),
-                })
+                .map(|(column, sql)| format!("WHEN '{column}' THEN '{}' ", sql.replace('\'', "''")))
                 .collect::<String>(),
         );
         let out = psql(url, &sql).await?;
@@ -269,7 +295,8 @@ async fn submit_script(url: &str, template: &str, key: &str) -> Result<String> {
         }
     }
     Ok(format!(
-        "SELECT bench_uuid7() AS bench_request, 'bench-' || bench_uuid7() AS bench_key \\gset\nBEGIN;\n{inserts}COMMIT;\n"
+        "\\set bench_assignee random(1, {count})\n\
+         SELECT bench_uuid7() AS bench_request, 'bench-' || bench_uuid7() AS bench_key \\gset\nBEGIN;\n{inserts}COMMIT;\n"
     ))
 }
 

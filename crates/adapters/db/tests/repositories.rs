@@ -1616,6 +1616,51 @@ async fn least_loaded_staff_ignores_members_who_cannot_take_the_request(db: Data
     assert_eq!(least(paris.id, passport.id).await, Some(inactive.id), "back from leave, with no load");
 }
 
+/// `staff_workloads` is kept by triggers: after every kind of write of a request (insert
+/// open or closed, assigned or not; reassign, unassign, close, reopen, an update that
+/// changes neither; a refused update) each member's count equals a recount.
+async fn staff_workloads_follow_every_write_of_a_request(db: Database) {
+    use RequestStatus::*;
+    let paris = stored_mission(&db, "fr-paris").await;
+    let passport = stored_service_type(&db, "passport").await;
+    let alice = stored_citizen(&db, paris.id, "AA1").await;
+    let x = stored_staff(&db, staff_member(paris.id, &[passport.id])).await;
+    let y = stored_staff(&db, staff_member(paris.id, &[passport.id])).await;
+    let no_drift = async |step: &str| {
+        assert_eq!(db.staff_workload_drift().await.unwrap(), [], "{step}");
+    };
+    no_drift("new members count nothing").await;
+
+    let open = assigned(&db, &alice, &passport, &x, Submitted).await;
+    assigned(&db, &alice, &passport, &x, Completed).await;
+    stored_request(&db, request(paris.id, alice.id, &passport)).await;
+    no_drift("inserts").await;
+
+    let mut r = open;
+    let update = async |r: &mut ServiceRequest, change: &dyn Fn(&mut ServiceRequest), step: &str| {
+        change(r);
+        r.version += 1;
+        RequestRepository::update(&db, r, r.version - 1, None, &WriteMeta::default()).await.unwrap();
+        no_drift(step).await;
+    };
+    update(&mut r, &|r| r.assignee_id = Some(y.id), "reassigned").await;
+    update(&mut r, &|r| r.status = InReview, "still open").await;
+    update(&mut r, &|r| r.assignee_id = None, "unassigned").await;
+    update(&mut r, &|r| r.assignee_id = Some(x.id), "assigned again").await;
+    update(&mut r, &|r| r.status = Rejected, "closed").await;
+    update(&mut r, &|r| r.status = Submitted, "open again (the adapter does not judge the transition)").await;
+    update(&mut r, &|r| (r.status, r.assignee_id) = (Cancelled, Some(y.id)), "closed and reassigned").await;
+    update(&mut r, &|r| (r.status, r.assignee_id) = (ActionRequired, Some(x.id)), "both again").await;
+    assert_eq!(RequestRepository::least_loaded_staff(&db, paris.id, passport.id).await.unwrap(), Some(y.id));
+
+    // A refused write (an unknown assignee) moves no count.
+    let stray = ServiceRequest { assignee_id: Some(StaffId::new()), version: r.version + 1, ..r.clone() };
+    let refused = RequestRepository::update(&db, &stray, r.version, None, &WriteMeta::default()).await;
+    assert!(matches!(refused, Err(RepoError::Other(_))), "{refused:?}");
+    no_drift("refused").await;
+    assert_eq!(RequestRepository::least_loaded_staff(&db, paris.id, passport.id).await.unwrap(), Some(y.id));
+}
+
 async fn the_queue_groups_open_requests_by_service_type(db: Database) {
     use RequestStatus::*;
     let paris = stored_mission(&db, "fr-paris").await;
@@ -1888,6 +1933,7 @@ on_both_databases!(
     the_overdue_filter_needs_its_instant,
     least_loaded_staff_picks_the_member_with_the_fewest_open_requests,
     least_loaded_staff_ignores_members_who_cannot_take_the_request,
+    staff_workloads_follow_every_write_of_a_request,
     the_queue_groups_open_requests_by_service_type,
     notes_and_messages_are_paged_oldest_first,
     a_note_or_message_on_an_unknown_request_stores_nothing,

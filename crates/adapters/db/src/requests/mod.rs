@@ -110,6 +110,10 @@ repository! {
         /// [...]`, `$1` being the id); for the bench (docs/benchmarks.md).
         #[doc(hidden)]
         pub fn request_detail_statements(id: RequestId) -> Vec<String>;
+        /// The members whose count of open requests in `staff_workloads` (kept by
+        /// triggers) differs from a recount: `(member, stored, counted)`; for tests.
+        #[doc(hidden)]
+        pub fn staff_workload_drift() -> Vec<(StaffId, Option<i64>, i64)>;
     }
 }
 

@@ -13,13 +13,13 @@ use crate::service_types::service_types;
 use crate::shared::columns::from_json;
 use crate::shared::sql_types::{DbJson, DbTime, DbUuid};
 use crate::shared::update_versioned;
-use crate::staff::{staff_assignments, staff_members};
+use crate::staff::{staff_assignments, staff_members, staff_workloads};
 use consular_domain::{
     AppointmentEntry, Document, HistoryEntry, MissionId, Page, PageRequest, RequestId, ServiceRequest,
     ServiceTypeId, StaffId,
 };
 use consular_ports::{Message, Note, QueueGroup, RepoError, RequestFilter, RequestRecord, WriteMeta};
-use diesel::dsl::{AsSelect, InnerJoin, IntoBoxed, Select, case_when, count, count_star, min, not, sum};
+use diesel::dsl::{AsSelect, InnerJoin, IntoBoxed, Select, case_when, count_star, min, not, sum};
 use diesel::expression::SqlLiteral;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Integer};
@@ -262,29 +262,54 @@ pub(crate) async fn explain_request_list(
 }
 
 /// The active member of `mission` assigned to `service_type` with the fewest open
-/// requests assigned to them (of any type), the smallest id among equals. One statement:
-/// the members and their assignment (at most one row each: the key is (staff, type)),
-/// left-joined to their open requests and counted.
+/// requests assigned to them (of any type), the smallest id among equals. One statement
+/// over the members assigned to the type (at most one assignment row each: the key is
+/// (staff, type)), each with its count in `staff_workloads`, which the database keeps in
+/// step with every write of a request (docs/requests.md "Assignment").
 pub(crate) async fn least_loaded_staff(
     conn: &mut Conn,
     mission: MissionId,
     service_type: ServiceTypeId,
 ) -> Result<Option<StaffId>, Failure> {
-    let open_requests = service_requests::table
-        .on(service_requests::assignee_id.eq(staff_members::id.nullable()).and(is_open()));
     let member: Option<DbUuid> = staff_members::table
         .inner_join(staff_assignments::table)
-        .left_join(open_requests)
+        .inner_join(staff_workloads::table)
         .filter(staff_members::mission_id.eq(DbUuid(mission.0)))
         .filter(staff_members::active.eq(true))
         .filter(staff_assignments::service_type_id.eq(DbUuid(service_type.0)))
-        .group_by(staff_members::id)
         .select(staff_members::id)
-        .order_by((count(service_requests::id.nullable()).asc(), staff_members::id.asc()))
+        .order_by((staff_workloads::open_requests.asc(), staff_members::id.asc()))
         .first(conn)
         .await
         .optional()?;
     Ok(member.map(|id| StaffId(id.0)))
+}
+
+/// The members whose row in `staff_workloads` differs from a count of their open requests
+/// (or who have no row): `(member, stored, counted)`, `stored` being `None` for no row.
+/// Empty while the triggers keep the table; for tests.
+pub(crate) async fn staff_workload_drift(
+    conn: &mut Conn,
+) -> Result<Vec<(StaffId, Option<i64>, i64)>, Failure> {
+    let stored: Vec<(DbUuid, Option<i64>)> = staff_members::table
+        .left_join(staff_workloads::table)
+        .select((staff_members::id, staff_workloads::open_requests.nullable()))
+        .load(conn)
+        .await?;
+    let counted: Vec<(Option<DbUuid>, i64)> = service_requests::table
+        .filter(service_requests::assignee_id.is_not_null())
+        .filter(is_open())
+        .group_by(service_requests::assignee_id)
+        .select((service_requests::assignee_id, count_star()))
+        .load(conn)
+        .await?;
+    let counted: std::collections::HashMap<uuid::Uuid, i64> =
+        counted.into_iter().filter_map(|(id, n)| id.map(|id| (id.0, n))).collect();
+    Ok(stored
+        .into_iter()
+        .map(|(id, stored)| (StaffId(id.0), stored, counted.get(&id.0).copied().unwrap_or(0)))
+        .filter(|(_, stored, counted)| *stored != Some(*counted))
+        .collect())
 }
 
 /// The open requests assigned to `staff`, one group per service type (by type id), with

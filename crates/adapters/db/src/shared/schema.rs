@@ -19,7 +19,7 @@ use crate::requests::{request_history, request_messages, request_notes, service_
 use crate::service_secrets::service_secrets;
 use crate::service_types::service_types;
 use crate::signing_keys::signing_keys;
-use crate::staff::{staff_assignments, staff_members};
+use crate::staff::{staff_assignments, staff_members, staff_workloads};
 use crate::tokens::{refresh_tokens, revocations};
 
 diesel::joinable!(api_clients -> missions (mission_id));
@@ -28,6 +28,7 @@ diesel::joinable!(citizens -> missions (mission_id));
 diesel::joinable!(staff_members -> missions (mission_id));
 diesel::joinable!(staff_assignments -> staff_members (staff_id));
 diesel::joinable!(staff_assignments -> service_types (service_type_id));
+diesel::joinable!(staff_workloads -> staff_members (staff_id));
 diesel::joinable!(service_requests -> missions (mission_id));
 diesel::joinable!(service_requests -> citizens (citizen_id));
 diesel::joinable!(service_requests -> service_types (service_type_id));
@@ -66,6 +67,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     citizens,
     staff_members,
     staff_assignments,
+    staff_workloads,
     outbox_events,
     service_requests,
     request_history,

@@ -1,5 +1,6 @@
 //! Staff members and their service assignments: the `staff_members` and
-//! `staff_assignments` tables, their rows, and [`StaffRepository`].
+//! `staff_assignments` tables, their rows, and [`StaffRepository`]; and `staff_workloads`,
+//! which the database keeps itself (triggers, see the migration `staff_workloads`).
 
 use crate::shared::repository;
 use crate::shared::sql_types::{DbTime, DbUuid};
@@ -35,10 +36,23 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use crate::shared::sql_types::PortableUuid;
+    use diesel::sql_types::BigInt;
+
+    /// The number of open requests assigned to each member, one row per member, moved by
+    /// triggers in the transaction of every write of `service_requests`; read-only here.
+    staff_workloads (staff_id) {
+        staff_id -> PortableUuid,
+        open_requests -> BigInt,
+    }
+}
+
 /// The unique constraints of the staff tables (see `crate::error`).
 pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[
     ("staff_members_pkey", "staff_members.id"),
     ("staff_assignments_pkey", "staff_assignments.staff_id, staff_assignments.service_type_id"),
+    ("staff_workloads_pkey", "staff_workloads.staff_id"),
 ];
 
 repository! {
