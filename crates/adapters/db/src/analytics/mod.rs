@@ -367,6 +367,7 @@ pub(crate) fn may_end_a_spell(entry: &HistoryEntry) -> bool {
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = request_stage_spells)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct SpellRow {
     pub request_id: DbUuid,
     pub ordinal: i32,

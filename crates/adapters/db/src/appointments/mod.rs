@@ -162,6 +162,7 @@ repository! {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = slots)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct SlotRow {
     pub id: DbUuid,
     pub mission_id: DbUuid,
@@ -267,6 +268,7 @@ impl SlotRow {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = slot_service_types)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct SlotServiceTypeRow {
     pub slot_id: DbUuid,
     pub service_type_id: DbUuid,
@@ -290,6 +292,7 @@ impl SlotServiceTypeRow {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = appointments)]
+#[diesel(treat_none_as_default_value = false)]
 // Without this, a `None` would keep the stored value instead of writing NULL.
 #[diesel(treat_none_as_null = true)]
 pub(crate) struct AppointmentRow {
@@ -362,6 +365,7 @@ impl TryFrom<AppointmentRow> for Appointment {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = appointment_history)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct EntryRow {
     pub appointment_id: DbUuid,
     pub version: i64,

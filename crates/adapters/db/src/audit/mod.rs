@@ -47,6 +47,7 @@ repository! {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = audit_events)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct AuditRow {
     pub id: DbUuid,
     pub at: DbTime,

@@ -56,6 +56,7 @@ repository! {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = citizens)]
+#[diesel(treat_none_as_default_value = false)]
 // Without this, removing the emergency contact (`None`) would keep the old one.
 #[diesel(treat_none_as_null = true)]
 pub(crate) struct CitizenRow {

@@ -43,6 +43,7 @@ repository! {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = api_clients)]
+#[diesel(treat_none_as_default_value = false)]
 // Without this, a client moved out of its mission (`None`) would keep the old mission_id.
 #[diesel(treat_none_as_null = true)]
 pub(crate) struct ClientRow {

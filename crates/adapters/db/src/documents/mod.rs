@@ -69,6 +69,7 @@ repository! {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = documents)]
+#[diesel(treat_none_as_default_value = false)]
 // Without this, a `None` would keep the stored value instead of writing NULL.
 #[diesel(treat_none_as_null = true)]
 pub(crate) struct DocumentRow {

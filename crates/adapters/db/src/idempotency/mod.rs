@@ -42,6 +42,7 @@ repository! {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = idempotency_keys)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct IdempotencyRow {
     pub owner: DbUuid,
     pub key: String,

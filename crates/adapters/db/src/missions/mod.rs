@@ -38,6 +38,7 @@ repository! {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = missions)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct MissionRow {
     pub id: DbUuid,
     pub code: String,

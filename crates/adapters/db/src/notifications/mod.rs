@@ -234,6 +234,7 @@ impl<Q: QueryFragment<Sqlite>> QueryFragment<Sqlite> for SkipLocked<Q> {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = notifications)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct NotificationRow {
     pub id: DbUuid,
     pub recipient_id: DbUuid,
@@ -298,6 +299,7 @@ pub(crate) fn details(json: DbJson) -> Result<Details, Failure> {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = emails)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct EmailRow {
     pub id: DbUuid,
     pub notification_id: DbUuid,

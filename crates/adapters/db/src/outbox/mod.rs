@@ -48,6 +48,7 @@ repository! {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = outbox_events)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct OutboxRow {
     pub id: DbUuid,
     pub kind: String,

@@ -132,6 +132,7 @@ fn status_from_db(what: &str, status: &str) -> Result<RequestStatus, Failure> {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = service_requests)]
+#[diesel(treat_none_as_default_value = false)]
 // Without this, an unassigned request (`None`) would keep its old assignee.
 #[diesel(treat_none_as_null = true)]
 pub(crate) struct RequestRow {
@@ -198,6 +199,7 @@ impl TryFrom<RequestRow> for ServiceRequest {
 /// order, the order entries are read back in).
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = request_history)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct HistoryRow {
     pub request_id: DbUuid,
     pub at: DbTime,
@@ -265,6 +267,7 @@ macro_rules! thread_table {
 
         #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
         #[diesel(table_name = $table)]
+        #[diesel(treat_none_as_default_value = false)]
         pub(crate) struct $row {
             pub id: DbUuid,
             pub request_id: DbUuid,

@@ -45,6 +45,7 @@ repository! {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = service_types)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct ServiceTypeRow {
     pub id: DbUuid,
     pub code: String,

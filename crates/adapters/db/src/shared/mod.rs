@@ -118,3 +118,65 @@ pub(crate) use update_versioned;
 pub(crate) fn not_updated(still_exists: bool) -> Failure {
     Failure::Outcome(if still_exists { RepoError::VersionConflict } else { RepoError::NotFound })
 }
+
+/// Every row written with `Insertable` says `#[diesel(treat_none_as_default_value =
+/// false)]`: a `None` is written as `NULL` (no column has a default but the history's
+/// identity, which its row leaves out), and the statement's text no longer depends on
+/// which fields are `None`, so diesel prepares it once per connection and keeps it. With
+/// diesel's default (`None` as `DEFAULT`), every insert is parsed, planned and prepared
+/// again, one round trip more each time (docs/benchmarks.md "Inserts prepared once").
+#[cfg(test)]
+mod tests {
+    use crate::requests::{HistoryRow, request_history};
+    use crate::shared::sql_types::{DbTime, DbUuid};
+    use diesel::pg::Pg;
+    use diesel::query_builder::QueryFragment;
+    use std::path::Path;
+
+    #[test]
+    fn every_insertable_row_writes_none_as_null() {
+        fn visit(dir: &Path, missing: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    visit(&path, missing);
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                let lines: Vec<&str> = text.lines().collect();
+                for (n, line) in lines.iter().enumerate() {
+                    let derives = line.trim_start().starts_with("#[derive(") && line.contains("Insertable");
+                    let said = lines[n + 1..]
+                        .iter()
+                        .take_while(|l| l.trim_start().starts_with("#["))
+                        .any(|l| l.contains("treat_none_as_default_value = false"));
+                    if derives && !said {
+                        missing.push(format!("{}:{}", path.display(), n + 1));
+                    }
+                }
+            }
+        }
+        let mut missing = Vec::new();
+        visit(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut missing);
+        assert!(missing.is_empty(), "rows whose inserts diesel would not prepare once: {missing:?}");
+    }
+
+    /// With `None` fields, the case diesel would otherwise write as `DEFAULT`.
+    #[test]
+    fn an_insert_with_none_fields_is_prepared_once() {
+        let row = HistoryRow {
+            request_id: DbUuid(uuid::Uuid::nil()),
+            at: DbTime(time::OffsetDateTime::UNIX_EPOCH),
+            actor_kind: None,
+            actor_id: None,
+            from_status: None,
+            to_status: "submitted".to_owned(),
+            from_stage: None,
+            to_stage: 0,
+            reason: None,
+        };
+        let insert = diesel::insert_into(request_history::table).values(&row);
+        assert!(insert.is_safe_to_cache_prepared(&Pg).unwrap());
+        assert!(!diesel::debug_query::<Pg, _>(&insert).to_string().contains("DEFAULT"));
+    }
+}

@@ -30,6 +30,7 @@ repository! {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = signing_keys)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct SigningKeyRow {
     pub kid: String,
     pub private_pkcs8: Vec<u8>,

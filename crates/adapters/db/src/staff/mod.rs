@@ -67,6 +67,7 @@ repository! {
 /// A staff member without their assignments (`staff_assignments`, see [`AssignmentRow`]).
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = staff_members)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct StaffRow {
     pub id: DbUuid,
     pub mission_id: DbUuid,
@@ -115,6 +116,7 @@ impl StaffRow {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = staff_assignments)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct AssignmentRow {
     pub staff_id: DbUuid,
     pub service_type_id: DbUuid,

@@ -71,6 +71,7 @@ repository! {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = refresh_tokens)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct RefreshRow {
     pub hash: Vec<u8>,
     pub client_id: DbUuid,
@@ -140,6 +141,7 @@ pub(crate) const CLIENT: &str = "client";
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = revocations)]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct RevocationRow {
     pub id: DbUuid,
     pub kind: String,
