@@ -2,7 +2,7 @@ use crate::{RepoError, WriteMeta};
 use async_trait::async_trait;
 use consular_domain::{
     Appointment, AppointmentEntry, AppointmentId, AppointmentStatus, BookingRefused, CitizenId, MissionId,
-    Page, PageRequest, RequestId, ServiceTypeId, Slot, SlotId, StartCursor,
+    Page, PageRequest, ServiceTypeId, Slot, SlotId, StartCursor,
 };
 use time::OffsetDateTime;
 
@@ -145,9 +145,6 @@ pub trait AppointmentRepository: Send + Sync {
         meta: &WriteMeta,
     ) -> Result<(), RepoError>;
     async fn get(&self, id: AppointmentId) -> Result<Option<Appointment>, RepoError>;
-    /// The history of every appointment linked to `request`, oldest first (then by
-    /// appointment and version).
-    async fn request_history(&self, request: RequestId) -> Result<Vec<AppointmentEntry>, RepoError>;
     /// Appointments in start order (then id), after `page.after`, through an index that
     /// yields that order for the mission, citizen or slot filter.
     async fn list(

@@ -106,8 +106,6 @@ pub trait RequestRepository: Send + Sync {
     /// (only when `notes`), live documents and booking changes, read in one snapshot on one
     /// connection (docs/requests.md "Reading"); `None` when there is no such request.
     async fn detail(&self, id: RequestId, notes: bool) -> Result<Option<RequestRecord>, RepoError>;
-    /// The stage history of a request, oldest first.
-    async fn history(&self, id: RequestId) -> Result<Vec<HistoryEntry>, RepoError>;
     /// Requests newest first (id descending), before `page.after`, through indexes only
     /// (keyset, no OFFSET, no count).
     async fn list(&self, filter: RequestFilter, page: PageRequest)

@@ -183,7 +183,7 @@ pub async fn submit(app: &TestApp, url: &str, seeded: &Seeded, warmup: u64, seco
     let created: Value = response.json().await.map_err(|e| format!("POST /api/v1/requests: {e}"))?;
     let template =
         created["id"].as_str().ok_or_else(|| format!("POST /api/v1/requests: {status}: {created}"))?;
-    let script = submit_script(url, template, &key).await?;
+    let (script, writes) = submit_script(url, template, &key).await?;
 
     let (token, target) = (seeded.citizen_token.clone(), app.url("/api/v1/requests"));
     let run = uuid::Uuid::now_v7();
@@ -198,7 +198,7 @@ pub async fn submit(app: &TestApp, url: &str, seeded: &Seeded, warmup: u64, seco
     let db = bench::pgbench(url, &script, &[], &[], clients(), seconds).await?;
     let pair = Pair {
         name: "POST /api/v1/requests".to_owned(),
-        counterpart: format!("the same {} writes in one transaction", script.lines().count() - 4),
+        counterpart: format!("the same {writes} writes in one transaction"),
         http,
         db,
     };
@@ -207,8 +207,9 @@ pub async fn submit(app: &TestApp, url: &str, seeded: &Seeded, warmup: u64, seco
 }
 
 /// The pgbench transaction of a submission: the rows the server wrote for request
-/// `template` (submitted with idempotency key `key`), as literal inserts with new ids.
-async fn submit_script(url: &str, template: &str, key: &str) -> Result<String> {
+/// `template` (submitted with idempotency key `key`), as literal inserts with new ids,
+/// and the number of its writes.
+async fn submit_script(url: &str, template: &str, key: &str) -> Result<(String, usize)> {
     // The members the server may assign a submission of this type to: the transaction
     // assigns one of them at random, as the server's choice spreads its submissions, and
     // its insert moves that member's count in `staff_workloads` as the server's does.
@@ -294,10 +295,11 @@ async fn submit_script(url: &str, template: &str, key: &str) -> Result<String> {
             inserts.push('\n');
         }
     }
-    Ok(format!(
+    let script = format!(
         "\\set bench_assignee random(1, {count})\n\
          SELECT bench_uuid7() AS bench_request, 'bench-' || bench_uuid7() AS bench_key \\gset\nBEGIN;\n{inserts}COMMIT;\n"
-    ))
+    );
+    Ok((script, inserts.lines().count()))
 }
 
 /// SQL that writes a value as a literal for pgbench: `NULL`, or an `E''` string whose

@@ -878,7 +878,7 @@ async fn stored_requests(db: &Database, ids: &[RequestId]) -> Vec<SeededRequest>
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
         let request = RequestRepository::get(db, *id).await.unwrap().unwrap();
-        let history = RequestRepository::history(db, *id).await.unwrap();
+        let history = db.history(*id).await.unwrap();
         out.push(SeededRequest { request, history });
     }
     out

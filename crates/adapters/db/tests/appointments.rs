@@ -328,11 +328,11 @@ async fn a_reschedule_moves_the_seat_or_changes_nothing(db: Database) {
     assert_eq!(seats(&db, &free).await, (1, 1), "an attended appointment used its seat");
 
     // The request's timeline: one entry per stored change, none of the refused ones.
-    let history = AppointmentRepository::request_history(&db, s.request).await.unwrap();
+    let history = db.request_history(s.request).await.unwrap();
     assert_eq!(history, [entry_of(&a), entry_of(&moved), entry_of(&attended)]);
     let detail = consular_ports::RequestRepository::detail(&db, s.request, false).await.unwrap().unwrap();
     assert_eq!(detail.appointments, history, "the request's detail reads the same changes");
-    assert!(AppointmentRepository::request_history(&db, RequestId::new()).await.unwrap().is_empty());
+    assert!(db.request_history(RequestId::new()).await.unwrap().is_empty());
 }
 
 // ---------------------------------------------------------------- reads

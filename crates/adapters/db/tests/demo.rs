@@ -55,7 +55,7 @@ async fn seeded_data_reads_back_through_the_repositories(db: Database) {
     assert_eq!(counts.history_entries, requests.iter().map(|r| r.history.len() as u64).sum::<u64>());
     for SeededRequest { request, history } in &requests {
         assert_eq!(RequestRepository::get(&db, request.id).await.unwrap().as_ref(), Some(request));
-        assert_eq!(&RequestRepository::history(&db, request.id).await.unwrap(), history, "in order");
+        assert_eq!(&db.history(request.id).await.unwrap(), history, "in order");
     }
 
     // Listings see them as any request: per mission, newest first, through the pages.
@@ -108,7 +108,7 @@ async fn large_batches_are_split(db: Database) {
     let requests: Vec<_> = generator.requests(6_000).flat_map(|b| b.unwrap()).collect();
     DemoRepository::insert_requests(&db, &requests).await.unwrap();
     let last = requests.last().unwrap();
-    assert_eq!(RequestRepository::history(&db, last.request.id).await.unwrap(), last.history);
+    assert_eq!(db.history(last.request.id).await.unwrap(), last.history);
 }
 
 on_both_databases!(seeded_data_reads_back_through_the_repositories, large_batches_are_split);

@@ -1255,7 +1255,7 @@ async fn requests_round_trip_and_updates_check_the_version(db: Database) {
     r.version = 4;
     RequestRepository::update(&db, &r, 3, None, &WriteMeta::default()).await.unwrap();
     assert_eq!(RequestRepository::get(&db, r.id).await.unwrap(), Some(r.clone()));
-    assert_eq!(RequestRepository::history(&db, r.id).await.unwrap(), [first, review.clone()]);
+    assert_eq!(db.history(r.id).await.unwrap(), [first, review.clone()]);
 
     // Stages and closing round-trip.
     let advanced =
@@ -1282,7 +1282,7 @@ async fn requests_round_trip_and_updates_check_the_version(db: Database) {
     let gone = RequestRepository::update(&db, &unknown, 1, Some(entry), &meta).await;
     assert!(matches!(gone, Err(RepoError::NotFound)), "{gone:?}");
     assert_eq!(RequestRepository::get(&db, r.id).await.unwrap(), Some(r.clone()));
-    assert_eq!(RequestRepository::history(&db, r.id).await.unwrap().len(), 5);
+    assert_eq!(db.history(r.id).await.unwrap().len(), 5);
     assert_eq!(db.count_rows("request_history").await.unwrap(), 5);
     assert_eq!(db.count_rows("audit_events").await.unwrap(), 2);
 }
@@ -1347,11 +1347,11 @@ async fn history_is_kept_in_insertion_order(db: Database) {
         o.version += 1;
         RequestRepository::update(&db, &o, o.version - 1, Some(note), &WriteMeta::default()).await.unwrap();
     }
-    assert_eq!(RequestRepository::history(&db, r.id).await.unwrap(), expected);
+    assert_eq!(db.history(r.id).await.unwrap(), expected);
     assert_eq!(expected[4].from_stage, Some(0));
     assert_eq!(expected[4].to_stage, 1);
-    assert_eq!(RequestRepository::history(&db, other.id).await.unwrap().len(), 5);
-    assert_eq!(RequestRepository::history(&db, RequestId::new()).await.unwrap(), []);
+    assert_eq!(db.history(other.id).await.unwrap().len(), 5);
+    assert_eq!(db.history(RequestId::new()).await.unwrap(), []);
 }
 
 /// What `RequestRepository::list` must return for `filter`, decided in Rust from the
@@ -1791,7 +1791,7 @@ async fn notes_and_messages_are_paged_oldest_first(db: Database) {
     let detail = RequestRepository::detail(&db, r.id, true).await.unwrap().unwrap();
     assert_eq!(detail.request, RequestRepository::get(&db, r.id).await.unwrap().unwrap());
     assert_eq!(detail.required_documents, passport.required_documents);
-    assert_eq!(detail.history, RequestRepository::history(&db, r.id).await.unwrap());
+    assert_eq!(detail.history, db.history(r.id).await.unwrap());
     assert_eq!(detail.history.len(), 1);
     assert_eq!((detail.messages, detail.notes), (messages, Some(notes)));
     assert_eq!((detail.documents, detail.appointments), (vec![], vec![]));

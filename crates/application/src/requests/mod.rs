@@ -181,11 +181,8 @@ impl RequestService {
         RequestService { ports }
     }
 
-    /// The request's checklist and its live documents.
-    async fn checklist(
-        &self,
-        request: &ServiceRequest,
-    ) -> Result<(Vec<ChecklistItem>, Vec<Document>), ServiceError> {
+    /// The request's required-documents checklist, from its live documents.
+    async fn checklist(&self, request: &ServiceRequest) -> Result<Vec<ChecklistItem>, ServiceError> {
         let required = self
             .ports
             .service_types
@@ -194,7 +191,7 @@ impl RequestService {
             .map(|t| t.required_documents)
             .unwrap_or_default();
         let documents = self.ports.documents.for_request(request.id).await?;
-        Ok((checklist(&required, &documents), documents))
+        Ok(checklist(&required, &documents))
     }
 
     async fn fetch(&self, id: RequestId) -> Result<ServiceRequest, ServiceError> {

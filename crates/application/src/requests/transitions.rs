@@ -120,7 +120,7 @@ impl RequestService {
         if action == Some(Action::To(RequestStatus::Approved)) && before != RequestStatus::Approved {
             // The approval gate (docs/documents.md), once the state machine allows the
             // change: every required kind has a verified document.
-            let (checklist, _) = self.checklist(request).await?;
+            let checklist = self.checklist(request).await?;
             let missing = missing_for_approval(&checklist);
             if !missing.is_empty() {
                 return Err(ServiceError::RequiredDocumentsMissing(missing));

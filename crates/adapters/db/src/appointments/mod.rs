@@ -137,7 +137,6 @@ repository! {
             meta: &WriteMeta,
         );
         fn get(id: AppointmentId) -> Option<Appointment>;
-        fn request_history(request: RequestId) -> Vec<AppointmentEntry>;
         fn list(filter: AppointmentFilter, page: StartPageRequest) -> StartPage<Appointment>;
     }
 }
@@ -157,6 +156,11 @@ repository! {
         /// invariant.
         #[doc(hidden)]
         pub fn seats_of(slot: SlotId) -> (i64, i64);
+        /// The history of every appointment linked to `request`, oldest first (then by
+        /// appointment and version), alone (the use cases read it with the request's
+        /// detail, `RequestRepository::detail`); for tests.
+        #[doc(hidden)]
+        pub fn request_history(request: RequestId) -> Vec<AppointmentEntry>;
     }
 }
 

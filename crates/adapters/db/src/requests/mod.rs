@@ -85,7 +85,6 @@ repository! {
         );
         fn get(id: RequestId) -> Option<ServiceRequest>;
         fn detail(id: RequestId, notes: bool) -> Option<RequestRecord>;
-        fn history(id: RequestId) -> Vec<HistoryEntry>;
         fn list(filter: RequestFilter, page: PageRequest) -> Page<ServiceRequest>;
         fn queue(staff: StaffId, now: OffsetDateTime) -> Vec<QueueGroup>;
         fn add_note(note: &Note, meta: &WriteMeta);
@@ -105,6 +104,10 @@ repository! {
         /// of `EXPLAIN QUERY PLAN`.
         #[doc(hidden)]
         pub fn explain_request_list(filter: RequestFilter, page: PageRequest) -> Vec<String>;
+        /// The stage history of a request, oldest first, alone (the use cases read it
+        /// with the rest of the detail, [`RequestRepository::detail`]); for tests.
+        #[doc(hidden)]
+        pub fn history(id: RequestId) -> Vec<HistoryEntry>;
         /// The statements [`RequestRepository::detail`] sends for `id` with the notes, as
         /// `diesel::debug_query` shows them (SQL with `$n` placeholders, then ` -- binds:
         /// [...]`, `$1` being the id); for the bench (docs/benchmarks.md).

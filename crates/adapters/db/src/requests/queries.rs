@@ -296,18 +296,18 @@ pub(crate) async fn staff_workload_drift(
         .select((staff_members::id, staff_workloads::open_requests.nullable()))
         .load(conn)
         .await?;
-    let counted: Vec<(Option<DbUuid>, i64)> = service_requests::table
+    let counted: std::collections::HashMap<DbUuid, i64> = service_requests::table
         .filter(service_requests::assignee_id.is_not_null())
         .filter(is_open())
         .group_by(service_requests::assignee_id)
-        .select((service_requests::assignee_id, count_star()))
-        .load(conn)
-        .await?;
-    let counted: std::collections::HashMap<uuid::Uuid, i64> =
-        counted.into_iter().filter_map(|(id, n)| id.map(|id| (id.0, n))).collect();
+        .select((service_requests::assignee_id.assume_not_null(), count_star()))
+        .load::<(DbUuid, i64)>(conn)
+        .await?
+        .into_iter()
+        .collect();
     Ok(stored
         .into_iter()
-        .map(|(id, stored)| (StaffId(id.0), stored, counted.get(&id.0).copied().unwrap_or(0)))
+        .map(|(id, stored)| (StaffId(id.0), stored, counted.get(&id).copied().unwrap_or(0)))
         .filter(|(_, stored, counted)| *stored != Some(*counted))
         .collect())
 }
