@@ -51,6 +51,8 @@ fn event(who: &Actor, action: &str, resource_type: &str, resource_id: &str, fiel
     json!({
         "actor": who.actor,
         "client_id": who.client_id,
+        // The tests call from loopback, with no proxy trusted; the system acts from nowhere.
+        "client_address": if who.actor.is_null() { Value::Null } else { json!("127.0.0.1") },
         "action": action,
         "resource_type": resource_type,
         "resource_id": resource_id,

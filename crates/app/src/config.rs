@@ -3,10 +3,12 @@
 //! stops the start with one line naming the setting.
 
 use consular_application::documents::accept::{AcceptedTypes, DEFAULT_MEDIA_TYPES};
+use consular_http::{EdgePolicy, ProxyHeader};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
+use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,6 +75,13 @@ pub struct Settings {
     pub email_retry_max_delay_secs: u32,
     /// No attempt later than this after the email was made: it fails for good.
     pub email_retry_horizon_secs: u32,
+    /// Web origins whose pages may call the API from a browser (CORS); none by default.
+    pub cors_allowed_origins: Vec<String>,
+    /// Proxies (CIDRs or addresses) whose forwarding header names the client, for rate
+    /// limits and the audit log; none by default.
+    pub trusted_proxies: Vec<String>,
+    /// The header those proxies set: `x-forwarded-for` or `forwarded` (RFC 7239).
+    pub proxy_header: String,
 }
 
 impl Default for Settings {
@@ -107,6 +116,9 @@ impl Default for Settings {
             email_retry_base_secs: 30,
             email_retry_max_delay_secs: 3600,
             email_retry_horizon_secs: 72 * 3600,
+            cors_allowed_origins: Vec::new(),
+            trusted_proxies: Vec::new(),
+            proxy_header: "x-forwarded-for".into(),
         }
     }
 }
@@ -134,7 +146,7 @@ fn describe(error: figment::Error) -> ConfigError {
 
 impl Settings {
     /// Every setting's key (its environment variable is `CONSULAR_` + the key in capitals).
-    pub const KEYS: [&'static str; 29] = [
+    pub const KEYS: [&'static str; 32] = [
         "database_url",
         "storage_url",
         "bind",
@@ -164,6 +176,9 @@ impl Settings {
         "email_retry_base_secs",
         "email_retry_max_delay_secs",
         "email_retry_horizon_secs",
+        "cors_allowed_origins",
+        "trusted_proxies",
+        "proxy_header",
     ];
 
     /// Defaults, then `file` (or `consular.toml` in the working directory when it exists),
@@ -274,10 +289,32 @@ impl Settings {
         if self.email_retry_horizon_secs < self.email_retry_base_secs {
             return bad("email_retry_horizon_secs", "must not be shorter than email_retry_base_secs".into());
         }
+        self.edge_policy()?;
         if tracing_subscriber::EnvFilter::try_new(&self.log_level).is_err() {
             return bad("log_level", format!("`{}` is not a log filter", self.log_level));
         }
         Ok(())
+    }
+}
+
+impl Settings {
+    /// The CORS origins and trusted proxies, checked (docs/operations.md "Proxies").
+    pub fn edge_policy(&self) -> Result<EdgePolicy, ConfigError> {
+        let bad = |key: &str, why: String| ConfigError(format!("setting `{key}`: {why}"));
+        for origin in &self.cors_allowed_origins {
+            consular_http::edge::check_origin(origin).map_err(|why| bad("cors_allowed_origins", why))?;
+        }
+        let trusted_proxies = self
+            .trusted_proxies
+            .iter()
+            .map(|text| {
+                text.parse::<IpNet>().or_else(|_| text.parse::<IpAddr>().map(IpNet::from)).map_err(|_| {
+                    bad("trusted_proxies", format!("`{text}` is not an address or a CIDR (10.0.0.0/8)"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let proxy_header = ProxyHeader::parse(&self.proxy_header).map_err(|why| bad("proxy_header", why))?;
+        Ok(EdgePolicy { cors_origins: self.cors_allowed_origins.clone(), trusted_proxies, proxy_header })
     }
 }
 
@@ -318,6 +355,22 @@ mod tests {
             jail.set_env("CONSULAR_CLAMAV_ADDR", "nowhere");
             assert!(Settings::load(None).unwrap_err().to_string().contains("clamav_addr"));
             jail.set_env("CONSULAR_CLAMAV_ADDR", "127.0.0.1:3310");
+            jail.set_env("CONSULAR_TRUSTED_PROXIES", "[\"10.0.0.0/8\", \"192.0.2.7\"]");
+            jail.set_env("CONSULAR_CORS_ALLOWED_ORIGINS", "[\"https://portal.example.org\"]");
+            let edge = Settings::load(None).unwrap().edge_policy().unwrap();
+            assert_eq!(edge.trusted_proxies.len(), 2);
+            assert_eq!(edge.cors_origins, ["https://portal.example.org"]);
+            jail.set_env("CONSULAR_TRUSTED_PROXIES", "[\"10.0.0.0/33\"]");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("trusted_proxies") && error.contains("10.0.0.0/33"), "{error}");
+            jail.set_env("CONSULAR_TRUSTED_PROXIES", "[]");
+            jail.set_env("CONSULAR_CORS_ALLOWED_ORIGINS", "[\"https://portal.example.org/\"]");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("cors_allowed_origins"), "{error}");
+            jail.set_env("CONSULAR_CORS_ALLOWED_ORIGINS", "[]");
+            jail.set_env("CONSULAR_PROXY_HEADER", "x-real-ip");
+            assert!(Settings::load(None).unwrap_err().to_string().contains("proxy_header"));
+            jail.set_env("CONSULAR_PROXY_HEADER", "forwarded");
             jail.set_env("CONSULAR_STORAGE_URL", "ftp://x");
             let error = Settings::load(None).unwrap_err().to_string();
             assert!(error.contains("storage_url"), "{error}");

@@ -161,6 +161,7 @@ impl Application {
             services,
             consular_http::api_spec(),
             TokenRateLimits::new(per_minute),
+            settings.edge_policy().map_err(|e| StartError::Setup(e.to_string()))?,
         ));
         let limits = state.clone();
         let listener = TcpListener::bind(settings.bind)

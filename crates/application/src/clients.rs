@@ -309,6 +309,7 @@ mod tests {
             client_id: ClientId::new(),
             mission,
             scopes: ScopeSet::only(Scope::Admin),
+            address: None,
         }
     }
 

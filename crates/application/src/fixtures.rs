@@ -16,6 +16,7 @@ pub fn principal(kind: PrincipalKind, id: Uuid, scopes: &str, mission: Option<Mi
         client_id: ClientId::new(),
         mission,
         scopes: ScopeSet::parse(scopes).unwrap(),
+        address: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! The audit trail: who changed what, when, through which client.
 
 use crate::{AuditEventId, ClientId, Principal, Subject};
+use std::net::IpAddr;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -43,6 +44,9 @@ pub struct AuditRecord {
     /// `None` when the system itself acted (first-start bootstrap, CLI).
     pub actor: Option<Subject>,
     pub client_id: Option<ClientId>,
+    /// The address the change was requested from (the principal's), `None` for the
+    /// system and the command line, and for entries written before it was recorded.
+    pub client_address: Option<IpAddr>,
     pub action: String,
     pub resource_type: String,
     pub resource_id: Uuid,
@@ -63,6 +67,7 @@ impl AuditRecord {
             at,
             actor: actor.map(|p| p.subject),
             client_id: actor.map(|p| p.client_id),
+            client_address: actor.and_then(|p| p.address),
             action: action.as_str().to_owned(),
             resource_type: resource_type.to_owned(),
             resource_id,

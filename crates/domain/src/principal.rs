@@ -3,6 +3,7 @@
 use crate::{ClientId, MissionId, PrincipalId, Scope, ScopeSet};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::net::IpAddr;
 use std::str::FromStr;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -63,13 +64,18 @@ impl FromStr for Subject {
 }
 
 /// An authenticated caller: the subject, the client it came through, the mission it is
-/// bound to (`None` for a global admin) and the scopes its token holds.
+/// bound to (`None` for a global admin), the scopes its token holds, and the network
+/// address the call came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
     pub subject: Subject,
     pub client_id: ClientId,
     pub mission: Option<MissionId>,
     pub scopes: ScopeSet,
+    /// The caller's address as the delivery layer resolved it (behind trusted proxies,
+    /// the client they forwarded for: docs/operations.md "Proxies"); recorded with every
+    /// audit entry the call writes. `None` when unknown (the token's claims alone, tests).
+    pub address: Option<IpAddr>,
 }
 
 impl Principal {
@@ -103,6 +109,7 @@ mod tests {
             client_id: ClientId::new(),
             mission,
             scopes: ScopeSet::parse(scopes).unwrap(),
+            address: None,
         }
     }
 

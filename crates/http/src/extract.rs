@@ -1,6 +1,7 @@
 //! The request-side conventions every handler shares: the authenticated principal, JSON
 //! bodies, query strings, pagination, `If-Match` and `Idempotency-Key`.
 
+use crate::edge::ClientAddress;
 use crate::problem::ApiError;
 use crate::state::AppState;
 use actix_web::dev::Payload;
@@ -71,7 +72,8 @@ impl FromRequest for Authenticated {
             let token =
                 bearer_token(&req)?.ok_or_else(|| unauthorized("a bearer token is required", None))?;
             let state = req.app_data::<web::Data<AppState>>().ok_or_else(ApiError::internal)?;
-            let principal = state.tokens.authenticate_bearer(&token).await?;
+            let mut principal = state.tokens.authenticate_bearer(&token).await?;
+            principal.address = req.extensions().get::<ClientAddress>().and_then(|a| a.0);
             req.extensions_mut().insert(principal.clone());
             Ok(Authenticated(principal))
         })

@@ -10,6 +10,7 @@
 //! only the layers below and never another area. This root ties the routes to the spec
 //! and to the app.
 
+pub mod edge;
 pub mod extract;
 pub mod metrics;
 pub mod middleware;
@@ -20,6 +21,7 @@ pub mod spec;
 pub mod state;
 pub mod wire;
 
+pub use edge::{EdgePolicy, ProxyHeader};
 pub use metrics::Metrics;
 pub use spec::ApiSpec;
 pub use state::{AppState, TokenRateLimits};
@@ -49,6 +51,7 @@ pub fn app(
     >,
 > {
     let (app, _) = App::new().into_utoipa_app().configure(routes::register).split_for_parts();
+    let cors = state.edge.cors();
     app.app_data(state)
         .app_data(web::PathConfig::default().error_handler(|_, req| middleware::bad_path(req).into()))
         .app_data(web::PayloadConfig::new(extract::JSON_LIMIT))
@@ -62,6 +65,8 @@ pub fn app(
             SwaggerUi::new("/docs/{_:.*}").url("/api/v1/openapi.json", utoipa::openapi::OpenApi::default()),
         )
         .default_service(web::to(middleware::fallback))
+        // Inside the conventions, so that a refused preflight is a problem too.
+        .wrap(cors)
         .wrap(actix_web::middleware::from_fn(middleware::conventions))
 }
 

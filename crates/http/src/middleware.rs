@@ -2,6 +2,7 @@
 //! metrics, security and maturity headers, and problem+json for every error response,
 //! including those the framework produces by itself (404, 405, 413, 415, ...).
 
+use crate::edge::ClientAddress;
 use crate::metrics::{LatencyLabels, RequestLabels};
 use crate::problem::{ApiError, PROBLEM_JSON};
 use crate::state::AppState;
@@ -19,6 +20,12 @@ pub const REQUEST_ID: &str = "x-request-id";
 /// The id of the current request, as echoed in `X-Request-Id`.
 #[derive(Debug, Clone)]
 pub struct RequestId(pub String);
+
+/// A CORS preflight (`OPTIONS` with `Access-Control-Request-Method`).
+fn is_preflight(req: &actix_web::HttpRequest) -> bool {
+    req.method() == actix_web::http::Method::OPTIONS
+        && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
+}
 
 fn request_id(req: &ServiceRequest) -> String {
     req.headers()
@@ -64,7 +71,19 @@ pub async fn conventions(
     }
     let id = request_id(&req);
     req.extensions_mut().insert(RequestId(id.clone()));
-    let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.path());
+    let peer = req.peer_addr().map(|a| a.ip());
+    let client = match req.app_data::<web::Data<AppState>>() {
+        Some(state) => state.edge.client_address(peer, req.headers()),
+        None => peer,
+    };
+    req.extensions_mut().insert(ClientAddress(client));
+    let span = tracing::info_span!(
+        "request",
+        request_id = %id,
+        method = %req.method(),
+        path = %req.path(),
+        client = client.map(tracing::field::display),
+    );
     // Handlers and extractors turn their errors into responses; an `Err` here comes only
     // from a failure below routing, which actix renders itself.
     let mut res = next.call(req).instrument(span.clone()).await?.map_into_boxed_body();
@@ -79,6 +98,11 @@ pub async fn conventions(
         let error = match error {
             Some(error) => Some(error),
             None if already_problem => None,
+            None if status == StatusCode::BAD_REQUEST && is_preflight(res.request()) => Some(ApiError::new(
+                status,
+                "cors_refused",
+                "this origin, method or header may not be used from a browser page of another origin (docs/api.md \"Browsers\")",
+            )),
             None => Some(ApiError::from_status(status)),
         };
         if let Some(error) = error {

@@ -1,6 +1,7 @@
 //! What every handler can reach: the use cases, the OpenAPI document with its route
 //! tables, the metrics and the per-node rate limiters.
 
+use crate::edge::EdgePolicy;
 use crate::metrics::Metrics;
 use crate::spec::ApiSpec;
 use consular_application::Services;
@@ -19,11 +20,13 @@ pub struct AppState {
     /// does not know the routes it was generated from.
     pub spec: Arc<ApiSpec>,
     pub token_limits: TokenRateLimits,
+    /// CORS origins and trusted proxies.
+    pub edge: EdgePolicy,
 }
 
 impl AppState {
-    pub fn new(services: Services, spec: ApiSpec, token_limits: TokenRateLimits) -> Self {
-        AppState { services, metrics: Arc::new(Metrics::default()), spec: Arc::new(spec), token_limits }
+    pub fn new(services: Services, spec: ApiSpec, token_limits: TokenRateLimits, edge: EdgePolicy) -> Self {
+        AppState { services, metrics: Arc::new(Metrics::default()), spec: Arc::new(spec), token_limits, edge }
     }
 }
 

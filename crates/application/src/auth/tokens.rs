@@ -340,7 +340,11 @@ impl TokenService {
         let scopes = ScopeSet::parse(&claims.scope).map_err(|_| invalid())?;
         let mission =
             claims.mission.as_deref().map(str::parse::<MissionId>).transpose().map_err(|_| invalid())?;
-        Ok(Verified { principal: Principal { subject, client_id, mission, scopes }, jti, exp: claims.exp })
+        Ok(Verified {
+            principal: Principal { subject, client_id, mission, scopes, address: None },
+            jti,
+            exp: claims.exp,
+        })
     }
 
     fn verify_signature(&self, token: &str) -> Result<Claims, BearerError> {

@@ -105,6 +105,7 @@ mod tests {
                 client_id: ClientId::new(),
                 mission: None,
                 scopes: ScopeSet::only(Scope::Admin),
+                address: None,
             },
             jti: Uuid::now_v7(),
             exp,

@@ -20,6 +20,7 @@ fn who(kind: PrincipalKind, id: Uuid, scopes: &str, mission: Option<MissionId>) 
         client_id: ClientId::new(),
         mission,
         scopes: ScopeSet::parse(scopes).unwrap(),
+        address: None,
     }
 }
 

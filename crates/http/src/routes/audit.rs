@@ -23,6 +23,9 @@ pub struct AuditEventBody {
     /// Absent when the operator acted through the command line.
     pub actor: Option<ActorBody>,
     pub client_id: Option<Uuid>,
+    /// The address the change was requested from (behind trusted proxies, the client they
+    /// forwarded for); absent for the command line and for entries older than this field.
+    pub client_address: Option<String>,
     /// `created`, `updated`, `disabled`, `secret_rotated`, `status_changed`, `reassigned`,
     /// `deleted`, `download_url_issued`.
     pub action: String,
@@ -38,6 +41,7 @@ impl From<AuditRecord> for AuditEventBody {
             at: r.at,
             actor: r.actor.map(ActorBody::from),
             client_id: r.client_id.map(|c| c.as_uuid()),
+            client_address: r.client_address.map(|a| a.to_string()),
             action: r.action,
             resource_type: r.resource_type,
             resource_id: r.resource_id,

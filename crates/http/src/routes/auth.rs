@@ -1,6 +1,7 @@
 //! `/api/v1/auth/token`, `/refresh`, `/revoke` (RFC 6749, RFC 7009) and
 //! `/.well-known/jwks.json`. These answer errors in RFC 6749's JSON, not problems.
 
+use crate::edge::ClientAddress;
 use crate::extract::bearer_token;
 use crate::problem::{ApiError, Problem};
 use crate::state::AppState;
@@ -229,8 +230,10 @@ fn too_many(wait: std::time::Duration) -> Reply {
 /// Applies the per-address and per-client limits of the token endpoints.
 fn rate_limit(req: &HttpRequest, state: &AppState, client_id: &str) -> Result<(), Reply> {
     let now = DefaultClock::default().now();
-    if let Some(addr) = req.peer_addr() {
-        state.token_limits.per_address.check_key(&addr.ip()).map_err(|n| too_many(n.wait_time_from(now)))?;
+    // The client's address behind the trusted proxies: without them, every client behind
+    // one load balancer would share its limit (docs/operations.md "Proxies").
+    if let Some(addr) = req.extensions().get::<ClientAddress>().and_then(|a| a.0) {
+        state.token_limits.per_address.check_key(&addr).map_err(|n| too_many(n.wait_time_from(now)))?;
     }
     state
         .token_limits

@@ -25,6 +25,7 @@ diesel::table! {
         resource_type -> Text,
         resource_id -> PortableUuid,
         changed_fields -> Text,
+        client_address -> Nullable<Text>,
     }
 }
 
@@ -58,6 +59,7 @@ pub(crate) struct AuditRow {
     pub resource_type: String,
     pub resource_id: DbUuid,
     pub changed_fields: String,
+    pub client_address: Option<String>,
 }
 
 impl TryFrom<&AuditRecord> for AuditRow {
@@ -75,6 +77,7 @@ impl TryFrom<&AuditRecord> for AuditRow {
             resource_id: DbUuid(r.resource_id),
             changed_fields: serde_json::to_string(&r.changed_fields)
                 .map_err(|e| corrupt("changed fields", e))?,
+            client_address: r.client_address.map(|a| a.to_string()),
         })
     }
 }
@@ -92,6 +95,10 @@ impl TryFrom<AuditRow> for AuditRecord {
             resource_id: row.resource_id.0,
             changed_fields: serde_json::from_str(&row.changed_fields)
                 .map_err(|e| corrupt("audit_events.changed_fields", e))?,
+            client_address: row
+                .client_address
+                .map(|a| a.parse().map_err(|e| corrupt("audit_events.client_address", e)))
+                .transpose()?,
         })
     }
 }

@@ -71,6 +71,8 @@ pub(crate) fn admin() -> Principal {
         client_id: ClientId::new(),
         mission: None,
         scopes: ScopeSet::parse("admin").unwrap(),
+        // Stored with every audit entry this principal writes (and read back).
+        address: Some(std::net::IpAddr::from([192, 0, 2, 10])),
     }
 }
 
