@@ -250,9 +250,8 @@ fn migrate_postgres(connector: Arc<PgConnector>) -> Result<(), DbError> {
         .build()
         .map_err(|e| DbError::Setup(format!("cannot start a runtime for the migrations: {e}")))?;
     let runtime = private.handle().clone();
-    private
-        .block_on(tokio::task::spawn_blocking(move || migrate_postgres_on(&runtime, &connector)))
-        .map_err(|e| DbError::Migration(format!("migration task failed: {e}")))?
+    let task = private.spawn_blocking(move || migrate_postgres_on(&runtime, &connector));
+    private.block_on(task).map_err(|e| DbError::Migration(format!("migration task failed: {e}")))?
 }
 
 fn migrate_postgres_on(runtime: &tokio::runtime::Handle, connector: &PgConnector) -> Result<(), DbError> {

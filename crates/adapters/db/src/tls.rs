@@ -265,7 +265,7 @@ impl PgConnector {
     }
 
     fn explain(&self, error: &tokio_postgres::Error) -> String {
-        let text = error.to_string();
+        let text = full_text(error);
         let cause = match rustls_error(error) {
             Some(rustls::Error::InvalidCertificate(problem)) => {
                 let why = match problem {
@@ -291,16 +291,19 @@ impl PgConnector {
                 format!("{why}: {problem}")
             }
             Some(other) => format!("the TLS handshake failed: {other}"),
-            None if text.contains("server does not support TLS") => format!(
-                "the server does not support TLS (its `ssl` setting is off) and sslmode={} requires it",
-                self.settings.mode.name()
-            ),
+            None if text.contains("server does not support TLS") => {
+                "the server does not support TLS (its `ssl` setting is off)".to_owned()
+            }
             None if self.settings.mode == SslMode::Disable && text.contains("no encryption") => {
                 format!("{text} (the server accepts TLS connections only, which sslmode=disable rules out)")
             }
             None => return text,
         };
-        format!("TLS to PostgreSQL at {} refused: {cause}; {}", self.targets(), self.mode_text())
+        format!(
+            "the connection to PostgreSQL at {} is refused: {cause}; {}",
+            self.targets(),
+            self.mode_text()
+        )
     }
 
     /// `host:port` of every endpoint, for messages.
@@ -345,6 +348,22 @@ impl PgConnector {
             None => "no CA is trusted".to_owned(),
         }
     }
+}
+
+/// The error and its causes: a tokio-postgres error's own text is only its kind ("db
+/// error", "error performing TLS handshake"); the cause says what happened.
+fn full_text(error: &tokio_postgres::Error) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(cause) = next {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        next = cause.source();
+    }
+    text
 }
 
 /// The rustls error under a tokio-postgres error: tokio-postgres keeps the connector's
