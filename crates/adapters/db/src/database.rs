@@ -74,13 +74,13 @@ impl fmt::Debug for DbConfig {
 }
 
 enum Target<'a> {
-    Postgres(PgSettings),
+    Postgres(Box<PgSettings>),
     Sqlite(&'a str),
 }
 
 fn target(url: &str) -> Result<Target<'_>, String> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return PgSettings::parse(url).map(Target::Postgres);
+        return PgSettings::parse(url).map(|settings| Target::Postgres(Box::new(settings)));
     }
     match url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
         Some("") => Err("a sqlite URL needs a file path (sqlite://PATH)".to_owned()),
@@ -144,7 +144,7 @@ impl Database {
     pub fn connect(config: &DbConfig) -> Result<Database, DbError> {
         let pools = match target(&config.url).map_err(DbError::InvalidUrl)? {
             Target::Postgres(settings) => {
-                let connector = Arc::new(PgConnector::new(settings).map_err(DbError::Setup)?);
+                let connector = Arc::new(PgConnector::new(*settings).map_err(DbError::Setup)?);
                 Pools::Postgres {
                     pool: postgres_pool(&config.url, Arc::clone(&connector), config)?,
                     connector,
@@ -230,7 +230,7 @@ impl Database {
 pub fn migrate_blocking(url: &str) -> Result<(), DbError> {
     match target(url).map_err(DbError::InvalidUrl)? {
         Target::Postgres(settings) => {
-            migrate_postgres(Arc::new(PgConnector::new(settings).map_err(DbError::Setup)?))
+            migrate_postgres(Arc::new(PgConnector::new(*settings).map_err(DbError::Setup)?))
         }
         Target::Sqlite(path) => migrate_sqlite(path),
     }
