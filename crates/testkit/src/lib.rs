@@ -1,5 +1,6 @@
 //! Helpers for the workspace's test suites: throwaway SQLite URLs, fresh PostgreSQL
-//! databases cloned from a migrated template ([`postgres`]), a fingerprint of a
+//! databases cloned from a migrated template ([`postgres`]), a TLS-only cluster of one
+//! test's own ([`postgres_tls`]), a fingerprint of a
 //! migration directory to name templates by, and a real SMTP server on loopback
 //! (aiosmtpd, [`smtp`]) with a MIME parser for what it received.
 //!
@@ -7,6 +8,7 @@
 //! schema step is passed in by the caller. Never used by production code.
 
 pub mod postgres;
+pub mod postgres_tls;
 pub mod smtp;
 
 use std::collections::hash_map::DefaultHasher;

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 const DEFAULT_BIN_DIR: &str = "/usr/lib/postgresql/15/bin";
 /// The OS user that owns the throwaway cluster when the tests run as root (initdb
 /// refuses to run as root).
-const CLUSTER_OWNER: &str = "postgres";
+pub(crate) const CLUSTER_OWNER: &str = "postgres";
 /// Test databases are named `consular_test_<pid>_<uuid>`.
 const TEST_DATABASE_PREFIX: &str = "consular_test_";
 /// How long to retry statements that fail because a template is still in use.
@@ -309,14 +309,14 @@ fn retry_while_busy(statement: impl Fn() -> Result<String, String>) -> Result<St
     }
 }
 
-fn bin(program: &str) -> PathBuf {
+pub(crate) fn bin(program: &str) -> PathBuf {
     let dir = std::env::var_os("PG_BIN_DIR").map_or_else(|| PathBuf::from(DEFAULT_BIN_DIR), PathBuf::from);
     let path = dir.join(program);
     if path.exists() { path } else { PathBuf::from(program) }
 }
 
 /// `program` run as the cluster's owner.
-fn cluster_command(program: &str) -> Command {
+pub(crate) fn cluster_command(program: &str) -> Command {
     if running_as_root() {
         let mut command = Command::new("runuser");
         command.args(["-u", CLUSTER_OWNER, "--"]).arg(bin(program));
@@ -327,7 +327,7 @@ fn cluster_command(program: &str) -> Command {
 }
 
 /// Runs `command` to completion; its stdout, or its output as the error.
-fn run(command: &mut Command) -> Result<String, String> {
+pub(crate) fn run(command: &mut Command) -> Result<String, String> {
     let output = command
         .stdin(Stdio::null())
         .output()
@@ -347,7 +347,7 @@ fn run(command: &mut Command) -> Result<String, String> {
     }
 }
 
-fn append(path: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn append(path: &Path, text: &str) -> Result<(), String> {
     let mut file = File::options()
         .append(true)
         .open(path)
@@ -355,7 +355,7 @@ fn append(path: &Path, text: &str) -> Result<(), String> {
     file.write_all(text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-fn free_port() -> Result<u16, String> {
+pub(crate) fn free_port() -> Result<u16, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
     listener.local_addr().map(|a| a.port()).map_err(|e| format!("no free port: {e}"))
 }
@@ -365,7 +365,7 @@ fn current_uid() -> u32 {
     fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(u32::MAX)
 }
 
-fn running_as_root() -> bool {
+pub(crate) fn running_as_root() -> bool {
     current_uid() == 0
 }
 

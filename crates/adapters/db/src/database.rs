@@ -1,14 +1,16 @@
 //! The connection pool, chosen at run time from the URL, and the migrations.
 
-use crate::error::DbError;
+use crate::error::{DbError, Failure};
+use crate::tls::{PgConnector, PgSettings};
 use diesel::connection::SimpleConnection;
+use diesel::sql_types::Bool;
 use diesel::sqlite::SqliteConnection;
-use diesel::{Connection, ConnectionError, ConnectionResult};
+use diesel::{Connection, ConnectionError, ConnectionResult, QueryableByName};
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
 use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
-use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use std::fmt;
 use std::future::Future;
@@ -72,13 +74,13 @@ impl fmt::Debug for DbConfig {
 }
 
 enum Target<'a> {
-    Postgres(&'a str),
+    Postgres(Box<PgSettings>),
     Sqlite(&'a str),
 }
 
 fn target(url: &str) -> Result<Target<'_>, String> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return Ok(Target::Postgres(url));
+        return PgSettings::parse(url).map(|settings| Target::Postgres(Box::new(settings)));
     }
     match url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
         Some("") => Err("a sqlite URL needs a file path (sqlite://PATH)".to_owned()),
@@ -95,7 +97,9 @@ fn target(url: &str) -> Result<Target<'_>, String> {
     }
 }
 
-/// Which database `url` names; for configuration checks.
+/// Which database `url` names; for configuration checks. A PostgreSQL URL is also read
+/// whole, `sslmode` and `sslrootcert` included (the file itself is read by
+/// [`Database::connect`]).
 pub fn backend_of(url: &str) -> Result<Backend, String> {
     target(url).map(|t| match t {
         Target::Postgres(_) => Backend::Postgres,
@@ -106,7 +110,7 @@ pub fn backend_of(url: &str) -> Result<Backend, String> {
 pub(crate) type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
 
 pub(crate) enum Pools {
-    Postgres { pool: Pool<AsyncPgConnection>, url: String },
+    Postgres { pool: Pool<AsyncPgConnection>, connector: Arc<PgConnector> },
     Sqlite { pool: Pool<SqliteConn>, path: String },
 }
 
@@ -139,8 +143,12 @@ impl Database {
     /// start with `BEGIN IMMEDIATE` for other processes sharing the file.
     pub fn connect(config: &DbConfig) -> Result<Database, DbError> {
         let pools = match target(&config.url).map_err(DbError::InvalidUrl)? {
-            Target::Postgres(url) => {
-                Pools::Postgres { pool: postgres_pool(url, config)?, url: url.to_owned() }
+            Target::Postgres(settings) => {
+                let connector = Arc::new(PgConnector::new(*settings).map_err(DbError::Setup)?);
+                Pools::Postgres {
+                    pool: postgres_pool(&config.url, Arc::clone(&connector), config)?,
+                    connector,
+                }
             }
             Target::Sqlite(path) => {
                 if let Some(parent) = Path::new(path).parent()
@@ -173,9 +181,9 @@ impl Database {
         // may block on the runtime without stalling a worker (and without the
         // current-thread runtime panic of `AsyncMigrationHarness`).
         let job = match &*self.pools {
-            Pools::Postgres { url, .. } => {
-                let url = url.clone();
-                tokio::task::spawn_blocking(move || migrate_postgres(&url))
+            Pools::Postgres { connector, .. } => {
+                let connector = Arc::clone(connector);
+                tokio::task::spawn_blocking(move || migrate_postgres(connector))
             }
             Pools::Sqlite { path, .. } => {
                 let path = path.clone();
@@ -183,6 +191,28 @@ impl Database {
             }
         };
         job.await.map_err(|e| DbError::Migration(format!("migration task failed: {e}")))?
+    }
+
+    /// Whether a pooled connection to PostgreSQL is encrypted (`pg_stat_ssl`); `None` on
+    /// SQLite. For tests and diagnostics.
+    #[doc(hidden)]
+    pub async fn session_encrypted(&self) -> Result<Option<bool>, consular_ports::RepoError> {
+        #[derive(QueryableByName)]
+        struct Session {
+            #[diesel(sql_type = Bool)]
+            ssl: bool,
+        }
+        let Pools::Postgres { pool, .. } = &*self.pools else {
+            return Ok(None);
+        };
+        let session: Result<Session, Failure> = async {
+            let mut conn = pool.get().await?;
+            Ok(diesel::sql_query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+                .get_result::<Session>(&mut conn)
+                .await?)
+        }
+        .await;
+        Ok(Some(session?.ssl))
     }
 
     /// Closes the pool: idle connections are dropped, later calls fail as unavailable.
@@ -199,16 +229,35 @@ impl Database {
 /// databases.
 pub fn migrate_blocking(url: &str) -> Result<(), DbError> {
     match target(url).map_err(DbError::InvalidUrl)? {
-        Target::Postgres(url) => migrate_postgres(url),
+        Target::Postgres(settings) => {
+            migrate_postgres(Arc::new(PgConnector::new(*settings).map_err(DbError::Setup)?))
+        }
         Target::Sqlite(path) => migrate_sqlite(path),
     }
 }
 
-fn migrate_postgres(url: &str) -> Result<(), DbError> {
-    // The wrapper drives the async connection from this thread: on the caller's runtime
-    // when there is one, on a private one otherwise.
-    let mut conn = <AsyncConnectionWrapper<AsyncPgConnection> as Connection>::establish(url)
-        .map_err(|e| DbError::Connect(e.to_string()))?;
+/// The migrations on a connection opened like the pool's (same TLS), driven from this
+/// blocking thread: on the caller's runtime when there is one, else on a private one.
+fn migrate_postgres(connector: Arc<PgConnector>) -> Result<(), DbError> {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        return migrate_postgres_on(&runtime, &connector);
+    }
+    // A plain thread (a test harness preparing a template). The connection's I/O task
+    // must live on a runtime that outlasts it and is driven while this thread blocks:
+    // the private runtime's own thread drives it, the migrations run on its blocking pool.
+    let private = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| DbError::Setup(format!("cannot start a runtime for the migrations: {e}")))?;
+    let runtime = private.handle().clone();
+    let task = private.spawn_blocking(move || migrate_postgres_on(&runtime, &connector));
+    private.block_on(task).map_err(|e| DbError::Migration(format!("migration task failed: {e}")))?
+}
+
+fn migrate_postgres_on(runtime: &tokio::runtime::Handle, connector: &PgConnector) -> Result<(), DbError> {
+    let conn = runtime.block_on(connector.connect()).map_err(|e| DbError::Connect(e.to_string()))?;
+    // The wrapper finds the same runtime from this thread and blocks on it per statement.
+    let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
     // Released when the connection closes, at the end of this function.
     SimpleConnection::batch_execute(&mut conn, &format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))
         .map_err(|e| DbError::Migration(e.to_string()))?;
@@ -245,7 +294,11 @@ fn build_pool<M: deadpool::managed::Manager>(
         .map_err(|e| DbError::Setup(e.to_string()))
 }
 
-fn postgres_pool(url: &str, config: &DbConfig) -> Result<Pool<AsyncPgConnection>, DbError> {
+fn postgres_pool(
+    url: &str,
+    connector: Arc<PgConnector>,
+    config: &DbConfig,
+) -> Result<Pool<AsyncPgConnection>, DbError> {
     let setup: Arc<str> = format!("SET statement_timeout = {}", config.statement_timeout.as_millis()).into();
     let mut manager_config = ManagerConfig::<AsyncPgConnection>::default();
     // No round trip per checkout: a pooled connection is checked by its state only (a
@@ -254,14 +307,19 @@ fn postgres_pool(url: &str, config: &DbConfig) -> Result<Pool<AsyncPgConnection>
     // first, a second round trip per request for the same guarantee (docs/benchmarks.md
     // measures both; tests/tests/unavailable.rs cuts the pool's connections under it).
     manager_config.recycling_method = RecyclingMethod::Fast;
-    manager_config.custom_setup = Box::new(move |url: &str| postgres_connection(url, Arc::clone(&setup)));
+    // The manager's URL is not used: every connection is opened by `connector`, with TLS.
+    manager_config.custom_setup =
+        Box::new(move |_: &str| postgres_connection(Arc::clone(&connector), Arc::clone(&setup)));
     let manager = AsyncDieselConnectionManager::new_with_config(url, manager_config);
     build_pool(manager, config.max_connections.max(1), config)
 }
 
-fn postgres_connection(url: &str, setup: Arc<str>) -> SetupFuture<'_, AsyncPgConnection> {
+fn postgres_connection(
+    connector: Arc<PgConnector>,
+    setup: Arc<str>,
+) -> SetupFuture<'static, AsyncPgConnection> {
     Box::pin(async move {
-        let mut conn = AsyncPgConnection::establish(url).await?;
+        let mut conn = connector.connect().await?;
         conn.batch_execute(&setup).await.map_err(ConnectionError::CouldntSetupConfiguration)?;
         Ok(conn)
     })
@@ -298,6 +356,9 @@ mod tests {
         assert!(backend_of("sqlite::memory:").is_err());
         let error = backend_of("mysql://root:secret@db/x").unwrap_err();
         assert!(error.contains("`mysql`") && !error.contains("secret"), "{error}");
+        // PostgreSQL URLs are read whole: their TLS settings too.
+        let error = backend_of("postgres://root:secret@db/x?sslmode=verify").unwrap_err();
+        assert!(error.contains("unknown sslmode `verify`") && !error.contains("secret"), "{error}");
     }
 
     #[test]

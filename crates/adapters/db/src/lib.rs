@@ -30,7 +30,8 @@
 //! What several areas use lives in `shared/`: the portable column types (`sql_types`), the
 //! joins between the areas' tables (`schema`), shared column shapes (`columns`) and the
 //! macros (`repository!`, `run!`, `update_versioned!`). `database.rs` builds the pool and
-//! migrates; `error.rs` maps errors.
+//! migrates; `tls.rs` opens every PostgreSQL connection (the URL's `sslmode` and
+//! `sslrootcert`, with rustls); `error.rs` maps errors.
 //!
 //! A new field of an existing table touches its area only (and both migration trees): the
 //! `table!` and the row in `<area>/mod.rs`, the queries in `<area>/queries.rs`. A new area
@@ -42,6 +43,7 @@ mod error;
 mod pg;
 mod shared;
 mod sqlite;
+mod tls;
 
 mod analytics;
 mod appointments;
