@@ -352,6 +352,8 @@ impl Application {
             }
         };
         let deadline = since + grace;
+        // Stopped through its handle, the API takes the metrics listener with it (after a
+        // signal this second stop is ignored).
         if let Some(metrics) = &metrics_handle {
             drop(metrics.stop(true));
         }
@@ -375,4 +377,74 @@ fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), StartError> {
         TcpListener::bind(addr).map_err(|error| StartError::Bind { addr: addr.to_string(), error })?;
     let bound = listener.local_addr().map_err(|e| StartError::Setup(e.to_string()))?;
     Ok((listener, bound))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+    /// Sets its flag when dropped: tells whether an aborted task's future is gone.
+    struct Dropped(Arc<AtomicBool>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_loop_finishes_the_pass_it_is_in_then_ends() {
+        let stop = CancellationToken::new();
+        let (started, finished) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+        let (s, f) = (started.clone(), finished.clone());
+        let task = spawn_loop(&stop, "a test pass", Duration::from_millis(10), move || {
+            let (s, f) = (s.clone(), f.clone());
+            async move {
+                s.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                f.fetch_add(1, Ordering::SeqCst);
+                // A full batch: the next pass would start at once.
+                Ok(true)
+            }
+        });
+        while started.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let began = Instant::now();
+        stop_tasks(&stop, vec![task], Instant::now() + Duration::from_secs(5)).await;
+        assert!(began.elapsed() < Duration::from_secs(1), "it ended after its pass: {:?}", began.elapsed());
+        assert_eq!(started.load(Ordering::SeqCst), 1, "no pass began after the stop");
+        assert_eq!(finished.load(Ordering::SeqCst), 1, "the pass in progress was not cut");
+    }
+
+    #[tokio::test]
+    async fn an_idle_periodic_task_ends_at_once_and_a_late_one_is_aborted_at_the_deadline() {
+        let stop = CancellationToken::new();
+        let ran = Arc::new(AtomicU32::new(0));
+        let counter = ran.clone();
+        let idle = spawn_every(&stop, Duration::from_secs(3600), move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            std::future::ready(())
+        });
+        let began = Instant::now();
+        stop_tasks(&stop, vec![idle], Instant::now() + Duration::from_secs(5)).await;
+        assert!(began.elapsed() < Duration::from_secs(1), "{:?}", began.elapsed());
+        assert_eq!(ran.load(Ordering::SeqCst), 0, "the task did not run on the way out");
+
+        let stop = CancellationToken::new();
+        let dropped = Arc::new(AtomicBool::new(false));
+        let guard = Dropped(dropped.clone());
+        let late = tokio::spawn(async move {
+            let _guard = guard;
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        });
+        let began = Instant::now();
+        stop_tasks(&stop, vec![late], Instant::now() + Duration::from_millis(100)).await;
+        let took = began.elapsed();
+        assert!(took >= Duration::from_millis(100) && took < Duration::from_secs(2), "{took:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(dropped.load(Ordering::SeqCst), "the task still running at the deadline was aborted");
+    }
 }
