@@ -87,8 +87,19 @@ pub fn settings_env(settings: &Settings) -> Vec<(String, String)> {
 /// The port a server's log says it serves on: its `serving` line (`port=N` in text,
 /// `"port":N` in JSON).
 fn served_port(log: &str) -> Option<u16> {
-    log.lines().filter(|line| line.contains("serving")).find_map(|line| {
-        let rest = line.split_once("port=").or_else(|| line.split_once("\"port\":"))?.1;
+    logged_port(log, "serving", "port")
+}
+
+/// The port of the metrics listener (`metrics_bind`): its `metrics listening` line.
+fn metrics_port(log: &str) -> Option<u16> {
+    logged_port(log, "metrics listening", "metrics_port")
+}
+
+/// The number in field `field` of the first log line that contains `message`.
+fn logged_port(log: &str, message: &str, field: &str) -> Option<u16> {
+    let (text, json) = (format!(" {field}="), format!("\"{field}\":"));
+    log.lines().filter(|line| line.contains(message)).find_map(|line| {
+        let rest = line.split_once(text.as_str()).or_else(|| line.split_once(json.as_str()))?.1;
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
         digits.parse().ok()
     })
@@ -99,6 +110,8 @@ pub struct ServerProcess {
     child: Mutex<Option<Child>>,
     pub pid: u32,
     pub port: u16,
+    /// The metrics listener's port, when `metrics_bind` is set.
+    pub metrics_port: Option<u16>,
     /// Its stdout and stderr.
     pub log: PathBuf,
 }
@@ -140,8 +153,12 @@ impl ServerProcess {
         command.envs(extra_env.iter().map(|(k, v)| (k, v)));
         let child = command.spawn().expect("consular starts");
         let pid = child.id();
-        let mut server = ServerProcess { child: Mutex::new(Some(child)), pid, port: 0, log };
+        let mut server =
+            ServerProcess { child: Mutex::new(Some(child)), pid, port: 0, metrics_port: None, log };
         server.port = server.wait_for_port().await;
+        if settings.metrics_bind.is_some() {
+            server.metrics_port = Some(server.wait_for(async || metrics_port(&server.log_text())).await);
+        }
         server.wait_until_live().await;
         let bootstrap = server.bootstrap();
         (server, bootstrap)
@@ -217,6 +234,21 @@ impl ServerProcess {
         while child.try_wait().ok().flatten().is_none() {
             if started.elapsed() > Duration::from_secs(35) {
                 let _ = child.kill();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits up to `timeout` for the process to end by itself (after a signal the test
+    /// sent, [`ServerProcess::pid`]): its exit status, or `None` if it still runs.
+    pub fn wait_for_exit(&self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.exited() {
+                return Some(status);
+            }
+            if started.elapsed() > timeout {
+                return None;
             }
             std::thread::sleep(Duration::from_millis(20));
         }

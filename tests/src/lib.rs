@@ -191,6 +191,9 @@ pub struct TestApp {
     /// `http://127.0.0.1:PORT`
     pub base_url: String,
     pub port: u16,
+    /// The metrics listener's port, when the test set `metrics_bind` (see
+    /// [`TestApp::metrics_url`]).
+    pub metrics_port: Option<u16>,
     pub http: reqwest::Client,
     /// The bootstrap global admin client (`admin` scope, no mission).
     pub admin_id: String,
@@ -255,12 +258,14 @@ impl TestApp {
         settings.validate().unwrap_or_else(|e| panic!("test settings: {e}"));
         let (application, port) = build(&settings).await;
         let admin = application.bootstrap_admin.clone().expect("a fresh database bootstraps an admin client");
+        let metrics_port = application.metrics_addr().map(|addr| addr.port());
         let handle = application.handle();
         tokio::spawn(application.run());
         TestApp {
             backend,
             base_url: format!("http://127.0.0.1:{port}"),
             port,
+            metrics_port,
             http: http_client(),
             admin_id: admin.client.id.to_string(),
             admin_secret: admin.secret,
@@ -305,6 +310,7 @@ impl TestApp {
             backend: stack.backend,
             base_url: format!("http://127.0.0.1:{}", server.port),
             port: server.port,
+            metrics_port: server.metrics_port,
             http: http_client(),
             admin_id: admin.client_id,
             admin_secret: admin.secret,
@@ -326,30 +332,32 @@ impl TestApp {
     /// [`TestApp::spawn_node`] with other settings (the same database and storage, e.g. a
     /// node that runs the notification worker beside one that only serves).
     pub async fn spawn_node_with(&self, settings: Settings) -> TestApp {
-        let (node, port) = match &self.node {
+        let (node, port, metrics_port) = match &self.node {
             Node::InProcess(_) => {
                 let (application, port) = build(&settings).await;
                 assert!(
                     application.bootstrap_admin.is_none(),
                     "a second node must not bootstrap another admin"
                 );
+                let metrics_port = application.metrics_addr().map(|addr| addr.port());
                 let handle = application.handle();
                 tokio::spawn(application.run());
-                (Node::InProcess(handle), port)
+                (Node::InProcess(handle), port, metrics_port)
             }
             Node::Child(_) => {
                 let (server, bootstrap) =
                     child::ServerProcess::start(&settings, &storage_env(&self.storage), self.dir.path())
                         .await;
                 assert!(bootstrap.is_none(), "a second node must not bootstrap another admin");
-                let port = server.port;
-                (Node::Child(Arc::new(server)), port)
+                let (port, metrics_port) = (server.port, server.metrics_port);
+                (Node::Child(Arc::new(server)), port, metrics_port)
             }
         };
         TestApp {
             backend: self.backend,
             base_url: format!("http://127.0.0.1:{port}"),
             port,
+            metrics_port,
             http: http_client(),
             admin_id: self.admin_id.clone(),
             admin_secret: self.admin_secret.clone(),
@@ -388,6 +396,21 @@ impl TestApp {
         }
     }
 
+    /// Waits up to `timeout` for this node's process (a child process only) to end by
+    /// itself, after a signal the test sent to [`TestApp::server_pid`]: its exit status,
+    /// or `None` if it still runs.
+    pub async fn wait_for_exit(&self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        match &self.node {
+            Node::Child(server) => {
+                let server = server.clone();
+                tokio::task::spawn_blocking(move || server.wait_for_exit(timeout))
+                    .await
+                    .expect("the wait thread")
+            }
+            Node::InProcess(_) => panic!("only a child process exits: use TestApp::spawn_process"),
+        }
+    }
+
     /// What a child process wrote (empty for an in-process node), for failure messages.
     pub fn server_log(&self) -> String {
         match &self.node {
@@ -423,6 +446,13 @@ impl TestApp {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base_url)
+    }
+
+    /// `path` on this node's metrics listener; panics when the test did not set
+    /// `metrics_bind`.
+    pub fn metrics_url(&self, path: &str) -> String {
+        let port = self.metrics_port.expect("a metrics listener: set `metrics_bind` in the test's settings");
+        format!("http://127.0.0.1:{port}{path}")
     }
 
     /// A request to `path` on this node.

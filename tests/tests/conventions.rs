@@ -653,13 +653,24 @@ async fn health_endpoints(backend: Backend) {
 }
 both!(health_endpoints);
 
-async fn metrics_are_prometheus_text(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
+/// `/metrics` is served on the metrics listener (`metrics_bind`) only, with the health
+/// probes; the public listener answers 404 for it (docs/operations.md "Metrics").
+async fn metrics_are_prometheus_text_on_the_metrics_listener_only(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |s| s.metrics_bind = Some(([127, 0, 0, 1], 0).into())).await;
+    let metrics_port = app.metrics_port.expect("metrics_bind starts a metrics listener");
+    assert_ne!(metrics_port, app.port);
     let token = app.admin_token().await;
     let id = uuid::Uuid::now_v7();
     app.get(MISSIONS, &token).await;
     app.get(&format!("{MISSIONS}/{id}"), &token).await;
-    let response = app.request(Method::GET, "/metrics").send().await.unwrap();
+    expect_problem(app.request(Method::GET, "/metrics").send().await.unwrap(), 404, "not_found").await;
+    for path in ["/health/live", "/health/ready"] {
+        let response = app.http.get(app.metrics_url(path)).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path} on the metrics listener");
+    }
+    // Nothing of the API: not even as a 405 for one of its paths.
+    expect_problem(app.http.get(app.metrics_url(MISSIONS)).send().await.unwrap(), 404, "not_found").await;
+    let response = app.http.get(app.metrics_url("/metrics")).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     assert!(header(response.headers(), "content-type").starts_with("text/plain"), "{:?}", response.headers());
     let text = response.text().await.unwrap();
@@ -670,7 +681,16 @@ async fn metrics_are_prometheus_text(backend: Backend) {
     assert!(!text.contains(&id.to_string()), "no ids in labels: {text}");
     assert!(text.trim_end().ends_with("# EOF") || text.contains("# TYPE"), "{text}");
 }
-both!(metrics_are_prometheus_text);
+both!(metrics_are_prometheus_text_on_the_metrics_listener_only);
+
+/// Without `metrics_bind` (the default) there is no metrics listener, and `/metrics` is
+/// nowhere.
+async fn no_metrics_listener_by_default(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    assert_eq!(app.metrics_port, None);
+    expect_problem(app.request(Method::GET, "/metrics").send().await.unwrap(), 404, "not_found").await;
+}
+both!(no_metrics_listener_by_default);
 
 async fn the_openapi_document_lists_every_route(backend: Backend) {
     let app = TestApp::spawn(backend).await;
@@ -693,7 +713,6 @@ async fn the_openapi_document_lists_every_route(backend: Backend) {
         ("/api/v1/missions/{id}", &["get", "patch"]),
         ("/health/live", &["get"]),
         ("/health/ready", &["get"]),
-        ("/metrics", &["get"]),
         ("/api/v1/openapi.json", &["get"]),
     ] {
         let item = paths.get(path).unwrap_or_else(|| panic!("{path} is missing from {:?}", paths.keys()));
@@ -704,6 +723,7 @@ async fn the_openapi_document_lists_every_route(backend: Backend) {
             assert!(["Available", "Beta", "Coming Soon"].contains(&label), "{method} {path}: {label}");
         }
     }
+    assert!(paths.get("/metrics").is_none(), "/metrics is not part of the public API");
     assert!(doc["components"]["schemas"]["Problem"].is_object());
     // The label in the document is the one in the header.
     let token = app.admin_token().await;

@@ -403,6 +403,7 @@ async fn consular_worker_delivers_beside_a_node_that_only_serves_and_stops_on_si
     let app = TestApp::spawn_with(backend, |s| {
         delivering(s, &url);
         set_setting(s, "run_worker", json!(false));
+        set_setting(s, "metrics_bind", json!("127.0.0.1:0"));
     })
     .await;
     let cast = cast(&app).await;
@@ -411,7 +412,7 @@ async fn consular_worker_delivers_beside_a_node_that_only_serves_and_stops_on_si
     // and the node stays ready.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(inbox(&app, &cast.citizen.token, "").await.0.len(), 0);
-    let metrics = app.http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let metrics = app.http.get(app.metrics_url("/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains("consular_outbox_pending_events 2"), "{metrics}");
     assert!(metrics.contains("consular_outbox_oldest_pending_age_seconds"), "{metrics}");
     assert_eq!(app.http.get(app.url("/health/ready")).send().await.unwrap().status(), StatusCode::OK);
@@ -424,6 +425,8 @@ async fn consular_worker_delivers_beside_a_node_that_only_serves_and_stops_on_si
         .current_dir(app.dir())
         .env_clear()
         .envs(consular_tests::child::settings_env(&app.settings))
+        // Its `worker stopped` line is at info level.
+        .env("CONSULAR_LOG_LEVEL", "warn,consular=info")
         .stdout(out.try_clone().unwrap())
         .stderr(out)
         .spawn()
@@ -434,11 +437,14 @@ async fn consular_worker_delivers_beside_a_node_that_only_serves_and_stops_on_si
         kinds(&inbox(&app, &cast.citizen.token, "").await.0) == ["request_submitted"]
     })
     .await;
-    let metrics = app.http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let metrics = app.http.get(app.metrics_url("/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains("consular_outbox_pending_events 0"), "{metrics}");
     let status =
         std::process::Command::new("kill").args(["-TERM", &worker.id().to_string()]).status().unwrap();
     assert!(status.success());
     let exit = tokio::task::spawn_blocking(move || worker.wait()).await.unwrap().unwrap();
-    assert!(exit.success(), "{exit}: {}", std::fs::read_to_string(&log).unwrap_or_default());
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(exit.success(), "{exit}: {text}");
+    // Its loops ended by themselves, each after its pass (docs/operations.md "Shutdown").
+    assert!(text.contains("worker stopped") && !text.contains("aborted"), "{text}");
 }

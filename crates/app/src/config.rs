@@ -26,6 +26,12 @@ pub struct Settings {
     /// `file://PATH` (default) or `s3://bucket/prefix`.
     pub storage_url: String,
     pub bind: SocketAddr,
+    /// Where `/metrics` (and the health probes) are served, apart from the API
+    /// (docs/operations.md "Metrics"); unset: no metrics listener.
+    pub metrics_bind: Option<SocketAddr>,
+    /// On SIGTERM or SIGINT, how long in-flight requests and then the background tasks
+    /// may take to finish before the node exits anyway (docs/operations.md "Shutdown").
+    pub shutdown_grace_secs: u32,
     /// `iss` of access tokens; all nodes of one deployment share it.
     pub issuer: String,
     /// `aud` of access tokens.
@@ -90,6 +96,8 @@ impl Default for Settings {
             database_url: "sqlite://./data/consular.db".into(),
             storage_url: "file://./data/blobs".into(),
             bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            metrics_bind: None,
+            shutdown_grace_secs: 30,
             issuer: "consular".into(),
             audience: "consular-api".into(),
             access_token_ttl_secs: 900,
@@ -146,10 +154,12 @@ fn describe(error: figment::Error) -> ConfigError {
 
 impl Settings {
     /// Every setting's key (its environment variable is `CONSULAR_` + the key in capitals).
-    pub const KEYS: [&'static str; 32] = [
+    pub const KEYS: [&'static str; 34] = [
         "database_url",
         "storage_url",
         "bind",
+        "metrics_bind",
+        "shutdown_grace_secs",
         "issuer",
         "audience",
         "access_token_ttl_secs",
@@ -211,6 +221,13 @@ impl Settings {
         }
         if let Err(why) = consular_storage::backend_of(&self.storage_url) {
             return bad("storage_url", why);
+        }
+        // The same address twice cannot be bound; port 0 twice picks two free ports.
+        if self.metrics_bind.is_some_and(|addr| addr == self.bind && addr.port() != 0) {
+            return bad("metrics_bind", format!("must differ from bind ({})", self.bind));
+        }
+        if !(1..=3600).contains(&self.shutdown_grace_secs) {
+            return bad("shutdown_grace_secs", "must be between 1 and 3600".into());
         }
         if !(60..=86_400).contains(&self.access_token_ttl_secs) {
             return bad("access_token_ttl_secs", "must be between 60 and 86400".into());
@@ -374,6 +391,36 @@ mod tests {
             jail.set_env("CONSULAR_STORAGE_URL", "ftp://x");
             let error = Settings::load(None).unwrap_err().to_string();
             assert!(error.contains("storage_url"), "{error}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn the_metrics_listener_and_the_shutdown_grace_are_checked() {
+        let defaults = Settings::default();
+        assert_eq!(defaults.metrics_bind, None, "no metrics listener unless asked for");
+        assert_eq!(defaults.shutdown_grace_secs, 30);
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("CONSULAR_METRICS_BIND", "127.0.0.1:9100");
+            jail.set_env("CONSULAR_SHUTDOWN_GRACE_SECS", "5");
+            let settings = Settings::load(None).unwrap();
+            assert_eq!(settings.metrics_bind, Some(SocketAddr::from(([127, 0, 0, 1], 9100))));
+            assert_eq!(settings.shutdown_grace_secs, 5);
+            jail.set_env("CONSULAR_METRICS_BIND", "127.0.0.1:8080");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("`metrics_bind`") && error.contains("differ from bind"), "{error}");
+            jail.set_env("CONSULAR_BIND", "127.0.0.1:0");
+            jail.set_env("CONSULAR_METRICS_BIND", "127.0.0.1:0");
+            assert!(Settings::load(None).is_ok(), "port 0 twice is two free ports");
+            jail.set_env("CONSULAR_METRICS_BIND", "somewhere");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("metrics_bind") && error.contains("CONSULAR_METRICS_BIND"), "{error}");
+            jail.set_env("CONSULAR_METRICS_BIND", "127.0.0.1:0");
+            for bad in ["0", "3601"] {
+                jail.set_env("CONSULAR_SHUTDOWN_GRACE_SECS", bad);
+                let error = Settings::load(None).unwrap_err().to_string();
+                assert!(error.contains("`shutdown_grace_secs`: must be between 1 and 3600"), "{error}");
+            }
             Ok(())
         });
     }

@@ -3,13 +3,14 @@
 
 use clap::Parser;
 use consular_app::cli::{Cli, ClientsCommand, Command, CreateArgs, DemoCommand, SeedArgs};
-use consular_app::{Application, Settings, services, telemetry};
+use consular_app::{Application, Settings, ShutdownSignals, services, telemetry};
 use consular_application::clients::Actor;
 use consular_application::demo::{SeedCounts, SeedOptions};
 use consular_domain::{ClientId, NewClient, PageRequest, ScopeSet};
 use serde_json::json;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// Exit code of a configuration error.
 const CONFIG_ERROR: u8 = 2;
@@ -91,21 +92,26 @@ async fn seed(args: SeedArgs, settings: &Settings) -> Result<(), String> {
 }
 
 /// Notification delivery without the HTTP server, for deployments that separate them.
+/// Stops like `serve` (docs/operations.md "Shutdown"): on SIGTERM or SIGINT each task
+/// finishes the batch it is in, within `shutdown_grace_secs`, then the pool closes.
 async fn worker(settings: &Settings) -> Result<(), String> {
-    let services = services::build(settings).await.map_err(|e| e.to_string())?;
-    let poll = std::time::Duration::from_millis(settings.outbox_poll_ms);
-    let tasks = consular_app::spawn_notification_tasks(&services.notifications, poll);
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| format!("cannot listen for SIGTERM: {e}"))?;
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = terminate.recv() => {}
-    }
-    // At-least-once: a batch cut short is claimed again when its lease expires, and what
-    // it produced is never produced twice.
-    for task in &tasks {
-        task.abort();
-    }
+    let mut signals =
+        ShutdownSignals::listen().map_err(|e| format!("cannot listen for SIGTERM and SIGINT: {e}"))?;
+    let (services, database) = services::build_with_database(settings).await.map_err(|e| e.to_string())?;
+    let poll = Duration::from_millis(settings.outbox_poll_ms);
+    let stop = CancellationToken::new();
+    let tasks = consular_app::spawn_notification_tasks(&stop, &services.notifications, poll);
+    let signal = signals.recv().await;
+    let grace = Duration::from_secs(u64::from(settings.shutdown_grace_secs));
+    tracing::info!(
+        signal,
+        grace_secs = grace.as_secs(),
+        "worker stopping: each task finishes the batch it is in"
+    );
+    // At-least-once: a batch cut short at the end of the grace period is claimed again
+    // when its lease expires, and what it produced is never produced twice.
+    consular_app::stop_tasks(&stop, tasks, tokio::time::Instant::now() + grace).await;
+    database.close();
     tracing::info!("worker stopped");
     Ok(())
 }
@@ -119,6 +125,10 @@ async fn serve(settings: &Settings) -> Result<(), String> {
         println!("  client_secret: {}", admin.secret);
     }
     tracing::info!(port = app.port(), "serving");
+    if let Some(addr) = app.metrics_addr() {
+        // Not worded like the line above, which scripts and tests read the API's port from.
+        tracing::info!(%addr, metrics_port = addr.port(), "metrics listening");
+    }
     app.run().await.map_err(|e| e.to_string())
 }
 

@@ -32,7 +32,18 @@ use std::time::Duration;
 /// configured), loads the signing keys and the download-URL key, and builds every use
 /// case on them, all with the same clock.
 pub async fn build(settings: &Settings) -> Result<Services, StartError> {
+    Ok(build_with_database(settings).await?.0)
+}
+
+/// [`build`], with the database the services share, for the server to close its pool
+/// when it stops (docs/operations.md "Shutdown").
+pub async fn build_with_database(settings: &Settings) -> Result<(Services, Database), StartError> {
     let database = database(settings).await?;
+    let services = on_database(settings, database.clone()).await?;
+    Ok((services, database))
+}
+
+async fn on_database(settings: &Settings, database: Database) -> Result<Services, StartError> {
     let storage = Arc::new(ObjectBlobStore::from_url(&settings.storage_url).map_err(StartError::Storage)?);
 
     let db = Arc::new(database);

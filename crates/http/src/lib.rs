@@ -70,6 +70,31 @@ pub fn app(
         .wrap(actix_web::middleware::from_fn(middleware::conventions))
 }
 
+/// The metrics listener's application, for one worker (`metrics_bind`, docs/operations.md
+/// "Metrics"): `/metrics`, and the health probes for a scraper or an orchestrator on the
+/// same network; every other path is 404. It shares `state` (and so the figures) with
+/// [`app`], and the same middleware (request ids, logs, problem+json).
+pub fn metrics_app(
+    state: web::Data<AppState>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .app_data(state)
+        .service(routes::ops::metrics)
+        .service(routes::ops::live)
+        .service(routes::ops::ready)
+        // Not the API's fallback, which would answer 405 for the API's paths.
+        .default_service(web::to(|| async { Err::<HttpResponse, _>(problem::ApiError::not_found()) }))
+        .wrap(actix_web::middleware::from_fn(middleware::conventions))
+}
+
 #[cfg(test)]
 mod tests {
     use super::api_spec;

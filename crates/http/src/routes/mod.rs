@@ -20,6 +20,7 @@ pub mod staff;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 /// Registers every documented route; the OpenAPI document is generated from the same call.
+/// `/metrics` is not one: it is served on its own listener ([`crate::metrics_app`]).
 pub fn register(cfg: &mut ServiceConfig) {
     cfg.service(auth::create_token)
         .service(auth::refresh_token)
@@ -83,6 +84,5 @@ pub fn register(cfg: &mut ServiceConfig) {
         .service(audit::list_audit_events)
         .service(ops::live)
         .service(ops::ready)
-        .service(ops::metrics)
         .service(ops::openapi);
 }

@@ -1,6 +1,7 @@
-//! Operations endpoints: liveness, readiness, metrics and the OpenAPI document.
+//! Operations endpoints: liveness, readiness, metrics (on the metrics listener only) and
+//! the OpenAPI document.
 
-use crate::problem::{ApiError, Problem};
+use crate::problem::ApiError;
 use crate::state::AppState;
 use actix_web::http::header;
 use actix_web::{HttpResponse, get, web};
@@ -66,16 +67,9 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
     }
 }
 
-/// Prometheus metrics.
-#[utoipa::path(
-    tag = "operations",
-    operation_id = "metrics",
-    extensions(("x-maturity" = json!("Available"))),
-    responses(
-        (status = 200, description = "Prometheus text format", body = String, content_type = "text/plain"),
-        (status = 500, description = "Metrics could not be encoded", body = Problem, content_type = "application/problem+json"),
-    )
-)]
+/// Prometheus metrics, served only on the metrics listener ([`crate::metrics_app`]), so
+/// neither the public API nor its OpenAPI document has them (docs/operations.md
+/// "Metrics").
 #[get("/metrics")]
 pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     // The notification backlog is read at each scrape, so the gauges are never stale; a
