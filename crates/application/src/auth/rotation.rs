@@ -88,8 +88,9 @@ mod tests {
         // 2 s activation + 900 s tokens + 30 s leeway + 60 s margin.
         assert_eq!(p.retention(), Duration::seconds(992));
         let keys = [("k3", at(5_000)), ("k2", at(1_000)), ("k1", at(0))];
-        assert_eq!(p.retirable(&keys, at(991)), Vec::<&str>::new());
-        assert_eq!(p.retirable(&keys, at(992)), ["k1"]);
+        // k1's successor k2 came at 1000.
+        assert_eq!(p.retirable(&keys, at(1_991)), Vec::<&str>::new());
+        assert_eq!(p.retirable(&keys, at(1_992)), ["k1"]);
         assert_eq!(p.retirable(&keys, at(5_991)), ["k1"]);
         assert_eq!(p.retirable(&keys, at(5_992)), ["k2", "k1"]);
         // The newest key is never retired, however old.
