@@ -29,9 +29,13 @@ trap cleanup EXIT
 # Runs the walk-through against a fresh server on `database_url` (blobs in a temp dir).
 walk() {
     local backend=$1 database_url=$2
-    local port
+    local port kek
     port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+    # A fresh key-encryption key: PostgreSQL refuses to start without one (docs/operations.md
+    # "Signing keys"), and the SQLite walk runs the same way.
+    kek="$(head -c 32 /dev/urandom | base64)"
     (cd "$tmp" && CONSULAR_BIND="127.0.0.1:$port" CONSULAR_DATABASE_URL="$database_url" \
+        CONSULAR_KEY_ENCRYPTION_KEY="$kek" \
         CONSULAR_STORAGE_URL="file://$tmp/data/blobs" exec "$bin" serve >"$tmp/server.out" 2>"$tmp/server.log") &
     server_pid=$!
     for _ in $(seq 1 100); do

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 pub use consular_app;
+pub use consular_application;
 pub use consular_db;
 pub use consular_domain;
 pub use consular_ports;
@@ -224,6 +225,11 @@ async fn test_settings(backend: Backend, dir: &Path) -> Settings {
         log_level: "warn".to_owned(),
         // The notification tests turn the worker on; elsewhere it would only add queries.
         run_worker: false,
+        // Sealed signing keys, as in production (PostgreSQL refuses to start without a
+        // KEK); a second node of the test reuses the settings, and so the KEK.
+        key_encryption_key: Some(consular_app::config::Secret(
+            consular_application::auth::KeyEncryptionKey::generate_base64().expect("a random KEK"),
+        )),
         ..Settings::default()
     }
 }
@@ -584,14 +590,28 @@ impl TestApp {
         Principal { client_id, secret, token, body }
     }
 
-    /// The stored signing keys, newest first: `(kid, PKCS#8 private key)`.
+    /// The stored signing keys, newest first: `(kid, PKCS#8 private key)`, opened with
+    /// this node's key-encryption key when they are sealed.
     pub async fn signing_keys(&self) -> Vec<(String, Vec<u8>)> {
         let db =
             consular_db::Database::connect(&consular_db::DbConfig::new(self.settings.database_url.clone()))
                 .expect("a database handle");
         let keys = db.all().await.expect("the signing keys");
         db.close();
-        keys.into_iter().map(|k| (k.kid, k.private_pkcs8)).collect()
+        let kek = self.settings.key_encryption_key().expect("the test's KEK");
+        keys.into_iter()
+            .map(|k| {
+                let pkcs8 = match k.protection {
+                    consular_ports::KeyProtection::Clear => k.private_key,
+                    consular_ports::KeyProtection::Aes256Gcm => kek
+                        .as_ref()
+                        .expect("a sealed key and no KEK")
+                        .open(&k.kid, &k.private_key)
+                        .unwrap_or_else(|e| panic!("{e}")),
+                };
+                (k.kid, pkcs8)
+            })
+            .collect()
     }
 
     /// A token signed with the server's own current key: `header` is merged into

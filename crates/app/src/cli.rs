@@ -1,4 +1,4 @@
-//! The command line: `serve`, `migrate`, `worker`, `clients` and `demo`.
+//! The command line: `serve`, `migrate`, `worker`, `clients`, `keys` and `demo`.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use consular_domain::{MissionId, PrincipalId, Scope};
@@ -32,9 +32,27 @@ pub enum Command {
     /// Manage API clients.
     #[command(subcommand)]
     Clients(ClientsCommand),
+    /// Token signing keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
     /// The demo data set.
     #[command(subcommand)]
     Demo(DemoCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Store a new signing key. Every node starts signing with it within seconds; the
+    /// previous key keeps verifying until the tokens it signed have expired, then is
+    /// retired.
+    Rotate,
+    /// List the stored signing keys, newest first: kid, creation, protection at rest, and
+    /// when each older key retires. Never the private keys.
+    List {
+        /// Print one JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -136,6 +154,10 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        let cli = Cli::parse_from(["consular", "keys", "list", "--json"]);
+        assert!(matches!(cli.command, Command::Keys(KeysCommand::List { json: true })));
+        let cli = Cli::parse_from(["consular", "keys", "rotate"]);
+        assert!(matches!(cli.command, Command::Keys(KeysCommand::Rotate)));
         let cli = Cli::parse_from(["consular", "demo", "seed", "--missions", "3", "--requests", "1000"]);
         match cli.command {
             Command::Demo(DemoCommand::Seed(args)) => {

@@ -2,6 +2,7 @@
 //! then an optional TOML file, then `CONSULAR_*` environment variables. A bad value
 //! stops the start with one line naming the setting.
 
+use consular_application::auth::KeyEncryptionKey;
 use consular_application::documents::accept::{AcceptedTypes, DEFAULT_MEDIA_TYPES};
 use consular_http::{EdgePolicy, ProxyHeader};
 use figment::Figment;
@@ -16,6 +17,18 @@ use std::path::Path;
 pub enum LogFormat {
     Text,
     Json,
+}
+
+/// A setting that is a secret: written out as itself (the environment of a child process),
+/// but never in a `Debug` view.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(…)")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,6 +60,17 @@ pub struct Settings {
     pub log_format: LogFormat,
     /// A tracing filter such as `info` or `consular=debug,info`.
     pub log_level: String,
+    /// The key-encryption key that seals the private signing keys in the database: base64
+    /// of 32 random bytes (docs/operations.md "Signing keys").
+    pub key_encryption_key: Option<Secret>,
+    /// A file holding `key_encryption_key` (a mounted secret); not both.
+    pub key_encryption_key_file: Option<String>,
+    /// Lets a node on PostgreSQL start without a key-encryption key, storing the signing
+    /// keys in clear (SQLite starts without one anyway, with a warning).
+    pub allow_plaintext_keys: bool,
+    /// A new signing key once the newest is this many days old; 0: only `consular keys
+    /// rotate`.
+    pub signing_key_rotation_days: u32,
     /// The largest document accepted, in bytes (checked while the upload streams).
     pub max_upload_bytes: u64,
     /// The media types documents may be, decided from their bytes.
@@ -109,6 +133,10 @@ impl Default for Settings {
             workers: 0,
             log_format: LogFormat::Text,
             log_level: "info".into(),
+            key_encryption_key: None,
+            key_encryption_key_file: None,
+            allow_plaintext_keys: false,
+            signing_key_rotation_days: 0,
             max_upload_bytes: 20 * 1024 * 1024,
             accepted_media_types: DEFAULT_MEDIA_TYPES.map(str::to_owned).to_vec(),
             download_url_ttl_secs: 300,
@@ -154,7 +182,7 @@ fn describe(error: figment::Error) -> ConfigError {
 
 impl Settings {
     /// Every setting's key (its environment variable is `CONSULAR_` + the key in capitals).
-    pub const KEYS: [&'static str; 34] = [
+    pub const KEYS: [&'static str; 38] = [
         "database_url",
         "storage_url",
         "bind",
@@ -171,6 +199,10 @@ impl Settings {
         "workers",
         "log_format",
         "log_level",
+        "key_encryption_key",
+        "key_encryption_key_file",
+        "allow_plaintext_keys",
+        "signing_key_rotation_days",
         "max_upload_bytes",
         "accepted_media_types",
         "download_url_ttl_secs",
@@ -253,6 +285,7 @@ impl Settings {
         if self.audience.trim().is_empty() {
             return bad("audience", "must not be empty".into());
         }
+        self.validate_keys()?;
         if self.max_upload_bytes == 0 {
             return bad("max_upload_bytes", "must be positive".into());
         }
@@ -312,6 +345,50 @@ impl Settings {
         }
         Ok(())
     }
+
+    /// The signing-key settings: one KEK at most, readable and well-formed, and one at all on
+    /// PostgreSQL unless `allow_plaintext_keys`.
+    fn validate_keys(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError(format!("setting `{key}`: {why}")));
+        if self.key_encryption_key.is_some() && self.key_encryption_key_file.is_some() {
+            return bad(
+                "key_encryption_key_file",
+                "set either key_encryption_key or key_encryption_key_file, not both",
+            );
+        }
+        let kek = self.key_encryption_key()?;
+        if kek.is_none()
+            && !self.allow_plaintext_keys
+            && consular_db::backend_of(&self.database_url) == Ok(consular_db::Backend::Postgres)
+        {
+            return bad(
+                "key_encryption_key",
+                "required on PostgreSQL (or key_encryption_key_file), so that the private signing keys are not \
+                 stored in clear; set allow_plaintext_keys = true to store them in clear anyway",
+            );
+        }
+        if self.signing_key_rotation_days > 3650 {
+            return bad("signing_key_rotation_days", "must be between 0 (off) and 3650");
+        }
+        Ok(())
+    }
+
+    /// The configured key-encryption key, from `key_encryption_key` or the file
+    /// `key_encryption_key_file`; `None` when neither is set.
+    pub fn key_encryption_key(&self) -> Result<Option<KeyEncryptionKey>, ConfigError> {
+        if let Some(Secret(text)) = &self.key_encryption_key {
+            return KeyEncryptionKey::from_base64(text)
+                .map(Some)
+                .map_err(|e| ConfigError(format!("setting `key_encryption_key`: {e}")));
+        }
+        let Some(path) = &self.key_encryption_key_file else { return Ok(None) };
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError(format!("setting `key_encryption_key_file`: cannot read {path}: {e}"))
+        })?;
+        KeyEncryptionKey::from_base64(&text)
+            .map(Some)
+            .map_err(|e| ConfigError(format!("setting `key_encryption_key_file`: {path}: {e}")))
+    }
 }
 
 impl Settings {
@@ -353,6 +430,7 @@ mod tests {
         figment::Jail::expect_with(|jail| {
             jail.set_env("CONSULAR_BIND", "0.0.0.0:9000");
             jail.set_env("CONSULAR_DATABASE_URL", "postgres://db/consular");
+            jail.set_env("CONSULAR_KEY_ENCRYPTION_KEY", KeyEncryptionKey::generate_base64().unwrap());
             let settings = Settings::load(None).unwrap();
             assert_eq!(settings.bind.port(), 9000);
             assert_eq!(settings.database_url, "postgres://db/consular");
@@ -435,6 +513,55 @@ mod tests {
             assert_eq!(settings.log_format, LogFormat::Text);
             jail.create_file("typo.toml", "bnid = \"x\"\n")?;
             assert!(Settings::load(Some(Path::new("typo.toml"))).unwrap_err().to_string().contains("bnid"));
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn the_key_encryption_key_is_checked_and_required_on_postgres() {
+        figment::Jail::expect_with(|jail| {
+            let kek = KeyEncryptionKey::generate_base64().unwrap();
+            // SQLite starts without one (with a warning at start).
+            assert!(Settings::load(None).unwrap().key_encryption_key().unwrap().is_none());
+            jail.set_env("CONSULAR_DATABASE_URL", "postgres://db/consular");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("setting `key_encryption_key`: required on PostgreSQL"), "{error}");
+            assert!(error.contains("allow_plaintext_keys"), "{error}");
+            jail.set_env("CONSULAR_ALLOW_PLAINTEXT_KEYS", "true");
+            assert!(Settings::load(None).unwrap().allow_plaintext_keys);
+            jail.set_env("CONSULAR_ALLOW_PLAINTEXT_KEYS", "false");
+            jail.set_env("CONSULAR_KEY_ENCRYPTION_KEY", &kek);
+            let settings = Settings::load(None).unwrap();
+            assert!(settings.key_encryption_key().unwrap().is_some());
+            assert!(!format!("{settings:?}").contains(&kek), "the KEK is in the Debug view");
+            jail.set_env("CONSULAR_KEY_ENCRYPTION_KEY", "c2hvcnQ=");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(
+                error.contains("`key_encryption_key`: must be the base64 of 32 bytes, not of 5 bytes"),
+                "{error}"
+            );
+
+            // From a file (with its final newline); not both.
+            jail.create_file("kek.txt", &format!("{kek}\n"))?;
+            jail.set_env("CONSULAR_KEY_ENCRYPTION_KEY_FILE", "kek.txt");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("not both"), "{error}");
+            Ok(())
+        });
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("CONSULAR_DATABASE_URL", "postgres://db/consular");
+            jail.create_file("kek.txt", &format!("{}\n", KeyEncryptionKey::generate_base64().unwrap()))?;
+            jail.set_env("CONSULAR_KEY_ENCRYPTION_KEY_FILE", "kek.txt");
+            assert!(Settings::load(None).unwrap().key_encryption_key().unwrap().is_some());
+            jail.set_env("CONSULAR_KEY_ENCRYPTION_KEY_FILE", "missing.txt");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("setting `key_encryption_key_file`: cannot read missing.txt"), "{error}");
+            jail.set_env("CONSULAR_KEY_ENCRYPTION_KEY_FILE", "kek.txt");
+            jail.set_env("CONSULAR_SIGNING_KEY_ROTATION_DAYS", "4000");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("signing_key_rotation_days"), "{error}");
+            jail.set_env("CONSULAR_SIGNING_KEY_ROTATION_DAYS", "90");
+            assert_eq!(Settings::load(None).unwrap().signing_key_rotation_days, 90);
             Ok(())
         });
     }

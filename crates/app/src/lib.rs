@@ -113,7 +113,7 @@ where
     })
 }
 
-/// Pulls revocations into this node's cache every
+/// Pulls revocations into this node's cache, and picks up signing-key changes, every
 /// [`SYNC_INTERVAL`](consular_application::auth::revocation::SYNC_INTERVAL) (the first
 /// pull happens in [`Application::build`]).
 fn spawn_revocation_sync(stop: &CancellationToken, tokens: TokenService) -> JoinHandle<()> {
@@ -122,6 +122,10 @@ fn spawn_revocation_sync(stop: &CancellationToken, tokens: TokenService) -> Join
         async move {
             if let Err(error) = tokens.sync_revocations().await {
                 tracing::warn!(%error, "revocation sync failed; bearer checks fall back to the database");
+            }
+            // Key rotations and retirements reach this node on the same period.
+            if let Err(error) = tokens.refresh_keys().await {
+                tracing::warn!(%error, "signing key refresh failed; this node keeps its current keys");
             }
         }
     })

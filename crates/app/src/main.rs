@@ -1,8 +1,8 @@
-//! `consular`: serve the API, migrate the database, deliver notifications, manage API clients,
-//! seed a demo data set.
+//! `consular`: serve the API, migrate the database, deliver notifications, manage API clients
+//! and signing keys, seed a demo data set.
 
 use clap::Parser;
-use consular_app::cli::{Cli, ClientsCommand, Command, CreateArgs, DemoCommand, SeedArgs};
+use consular_app::cli::{Cli, ClientsCommand, Command, CreateArgs, DemoCommand, KeysCommand, SeedArgs};
 use consular_app::{Application, Settings, ShutdownSignals, services, telemetry};
 use consular_application::clients::Actor;
 use consular_application::demo::{SeedCounts, SeedOptions};
@@ -48,6 +48,7 @@ async fn run(command: Command, settings: &Settings) -> Result<(), String> {
         }
         Command::Worker => worker(settings).await,
         Command::Clients(command) => clients(command, settings).await,
+        Command::Keys(command) => keys(command, settings).await,
         Command::Demo(DemoCommand::Seed(args)) => seed(args, settings).await,
     }
 }
@@ -185,6 +186,50 @@ async fn clients(command: ClientsCommand, settings: &Settings) -> Result<(), Str
             let client =
                 services.clients.disable(Actor::Operator, ClientId(id)).await.map_err(|e| describe(&e))?;
             println!("client {} is {}", client.id, client.status);
+            Ok(())
+        }
+    }
+}
+
+/// `consular keys …`, on the database the configuration names (with its KEK: the keys are
+/// loaded, and a new one sealed, like a server does).
+async fn keys(command: KeysCommand, settings: &Settings) -> Result<(), String> {
+    use consular_application::auth::Rotation;
+    let services = services::build(settings).await.map_err(|e| e.to_string())?;
+    let keys = services.tokens.signing_keys();
+    match command {
+        KeysCommand::Rotate => match keys.rotate().await.map_err(|e| e.to_string())? {
+            Rotation::Rotated { kid } => {
+                println!("new signing key {kid}: every node signs with it within seconds");
+                Ok(())
+            }
+            Rotation::Concurrent => {
+                Err("another rotation stored a new key at the same moment; `consular keys list` shows it"
+                    .into())
+            }
+        },
+        KeysCommand::List { json } => {
+            let rfc3339 = |at: time::OffsetDateTime| {
+                at.format(&time::format_description::well_known::Rfc3339).unwrap_or_else(|_| at.to_string())
+            };
+            for key in keys.list().await.map_err(|e| e.to_string())? {
+                let retires = key.retires_at.map(rfc3339);
+                if json {
+                    println!(
+                        "{}",
+                        json!({ "kid": key.kid, "created_at": rfc3339(key.created_at),
+                                "protection": key.protection.as_str(), "retires_at": retires })
+                    );
+                } else {
+                    println!(
+                        "{}  created {}  {:11}  {}",
+                        key.kid,
+                        rfc3339(key.created_at),
+                        key.protection.as_str(),
+                        retires.map_or_else(|| "signing".to_owned(), |at| format!("retires {at}"))
+                    );
+                }
+            }
             Ok(())
         }
     }

@@ -8,7 +8,7 @@ use consular_application::Services;
 use consular_application::analytics::AnalyticsService;
 use consular_application::appointments::{AppointmentPorts, AppointmentService};
 use consular_application::audit::AuditService;
-use consular_application::auth::{KeySet, RevocationCache, TokenConfig, TokenService};
+use consular_application::auth::{KeyPolicy, RevocationCache, SigningKeys, TokenConfig, TokenService};
 use consular_application::catalog::CatalogService;
 use consular_application::citizens::CitizenService;
 use consular_application::clients::ClientService;
@@ -48,20 +48,28 @@ async fn on_database(settings: &Settings, database: Database) -> Result<Services
 
     let db = Arc::new(database);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let keys = KeySet::load_or_create(&*db, &*clock).await.map_err(|e| StartError::Keys(e.to_string()))?;
+    let token_config = TokenConfig {
+        issuer: settings.issuer.clone(),
+        audience: settings.audience.clone(),
+        access_ttl: time::Duration::seconds(i64::from(settings.access_token_ttl_secs)),
+        refresh_ttl: time::Duration::seconds(i64::from(settings.refresh_token_ttl_secs)),
+        leeway_secs: 30,
+    };
+    let keys = SigningKeys::load(
+        db.clone(),
+        clock.clone(),
+        settings.key_encryption_key().map_err(|e| StartError::Keys(e.to_string()))?,
+        key_policy(settings, &token_config),
+    )
+    .await
+    .map_err(|e| StartError::Keys(e.to_string()))?;
     let tokens = TokenService::new(
         db.clone(),
         db.clone(),
         clock.clone(),
         Arc::new(keys),
         Arc::new(RevocationCache::new()),
-        TokenConfig {
-            issuer: settings.issuer.clone(),
-            audience: settings.audience.clone(),
-            access_ttl: time::Duration::seconds(i64::from(settings.access_token_ttl_secs)),
-            refresh_ttl: time::Duration::seconds(i64::from(settings.refresh_token_ttl_secs)),
-            leeway_secs: 30,
-        },
+        token_config,
     );
     let mut checks: Vec<Arc<dyn HealthCheck>> = vec![db.clone(), storage.clone()];
     let scanner = match &settings.clamav_addr {
@@ -171,6 +179,16 @@ async fn database(settings: &Settings) -> Result<Database, StartError> {
     .map_err(|e| StartError::Database(e.to_string()))?;
     database.migrate().await.map_err(|e| StartError::Database(e.to_string()))?;
     Ok(database)
+}
+
+/// When keys retire (after the access tokens they signed) and rotate.
+fn key_policy(settings: &Settings, tokens: &TokenConfig) -> KeyPolicy {
+    let days = settings.signing_key_rotation_days;
+    KeyPolicy {
+        access_ttl: tokens.access_ttl,
+        leeway: time::Duration::seconds(tokens.leeway_secs.min(30) as i64),
+        rotation_period: (days > 0).then(|| time::Duration::days(i64::from(days))),
+    }
 }
 
 /// The SMTP mailer the settings name; none (in-app notifications only) without

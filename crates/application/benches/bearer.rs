@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use consular_application::auth::{
-    ClientCredentials, KeySet, RevocationCache, TokenConfig, TokenService, secrets,
+    ClientCredentials, KeySet, RevocationCache, SigningKeys, TokenConfig, TokenService, secrets,
 };
 use consular_domain::{
     ApiClient, ClientId, ClientStatus, PrincipalId, PrincipalKind, Scope, ScopeSet, Subject,
@@ -51,7 +51,7 @@ fn main() {
         Arc::new(clients),
         Arc::new(tokens),
         Arc::new(SystemClock),
-        Arc::new(KeySet::generate_ephemeral().unwrap()),
+        Arc::new(SigningKeys::ephemeral(KeySet::generate_ephemeral().unwrap())),
         Arc::new(RevocationCache::new()),
         TokenConfig {
             issuer: "bench".into(),

@@ -52,8 +52,8 @@ pub use secrets::ServiceSecretRepository;
 pub use staff::{StaffFilter, StaffRepository};
 pub use storage::{BlobChunks, BlobError, BlobListing, BlobMeta, BlobRead, BlobStore, BlobUpload, ByteRange};
 pub use tokens::{
-    RefreshOutcome, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind, SigningKeyRecord,
-    SigningKeyRepository, TokenRepository,
+    KeyProtection, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, Revocation, RevocationKind,
+    SigningKeyRecord, SigningKeyRepository, TokenRepository,
 };
 pub use write::{OutboxEvent, WriteMeta};
 

@@ -93,12 +93,40 @@ pub trait TokenRepository: Send + Sync {
     async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, RepoError>;
 }
 
+/// How a stored private signing key is protected (docs/operations.md "Signing keys").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyProtection {
+    /// PKCS#8 DER in clear: no key-encryption key configured, or written by an earlier
+    /// version.
+    Clear,
+    /// Sealed with AES-256-GCM under the key-encryption key: a random 96-bit nonce, then
+    /// the ciphertext and its 128-bit tag; the kid is the associated data.
+    Aes256Gcm,
+}
+
+impl KeyProtection {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyProtection::Clear => "clear",
+            KeyProtection::Aes256Gcm => "aes-256-gcm",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<KeyProtection> {
+        [KeyProtection::Clear, KeyProtection::Aes256Gcm].into_iter().find(|p| p.as_str() == text)
+    }
+}
+
 /// A token signing key pair (Ed25519) shared by all server nodes through the database.
+/// The repository stores the private key as the opaque bytes it is given; sealing and
+/// opening them is the application's business.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SigningKeyRecord {
     pub kid: String,
-    /// PKCS#8 DER of the private key.
-    pub private_pkcs8: Vec<u8>,
+    /// The private key as stored: PKCS#8 DER, or sealed (see `protection`).
+    pub private_key: Vec<u8>,
+    pub protection: KeyProtection,
     /// The raw 32-byte public key.
     pub public_key: Vec<u8>,
     pub created_at: OffsetDateTime,
@@ -109,7 +137,24 @@ pub struct SigningKeyRecord {
 pub trait SigningKeyRepository: Send + Sync {
     /// All keys, newest first. The newest signs; all verify.
     async fn all(&self) -> Result<Vec<SigningKeyRecord>, RepoError>;
+    /// The kids of all keys, newest first: what each node polls to notice a rotation or a
+    /// retirement without reading the keys themselves.
+    async fn kids(&self) -> Result<Vec<String>, RepoError>;
     /// Stores `key` only when no key exists yet (several nodes may start at once);
     /// `Ok(false)` when a key was already there.
     async fn insert_first(&self, key: &SigningKeyRecord) -> Result<bool, RepoError>;
+    /// Stores `key` as the successor of `newest_kid` only if that is still the newest key
+    /// (nodes rotating at once create one key); `Ok(false)` when another key came first.
+    async fn insert_successor(&self, key: &SigningKeyRecord, newest_kid: &str) -> Result<bool, RepoError>;
+    /// Replaces the private key of `kid` with `private_key` under `protection`, only while
+    /// it is still stored in clear; `Ok(false)` when it no longer is (or is gone).
+    async fn protect(
+        &self,
+        kid: &str,
+        private_key: &[u8],
+        protection: KeyProtection,
+    ) -> Result<bool, RepoError>;
+    /// Deletes the keys `kids`, except the newest key, which is never retired; returns how
+    /// many went.
+    async fn retire(&self, kids: &[String]) -> Result<u64, RepoError>;
 }

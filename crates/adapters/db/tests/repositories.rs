@@ -19,9 +19,8 @@ use consular_ports::{
     AuditFilter, AuditRepository, CitizenFilter, CitizenRepository, ClientFilter, ClientRepository,
     HealthCheck, IdempotencyRecord, IdempotencyRepository, Message, MissionRepository, Note, OutboxEvent,
     QueueGroup, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, RequestFilter,
-    RequestRepository, Revocation, RevocationKind, ServiceTypeFilter, ServiceTypeRepository,
-    SigningKeyRecord, SigningKeyRepository, StaffFilter, StaffRepository, StoredOutcome, TokenRepository,
-    WriteMeta,
+    RequestRepository, Revocation, RevocationKind, ServiceTypeFilter, ServiceTypeRepository, StaffFilter,
+    StaffRepository, StoredOutcome, TokenRepository, WriteMeta,
 };
 use time::macros::{date, datetime};
 use time::{Duration, OffsetDateTime};
@@ -83,15 +82,6 @@ fn replacement() -> RefreshReplacement {
         access_expires_at: now + Duration::minutes(15),
         issued_at: now,
         expires_at: now + Duration::days(30),
-    }
-}
-
-fn signing_key(kid: &str) -> SigningKeyRecord {
-    SigningKeyRecord {
-        kid: kid.to_owned(),
-        private_pkcs8: vec![1, 2, 3],
-        public_key: vec![4; 32],
-        created_at: now(),
     }
 }
 
@@ -564,26 +554,7 @@ async fn purging_removes_only_what_expired(db: Database) {
     assert_eq!(outcome, RefreshOutcome::Rotated(live));
 }
 
-// ---------------------------------------------------------------- signing keys and health
-
-async fn the_first_signing_key_wins(db: Database) {
-    assert_eq!(SigningKeyRepository::all(&db).await.unwrap(), vec![]);
-    let first = signing_key("k1");
-    assert!(SigningKeyRepository::insert_first(&db, &first).await.unwrap());
-    assert!(!SigningKeyRepository::insert_first(&db, &signing_key("k2")).await.unwrap());
-    assert_eq!(SigningKeyRepository::all(&db).await.unwrap(), vec![first]);
-}
-
-async fn concurrent_first_signing_keys_make_one_key(db: Database) {
-    let (a, b) = (signing_key("ka"), signing_key("kb"));
-    let (db_a, db_b) = (db.clone(), db.clone());
-    let (first, second) = tokio::join!(
-        SigningKeyRepository::insert_first(&db_a, &a),
-        SigningKeyRepository::insert_first(&db_b, &b)
-    );
-    assert!(first.unwrap() ^ second.unwrap());
-    assert_eq!(SigningKeyRepository::all(&db).await.unwrap().len(), 1);
-}
+// ---------------------------------------------------------------- health (signing keys: signing_keys.rs)
 
 async fn the_health_check_answers(db: Database) {
     assert_eq!(db.name(), "database");
@@ -1903,8 +1874,6 @@ on_both_databases!(
     revoking_a_refresh_token,
     revocations_are_recorded_once_and_listed,
     purging_removes_only_what_expired,
-    the_first_signing_key_wins,
-    concurrent_first_signing_keys_make_one_key,
     the_health_check_answers,
     service_types_round_trip_with_their_json_fields,
     a_taken_service_type_code_is_a_duplicate,

@@ -1,22 +1,19 @@
-//! The Ed25519 key set that signs access tokens. Keys live in the database so every node
-//! signs and verifies with the same set; the first node to start creates the first key.
+//! The Ed25519 key set that signs access tokens, as one node holds it in memory. Keys live
+//! in the database so every node signs and verifies with the same set
+//! ([`SigningKeys`](super::signing::SigningKeys) loads and refreshes it); the newest usable
+//! key signs (see [`rotation::signer`]), all verify, and the JWKS publishes them all.
 
+use super::rotation;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use consular_ports::{Clock, RepoError, SigningKeyRecord, SigningKeyRepository};
+use consular_ports::RepoError;
 use jsonwebtoken::jwk::{
     AlgorithmParameters, CommonParameters, EllipticCurve, Jwk, JwkSet, KeyAlgorithm, OctetKeyPairParameters,
     OctetKeyPairType, PublicKeyUse,
 };
 use jsonwebtoken::{DecodingKey, EncodingKey};
 use std::collections::HashMap;
-
-pub struct KeySet {
-    signing_kid: String,
-    signing: EncodingKey,
-    verifying: HashMap<String, DecodingKey>,
-    jwks: JwkSet,
-}
+use time::OffsetDateTime;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
@@ -26,48 +23,103 @@ pub enum KeyError {
     Invalid(String),
     #[error("key generation failed")]
     Generation,
+    #[error(transparent)]
+    Kek(#[from] super::kek::KekError),
+    /// A sealed key and no KEK to open it.
+    #[error(
+        "signing key {0} is encrypted but no key_encryption_key (or key_encryption_key_file) is configured"
+    )]
+    NoKek(String),
 }
 
-fn generate(now: time::OffsetDateTime) -> Result<SigningKeyRecord, KeyError> {
-    use aws_lc_rs::signature::{Ed25519KeyPair, KeyPair};
-    let rng = aws_lc_rs::rand::SystemRandom::new();
-    let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).map_err(|_| KeyError::Generation)?;
-    let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).map_err(|_| KeyError::Generation)?;
-    let public_key = pair.public_key().as_ref().to_vec();
-    // The kid is the RFC 7638 thumbprint-like digest of the public key: stable and unique.
-    let kid = URL_SAFE_NO_PAD.encode(&crate::auth::secrets::hash(&URL_SAFE_NO_PAD.encode(&public_key))[..16]);
-    Ok(SigningKeyRecord { kid, private_pkcs8: pkcs8.as_ref().to_vec(), public_key, created_at: now })
+/// A key pair in clear, as generated or opened.
+#[derive(Clone)]
+pub struct OpenedKey {
+    pub kid: String,
+    /// PKCS#8 DER of the private key.
+    pub pkcs8: Vec<u8>,
+    /// The raw 32-byte public key.
+    pub public_key: Vec<u8>,
+    pub created_at: OffsetDateTime,
+}
+
+impl std::fmt::Debug for OpenedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenedKey").field("kid", &self.kid).field("created_at", &self.created_at).finish()
+    }
+}
+
+impl OpenedKey {
+    /// A fresh key pair created at `now`.
+    pub fn generate(now: OffsetDateTime) -> Result<OpenedKey, KeyError> {
+        use aws_lc_rs::signature::{Ed25519KeyPair, KeyPair};
+        let rng = aws_lc_rs::rand::SystemRandom::new();
+        let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).map_err(|_| KeyError::Generation)?;
+        let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).map_err(|_| KeyError::Generation)?;
+        let public_key = pair.public_key().as_ref().to_vec();
+        // A digest of the public key: stable and unique.
+        let kid =
+            URL_SAFE_NO_PAD.encode(&crate::auth::secrets::hash(&URL_SAFE_NO_PAD.encode(&public_key))[..16]);
+        Ok(OpenedKey { kid, pkcs8: pkcs8.as_ref().to_vec(), public_key, created_at: now })
+    }
+
+    /// Checks that the private key parses and belongs to the public key stored beside it
+    /// (a row whose halves were mixed up, or bytes that are not a key, stop the load).
+    pub fn check(&self) -> Result<(), KeyError> {
+        use aws_lc_rs::signature::{Ed25519KeyPair, KeyPair};
+        let pair = Ed25519KeyPair::from_pkcs8(&self.pkcs8).map_err(|_| {
+            KeyError::Invalid(format!("{}: the private key is not an Ed25519 PKCS#8 key", self.kid))
+        })?;
+        if pair.public_key().as_ref() != self.public_key.as_slice() {
+            return Err(KeyError::Invalid(format!(
+                "{}: the private key does not match the public key",
+                self.kid
+            )));
+        }
+        Ok(())
+    }
+}
+
+struct Entry {
+    kid: String,
+    created_at: OffsetDateTime,
+    usable_from: OffsetDateTime,
+    signing: EncodingKey,
+}
+
+pub struct KeySet {
+    /// Newest first.
+    entries: Vec<Entry>,
+    verifying: HashMap<String, DecodingKey>,
+    jwks: JwkSet,
 }
 
 impl KeySet {
-    /// Loads the stored keys, creating the first one if there is none.
-    pub async fn load_or_create(
-        repo: &dyn SigningKeyRepository,
-        clock: &dyn Clock,
-    ) -> Result<KeySet, KeyError> {
-        let mut records = repo.all().await?;
-        if records.is_empty() {
-            repo.insert_first(&generate(clock.now())?).await?;
-            records = repo.all().await?;
+    /// Builds the set from opened keys, newest first, each with the instant this node may
+    /// start signing with it.
+    pub fn new(keys: &[(OpenedKey, OffsetDateTime)]) -> Result<KeySet, KeyError> {
+        if keys.is_empty() {
+            return Err(KeyError::Invalid("none stored".into()));
         }
-        KeySet::from_records(&records)
-    }
-
-    /// Builds the set from stored keys, newest first; the newest signs.
-    pub fn from_records(records: &[SigningKeyRecord]) -> Result<KeySet, KeyError> {
-        let newest = records.first().ok_or_else(|| KeyError::Invalid("none stored".into()))?;
         let mut verifying = HashMap::new();
-        let mut keys = Vec::new();
-        for record in records {
-            let x = URL_SAFE_NO_PAD.encode(&record.public_key);
-            let key = DecodingKey::from_ed_components(&x)
-                .map_err(|e| KeyError::Invalid(format!("{}: {e}", record.kid)))?;
-            verifying.insert(record.kid.clone(), key);
-            keys.push(Jwk {
+        let mut entries = Vec::new();
+        let mut jwks = Vec::new();
+        for (key, usable_from) in keys {
+            let x = URL_SAFE_NO_PAD.encode(&key.public_key);
+            let decoding = DecodingKey::from_ed_components(&x)
+                .map_err(|e| KeyError::Invalid(format!("{}: {e}", key.kid)))?;
+            verifying.insert(key.kid.clone(), decoding);
+            entries.push(Entry {
+                kid: key.kid.clone(),
+                created_at: key.created_at,
+                usable_from: *usable_from,
+                signing: EncodingKey::from_ed_der(&key.pkcs8),
+            });
+            jwks.push(Jwk {
                 common: CommonParameters {
                     public_key_use: Some(PublicKeyUse::Signature),
                     key_algorithm: Some(KeyAlgorithm::EdDSA),
-                    key_id: Some(record.kid.clone()),
+                    key_id: Some(key.kid.clone()),
                     ..Default::default()
                 },
                 algorithm: AlgorithmParameters::OctetKeyPair(OctetKeyPairParameters {
@@ -77,55 +129,38 @@ impl KeySet {
                 }),
             });
         }
-        Ok(KeySet {
-            signing_kid: newest.kid.clone(),
-            signing: EncodingKey::from_ed_der(&newest.private_pkcs8),
-            verifying,
-            jwks: JwkSet { keys },
-        })
+        Ok(KeySet { entries, verifying, jwks: JwkSet { keys: jwks } })
     }
 
-    /// A key set that is not stored anywhere (tests, tools).
+    /// A key set that is not stored anywhere (tests, tools): one key, signing at once.
     pub fn generate_ephemeral() -> Result<KeySet, KeyError> {
-        KeySet::from_records(&[generate(time::OffsetDateTime::now_utc())?])
+        let key = OpenedKey::generate(OffsetDateTime::now_utc())?;
+        let usable_from = key.created_at;
+        KeySet::new(&[(key, usable_from)])
     }
 
-    pub fn signing(&self) -> (&str, &EncodingKey) {
-        (&self.signing_kid, &self.signing)
+    /// The kid and key that sign at `now`.
+    pub fn signing(&self, now: OffsetDateTime) -> (&str, &EncodingKey) {
+        let entry = &self.entries[rotation::signer(self.entries.iter().map(|e| e.usable_from), now)];
+        (&entry.kid, &entry.signing)
     }
 
     pub fn verifying(&self, kid: &str) -> Option<&DecodingKey> {
         self.verifying.get(kid)
     }
 
+    /// `(kid, created_at)` of every key, newest first.
+    pub fn keys(&self) -> impl Iterator<Item = (&str, OffsetDateTime)> {
+        self.entries.iter().map(|e| (e.kid.as_str(), e.created_at))
+    }
+
+    /// When this node may start signing with `kid`.
+    pub fn usable_from(&self, kid: &str) -> Option<OffsetDateTime> {
+        self.entries.iter().find(|e| e.kid == kid).map(|e| e.usable_from)
+    }
+
     /// The public keys as published at `/.well-known/jwks.json`.
     pub fn jwks(&self) -> &JwkSet {
         &self.jwks
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use consular_ports::{MockSigningKeyRepository, SystemClock};
-    use std::sync::{Arc, Mutex};
-
-    #[tokio::test]
-    async fn the_first_start_creates_and_stores_one_key() {
-        let stored: Arc<Mutex<Vec<SigningKeyRecord>>> = Arc::default();
-        let mut repo = MockSigningKeyRepository::new();
-        let read = stored.clone();
-        repo.expect_all().times(2).returning(move || Ok(read.lock().unwrap().clone()));
-        let write = stored.clone();
-        repo.expect_insert_first().times(1).returning(move |key| {
-            write.lock().unwrap().push(key.clone());
-            Ok(true)
-        });
-        let keys = KeySet::load_or_create(&repo, &SystemClock).await.unwrap();
-        let kid = keys.signing().0.to_owned();
-        assert_eq!(stored.lock().unwrap()[0].kid, kid);
-        assert!(keys.verifying(&kid).is_some());
-        assert_eq!(keys.jwks().keys.len(), 1);
-        assert_eq!(keys.jwks().keys[0].common.key_id.as_deref(), Some(kid.as_str()));
     }
 }

@@ -1,8 +1,9 @@
 //! Issuing, refreshing, revoking and checking tokens (docs/architecture.md, "Tokens without
 //! a database round trip").
 
+use super::keys::KeyError;
 use super::verified::{Verified, VerifiedTokens};
-use super::{KeySet, RevocationCache, secrets};
+use super::{RevocationCache, SigningKeys, secrets};
 use consular_domain::{ApiClient, ClientId, MissionId, Principal, ScopeSet, Subject};
 use consular_ports::{
     ClientRepository, Clock, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, Revocation,
@@ -104,7 +105,7 @@ pub struct TokenService {
     clients: Arc<dyn ClientRepository>,
     tokens: Arc<dyn TokenRepository>,
     clock: Arc<dyn Clock>,
-    keys: Arc<KeySet>,
+    keys: Arc<SigningKeys>,
     revocations: Arc<RevocationCache>,
     config: TokenConfig,
     validation: Validation,
@@ -126,7 +127,7 @@ impl TokenService {
         clients: Arc<dyn ClientRepository>,
         tokens: Arc<dyn TokenRepository>,
         clock: Arc<dyn Clock>,
-        keys: Arc<KeySet>,
+        keys: Arc<SigningKeys>,
         revocations: Arc<RevocationCache>,
         config: TokenConfig,
     ) -> Self {
@@ -140,8 +141,23 @@ impl TokenService {
         TokenService { clients, tokens, clock, keys, revocations, config, validation, verified }
     }
 
-    pub fn keys(&self) -> &KeySet {
-        &self.keys
+    /// The keys in force on this node (the JWKS is published from them).
+    pub fn keys(&self) -> Arc<super::KeySet> {
+        self.keys.current()
+    }
+
+    /// The node's signing keys, to rotate or list them.
+    pub fn signing_keys(&self) -> Arc<SigningKeys> {
+        self.keys.clone()
+    }
+
+    /// Picks up key rotations and retirements made anywhere, and retires or rotates keys
+    /// when due. Run with [`sync_revocations`](Self::sync_revocations), every
+    /// [`SYNC_INTERVAL`](super::revocation::SYNC_INTERVAL): a rotation reaches every node
+    /// before any node signs with the new key (docs/architecture.md "Signing keys:
+    /// rotation and retirement").
+    pub async fn refresh_keys(&self) -> Result<(), KeyError> {
+        self.keys.refresh().await
     }
 
     /// The shared handle of this node's revocation view.
@@ -359,10 +375,11 @@ impl TokenService {
         if !typ_ok {
             return Err(BearerError::Invalid("the token is not an access token"));
         }
+        let keys = self.keys.current();
         let key = header
             .kid
             .as_deref()
-            .and_then(|kid| self.keys.verifying(kid))
+            .and_then(|kid| keys.verifying(kid))
             .ok_or(BearerError::Invalid("the token's signing key is unknown"))?;
         jsonwebtoken::decode::<Claims>(token, key, &self.validation).map(|data| data.claims).map_err(|e| {
             use jsonwebtoken::errors::ErrorKind;
@@ -385,7 +402,8 @@ impl TokenService {
         jti: Uuid,
         now: OffsetDateTime,
     ) -> Result<String, OAuthError> {
-        let (kid, key) = self.keys.signing();
+        let keys = self.keys.current();
+        let (kid, key) = keys.signing(now);
         let mut header = Header::new(Algorithm::EdDSA);
         header.typ = Some(ACCESS_TOKEN_TYPE.to_owned());
         header.kid = Some(kid.to_owned());
@@ -445,7 +463,7 @@ mod tests {
             Arc::new(clients),
             Arc::new(tokens),
             Arc::new(SystemClock),
-            Arc::new(KeySet::generate_ephemeral().unwrap()),
+            Arc::new(SigningKeys::ephemeral(crate::auth::KeySet::generate_ephemeral().unwrap())),
             Arc::new(RevocationCache::new()),
             config(),
         )

@@ -13,6 +13,8 @@ use time::OffsetDateTime;
 pub(crate) const FIRST_ADMIN_CLIENT: &str = "first_admin_client";
 /// Serialises the creation of the first signing key.
 pub(crate) const FIRST_SIGNING_KEY: &str = "first_signing_key";
+/// Serialises signing-key rotations, so that nodes rotating at once create one key.
+pub(crate) const SIGNING_KEY_ROTATION: &str = "signing_key_rotation";
 
 /// Inserts marker `name` unless it exists; `true` when this transaction inserted it.
 /// On PostgreSQL a concurrent transaction inserting the same marker waits for this one
