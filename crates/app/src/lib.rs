@@ -34,6 +34,13 @@ use tokio_util::sync::CancellationToken;
 pub use config::{ConfigError, Settings};
 pub use error::StartError;
 
+/// mimalloc instead of glibc's malloc: fewer cycles per allocation on the request path
+/// (docs/benchmarks.md "The allocator"). Declared here, in the crate every process that
+/// serves the API links (the binary, the end-to-end tests, the benchmarks), so that they
+/// all run the server with the allocator it ships with.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A running server, its metrics listener when configured, and its background tasks.
 pub struct Application {
     server: Server,
