@@ -268,7 +268,7 @@ pub struct StagePointBody {
 
 /// The time requests spent in one stage: where cases wait.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct StageBody {
+pub struct StageTimesBody {
     /// 0-based, as a request's `current_stage`.
     pub position: u32,
     /// The service type's current stage at that position; null when it has fewer now.
@@ -279,9 +279,9 @@ pub struct StageBody {
     pub series: Vec<StagePointBody>,
 }
 
-impl From<&StageFigures> for StageBody {
+impl From<&StageFigures> for StageTimesBody {
     fn from(s: &StageFigures) -> Self {
-        StageBody {
+        StageTimesBody {
             position: s.position,
             name: s.name.clone(),
             spells: s.spells,
@@ -309,7 +309,7 @@ pub struct ServiceBody {
     pub open: u64,
     pub open_overdue: u64,
     pub series: Vec<ServicePointBody>,
-    pub stages: Vec<StageBody>,
+    pub stages: Vec<StageTimesBody>,
 }
 
 impl From<&ServiceFigures> for ServiceBody {
@@ -327,7 +327,7 @@ impl From<&ServiceFigures> for ServiceBody {
                 .iter()
                 .map(|p| ServicePointBody { bucket: (&p.bucket).into(), requests: (&p.requests).into() })
                 .collect(),
-            stages: s.stages.iter().map(StageBody::from).collect(),
+            stages: s.stages.iter().map(StageTimesBody::from).collect(),
         }
     }
 }
