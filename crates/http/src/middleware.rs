@@ -72,7 +72,9 @@ pub async fn conventions(
     let id = request_id(&req);
     req.extensions_mut().insert(RequestId(id.clone()));
     let peer = req.peer_addr().map(|a| a.ip());
-    let client = match req.app_data::<web::Data<AppState>>() {
+    // Looked up once: the edge policy now, the spec and the metrics on the way out.
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let client = match &state {
         Some(state) => state.edge.client_address(peer, req.headers()),
         None => peer,
     };
@@ -116,7 +118,6 @@ pub async fn conventions(
         }
     }
 
-    let state = res.request().app_data::<web::Data<AppState>>().cloned();
     let route = res.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
     let method = res.request().method().as_str().to_owned();
     set(&mut res, HeaderName::from_static(REQUEST_ID), &id);
