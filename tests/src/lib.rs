@@ -262,11 +262,8 @@ impl TestApp {
         let mut settings = test_settings(backend, dir.path()).await;
         tweak(&mut settings);
         settings.validate().unwrap_or_else(|e| panic!("test settings: {e}"));
-        let (application, port) = build(&settings).await;
-        let admin = application.bootstrap_admin.clone().expect("a fresh database bootstraps an admin client");
-        let metrics_port = application.metrics_addr().map(|addr| addr.port());
-        let handle = application.handle();
-        tokio::spawn(application.run());
+        let Started { handle, port, metrics_port, bootstrap_admin } = start_in_process(&settings).await;
+        let admin = bootstrap_admin.expect("a fresh database bootstraps an admin client");
         TestApp {
             backend,
             base_url: format!("http://127.0.0.1:{port}"),
@@ -340,15 +337,9 @@ impl TestApp {
     pub async fn spawn_node_with(&self, settings: Settings) -> TestApp {
         let (node, port, metrics_port) = match &self.node {
             Node::InProcess(_) => {
-                let (application, port) = build(&settings).await;
-                assert!(
-                    application.bootstrap_admin.is_none(),
-                    "a second node must not bootstrap another admin"
-                );
-                let metrics_port = application.metrics_addr().map(|addr| addr.port());
-                let handle = application.handle();
-                tokio::spawn(application.run());
-                (Node::InProcess(handle), port, metrics_port)
+                let started = start_in_process(&settings).await;
+                assert!(started.bootstrap_admin.is_none(), "a second node must not bootstrap another admin");
+                (Node::InProcess(started.handle), started.port, started.metrics_port)
             }
             Node::Child(_) => {
                 let (server, bootstrap) =
@@ -664,11 +655,26 @@ fn storage_env(storage: &Storage) -> Vec<(String, String)> {
     }
 }
 
-async fn build(settings: &Settings) -> (Application, u16) {
+/// A node started in this process: its handle, ports and bootstrap admin.
+struct Started {
+    handle: ServerHandle,
+    port: u16,
+    metrics_port: Option<u16>,
+    bootstrap_admin: Option<consular_application::clients::ClientWithSecret>,
+}
+
+/// Builds the application for `settings` and runs it in this process.
+async fn start_in_process(settings: &Settings) -> Started {
     let application =
         Application::build(settings).await.unwrap_or_else(|e| panic!("the server did not start: {e}"));
-    let port = application.port();
-    (application, port)
+    let started = Started {
+        handle: application.handle(),
+        port: application.port(),
+        metrics_port: application.metrics_addr().map(|addr| addr.port()),
+        bootstrap_admin: application.bootstrap_admin.clone(),
+    };
+    tokio::spawn(application.run());
+    started
 }
 
 /// `base` with the members of `overrides` set (or removed when `null`).
