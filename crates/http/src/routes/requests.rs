@@ -42,25 +42,31 @@ pub struct RequestBody {
     /// The service type's stages as they were when the request was submitted.
     pub stages: Vec<StageBody>,
     pub assignee_id: Option<Uuid>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "crate::wire::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub submitted_at: OffsetDateTime,
     /// Submission plus the type's SLA days.
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "crate::wire::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub sla_due_at: OffsetDateTime,
     /// Open and past `sla_due_at`.
     pub overdue: bool,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "crate::wire::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub closed_at: Option<OffsetDateTime>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "crate::wire::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }
 
 impl RequestBody {
     fn new(r: &ServiceRequest, overdue: bool) -> Self {
+        Self::from_owned(r.clone(), overdue)
+    }
+
+    /// The body of a request the caller no longer needs: its stages' text is moved, not
+    /// copied (a list page renders some twenty requests of up to four stages each).
+    fn from_owned(r: ServiceRequest, overdue: bool) -> Self {
         RequestBody {
             id: r.id.as_uuid(),
             mission_id: r.mission_id.as_uuid(),
@@ -73,8 +79,8 @@ impl RequestBody {
             },
             stages: r
                 .stages
-                .iter()
-                .map(|s| StageBody { name: s.name.clone(), description: s.description.clone() })
+                .into_iter()
+                .map(|s| StageBody { name: s.name, description: s.description })
                 .collect(),
             assignee_id: r.assignee_id.map(|s| s.as_uuid()),
             submitted_at: r.submitted_at,
@@ -89,7 +95,7 @@ impl RequestBody {
 /// One status or stage change.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HistoryEntryBody {
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "crate::wire::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub at: OffsetDateTime,
     pub actor: Option<ActorBody>,
@@ -148,7 +154,7 @@ pub enum TimelineKind {
 /// One event of a request's life, oldest first.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TimelineItemBody {
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "crate::wire::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub at: OffsetDateTime,
     pub kind: TimelineKind,
@@ -171,10 +177,10 @@ pub struct TimelineItemBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub document_kind: Option<String>,
     /// For appointment events: the appointment's times after the change (UTC).
-    #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(skip_serializing_if = "Option::is_none", with = "crate::wire::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub starts_at: Option<OffsetDateTime>,
-    #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(skip_serializing_if = "Option::is_none", with = "crate::wire::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub ends_at: Option<OffsetDateTime>,
 }
@@ -309,12 +315,12 @@ pub struct RequestDetailsBody {
 }
 
 impl RequestDetailsBody {
-    fn new(d: &RequestDetails) -> Self {
+    fn new(d: RequestDetails) -> Self {
         RequestDetailsBody {
-            request: RequestBody::new(&d.request, d.overdue),
             stage_history: d.history.iter().map(HistoryEntryBody::from).collect(),
             timeline: d.timeline.iter().map(TimelineItemBody::from).collect(),
             required_documents: d.required_documents.iter().map(RequiredDocumentBody::from).collect(),
+            request: RequestBody::from_owned(d.request, d.overdue),
         }
     }
 }
@@ -363,7 +369,7 @@ pub struct PostBody {
     pub request_id: Uuid,
     pub author: ActorBody,
     pub body: String,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "crate::wire::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
 }
@@ -411,7 +417,7 @@ pub struct NewPost {
 pub struct QueueGroupBody {
     pub service_type_id: Uuid,
     pub count: i64,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "crate::wire::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub oldest_submitted_at: OffsetDateTime,
     pub overdue: i64,
@@ -441,11 +447,11 @@ pub struct RequestListParams {
     pub status: Option<Vec<RequestStatusName>>,
     pub service_type_id: Option<Uuid>,
     /// Submitted at or after this instant (RFC 3339).
-    #[serde(default, with = "time::serde::rfc3339::option")]
+    #[serde(default, with = "crate::wire::rfc3339::option")]
     #[param(value_type = Option<String>, format = DateTime)]
     pub submitted_from: Option<OffsetDateTime>,
     /// Submitted before this instant (RFC 3339).
-    #[serde(default, with = "time::serde::rfc3339::option")]
+    #[serde(default, with = "crate::wire::rfc3339::option")]
     #[param(value_type = Option<String>, format = DateTime)]
     pub submitted_to: Option<OffsetDateTime>,
     pub assignee_id: Option<Uuid>,
@@ -486,7 +492,7 @@ pub async fn list_requests(
         overdue_at: None,
     };
     let page = state.requests.list(&actor, filter, page).await?;
-    Ok(list(&req, page, |v| RequestBody::new(&v.request, v.overdue)))
+    Ok(list(&req, page, |v| RequestBody::from_owned(v.request, v.overdue)))
 }
 
 /// Submit a service request.
@@ -546,7 +552,8 @@ pub async fn get_request(
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     let details = state.requests.get(&actor, RequestId(id.into_inner())).await?;
-    Ok(with_etag(&RequestDetailsBody::new(&details), details.request.version))
+    let version = details.request.version;
+    Ok(with_etag(&RequestDetailsBody::new(details), version))
 }
 
 fn to_change(body: ChangeStatus) -> Result<StatusChange, ApiError> {
