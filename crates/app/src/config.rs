@@ -223,6 +223,14 @@ impl Settings {
         "proxy_header",
     ];
 
+    /// The HTTP worker threads: `workers`, or the number of cores when 0.
+    pub fn http_workers(&self) -> usize {
+        match self.workers {
+            0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+            n => n as usize,
+        }
+    }
+
     /// Defaults, then `file` (or `consular.toml` in the working directory when it exists),
     /// then the environment.
     pub fn load(file: Option<&Path>) -> Result<Settings, ConfigError> {

@@ -262,21 +262,23 @@ impl Application {
         let limits = state.clone();
         let grace = Duration::from_secs(u64::from(settings.shutdown_grace_secs));
         let (listener, bound) = bind(settings.bind)?;
-        let workers = if settings.workers == 0 {
-            std::thread::available_parallelism().map_or(2, |n| n.get())
-        } else {
-            settings.workers as usize
-        };
         let api_state = state.clone();
+        let pinned = database.clone();
         // actix's own signal handling would stop at once on SIGINT; `run` stops both
-        // servers gracefully on either signal instead.
-        let server = HttpServer::new(move || consular_http::app(api_state.clone()))
-            .workers(workers)
-            .shutdown_timeout(grace.as_secs())
-            .disable_signals()
-            .listen(listener)
-            .map_err(|error| StartError::Bind { addr: settings.bind.to_string(), error })?
-            .run();
+        // servers gracefully on either signal instead. The factory runs once on each worker
+        // thread as it starts: that thread then keeps its own share of the database
+        // connections (`Database::pin_current_thread`, docs/operations.md "Database
+        // connections").
+        let server = HttpServer::new(move || {
+            pinned.pin_current_thread();
+            consular_http::app(api_state.clone())
+        })
+        .workers(settings.http_workers())
+        .shutdown_timeout(grace.as_secs())
+        .disable_signals()
+        .listen(listener)
+        .map_err(|error| StartError::Bind { addr: settings.bind.to_string(), error })?
+        .run();
         let metrics = match settings.metrics_bind {
             Some(addr) => {
                 let (listener, bound) = bind(addr)?;

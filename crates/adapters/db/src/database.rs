@@ -1,6 +1,7 @@
 //! The connection pool, chosen at run time from the URL, and the migrations.
 
 use crate::error::{DbError, Failure};
+use crate::shards::{PgPools, shard_sizes};
 use crate::tls::{PgConnector, PgSettings};
 use diesel::connection::SimpleConnection;
 use diesel::sql_types::Bool;
@@ -47,6 +48,10 @@ pub struct DbConfig {
     pub acquire_timeout: Duration,
     /// PostgreSQL `statement_timeout` of every pooled connection.
     pub statement_timeout: Duration,
+    /// The HTTP worker threads that will each keep connections of their own
+    /// ([`Database::pin_current_thread`]); 0 for one pool every thread shares. PostgreSQL
+    /// only; `max_connections` stays the total.
+    pub worker_threads: usize,
 }
 
 impl DbConfig {
@@ -57,6 +62,7 @@ impl DbConfig {
             max_connections: 10,
             acquire_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(30),
+            worker_threads: 0,
         }
     }
 }
@@ -69,6 +75,7 @@ impl fmt::Debug for DbConfig {
             .field("max_connections", &self.max_connections)
             .field("acquire_timeout", &self.acquire_timeout)
             .field("statement_timeout", &self.statement_timeout)
+            .field("worker_threads", &self.worker_threads)
             .finish_non_exhaustive()
     }
 }
@@ -110,7 +117,7 @@ pub fn backend_of(url: &str) -> Result<Backend, String> {
 pub(crate) type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
 
 pub(crate) enum Pools {
-    Postgres { pool: Pool<AsyncPgConnection>, connector: Arc<PgConnector> },
+    Postgres { pool: PgPools, connector: Arc<PgConnector> },
     Sqlite { pool: Pool<SqliteConn>, path: String },
 }
 
@@ -215,6 +222,16 @@ impl Database {
         Ok(Some(session?.ssl))
     }
 
+    /// Makes the calling thread, an HTTP worker, use connections of its own (opened on it,
+    /// so that its queries never wait for another thread): one shard of the pool per
+    /// worker when [`DbConfig::worker_threads`] asked for them; nothing otherwise, and
+    /// nothing on SQLite. Called once on each worker thread as it starts.
+    pub fn pin_current_thread(&self) {
+        if let Pools::Postgres { pool, .. } = &*self.pools {
+            pool.pin_current_thread();
+        }
+    }
+
     /// Closes the pool: idle connections are dropped, later calls fail as unavailable.
     pub fn close(&self) {
         match &*self.pools {
@@ -294,24 +311,25 @@ fn build_pool<M: deadpool::managed::Manager>(
         .map_err(|e| DbError::Setup(e.to_string()))
 }
 
-fn postgres_pool(
-    url: &str,
-    connector: Arc<PgConnector>,
-    config: &DbConfig,
-) -> Result<Pool<AsyncPgConnection>, DbError> {
+fn postgres_pool(url: &str, connector: Arc<PgConnector>, config: &DbConfig) -> Result<PgPools, DbError> {
     let setup: Arc<str> = format!("SET statement_timeout = {}", config.statement_timeout.as_millis()).into();
-    let mut manager_config = ManagerConfig::<AsyncPgConnection>::default();
-    // No round trip per checkout: a pooled connection is checked by its state only (a
-    // transaction left open, or the connection closed, which tokio-postgres notices as soon
-    // as PostgreSQL ends it: a terminated backend, a restart). `Verified` sent `SELECT 1`
-    // first, a second round trip per request for the same guarantee (docs/benchmarks.md
-    // measures both; tests/tests/unavailable.rs cuts the pool's connections under it).
-    manager_config.recycling_method = RecyclingMethod::Fast;
-    // The manager's URL is not used: every connection is opened by `connector`, with TLS.
-    manager_config.custom_setup =
-        Box::new(move |_: &str| postgres_connection(Arc::clone(&connector), Arc::clone(&setup)));
-    let manager = AsyncDieselConnectionManager::new_with_config(url, manager_config);
-    build_pool(manager, config.max_connections.max(1), config)
+    let sizes = shard_sizes(config.max_connections, config.worker_threads);
+    PgPools::new(&sizes, |size| {
+        let (connector, setup) = (Arc::clone(&connector), Arc::clone(&setup));
+        let mut manager_config = ManagerConfig::<AsyncPgConnection>::default();
+        // No round trip per checkout: a pooled connection is checked by its state only (a
+        // transaction left open, or the connection closed, which tokio-postgres notices as
+        // soon as PostgreSQL ends it: a terminated backend, a restart). `Verified` sent
+        // `SELECT 1` first, a second round trip per request for the same guarantee
+        // (docs/benchmarks.md measures both; tests/tests/unavailable.rs cuts the pool's
+        // connections under it).
+        manager_config.recycling_method = RecyclingMethod::Fast;
+        // The manager's URL is not used: every connection is opened by `connector`, with TLS.
+        manager_config.custom_setup =
+            Box::new(move |_: &str| postgres_connection(Arc::clone(&connector), Arc::clone(&setup)));
+        let manager = AsyncDieselConnectionManager::new_with_config(url, manager_config);
+        build_pool(manager, size, config)
+    })
 }
 
 fn postgres_connection(

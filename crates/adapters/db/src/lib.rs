@@ -41,6 +41,7 @@
 mod database;
 mod error;
 mod pg;
+mod shards;
 mod shared;
 mod sqlite;
 mod tls;

@@ -1,0 +1,186 @@
+//! PostgreSQL connections kept on the thread that uses them.
+//!
+//! A tokio-postgres connection is driven by a task on the thread that opened it. With one
+//! pool shared by every HTTP worker thread, a request on one worker handed a connection
+//! opened by another sends its query to that other thread and waits for the answer to
+//! come back: two cross-thread wake-ups (an `eventfd` write each, and often a sleeping
+//! thread woken) on about half the requests. So the pool is split: each HTTP worker thread
+//! that [`Database::pin_current_thread`](crate::Database::pin_current_thread) pinned uses
+//! a shard of its own, whose connections it opened itself; every other thread (start-up,
+//! the background loops, the command line, tests) uses the first shard. The sizes add up
+//! to `db_max_connections`. docs/benchmarks.md ("Connections kept on their thread")
+//! measures it; docs/operations.md ("Database connections") tells how the total is split.
+
+use deadpool::managed::{Object, PoolError, Timeouts};
+use diesel_async::AsyncPgConnection;
+use diesel_async::pooled_connection::deadpool::Pool;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+type Manager = diesel_async::pooled_connection::AsyncDieselConnectionManager<AsyncPgConnection>;
+
+thread_local! {
+    /// This thread's worker number, once pinned; `None` on threads that are not HTTP
+    /// workers.
+    static WORKER: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// The shards of the PostgreSQL pool: `[0]` for threads that are not pinned, then one per
+/// HTTP worker thread (none when the pool is not split).
+pub(crate) struct PgPools {
+    shards: Box<[Pool<AsyncPgConnection>]>,
+    next_worker: AtomicUsize,
+}
+
+impl PgPools {
+    /// One shard per size of [`shard_sizes`], built by `build`.
+    pub(crate) fn new<E>(
+        sizes: &[usize],
+        build: impl Fn(usize) -> Result<Pool<AsyncPgConnection>, E>,
+    ) -> Result<Self, E> {
+        let shards = sizes.iter().map(|&size| build(size)).collect::<Result<Vec<_>, E>>()?;
+        Ok(PgPools { shards: shards.into_boxed_slice(), next_worker: AtomicUsize::new(0) })
+    }
+
+    /// Makes the calling thread an HTTP worker with a shard of its own (the next one, in
+    /// turn). Without worker shards, nothing changes.
+    pub(crate) fn pin_current_thread(&self) {
+        if self.shards.len() > 1 {
+            WORKER.set(Some(self.next_worker.fetch_add(1, Ordering::Relaxed)));
+        }
+    }
+
+    /// The shard of the calling thread.
+    pub(crate) fn pool(&self) -> &Pool<AsyncPgConnection> {
+        let index = match WORKER.get() {
+            Some(worker) if self.shards.len() > 1 => 1 + worker % (self.shards.len() - 1),
+            _ => 0,
+        };
+        &self.shards[index]
+    }
+
+    /// A connection from the calling thread's shard.
+    pub(crate) async fn get(
+        &self,
+    ) -> Result<Object<Manager>, PoolError<diesel_async::pooled_connection::PoolError>> {
+        self.pool().get().await
+    }
+
+    /// The calling thread's shard's waits.
+    pub(crate) fn timeouts(&self) -> Timeouts {
+        self.pool().timeouts()
+    }
+
+    /// A connection from the calling thread's shard, with these waits.
+    pub(crate) async fn timeout_get(
+        &self,
+        timeouts: &Timeouts,
+    ) -> Result<Object<Manager>, PoolError<diesel_async::pooled_connection::PoolError>> {
+        self.pool().timeout_get(timeouts).await
+    }
+
+    /// Closes every shard.
+    pub(crate) fn close(&self) {
+        for shard in &self.shards {
+            shard.close();
+        }
+    }
+}
+
+/// How `total` connections are split for `workers` HTTP worker threads: the threads that
+/// are not workers (start-up, background loops) get `total / (workers + 1)`, at least one,
+/// and the workers share the rest as evenly as it divides. Without workers, or with fewer
+/// connections than it takes to give every worker two and the rest one, one pool of
+/// `total` (at least 1) serves every thread.
+pub(crate) fn shard_sizes(total: usize, workers: usize) -> Vec<usize> {
+    let total = total.max(1);
+    if workers == 0 || total < 2 * workers + 1 {
+        return vec![total];
+    }
+    let background = (total / (workers + 1)).max(1);
+    let shared = total - background;
+    let mut sizes = vec![background];
+    sizes.extend((0..workers).map(|w| shared / workers + usize::from(w < shared % workers)));
+    sizes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PgPools, shard_sizes};
+    use diesel_async::AsyncPgConnection;
+    use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+    use diesel_async::pooled_connection::deadpool::Pool;
+
+    /// Shards of `sizes` whose connections would go nowhere (none is opened here).
+    fn pools(sizes: &[usize]) -> PgPools {
+        PgPools::new(sizes, |size| {
+            let manager =
+                AsyncDieselConnectionManager::<AsyncPgConnection>::new("postgres://nowhere.invalid/db");
+            Pool::builder(manager).max_size(size).build()
+        })
+        .expect("shards")
+    }
+
+    /// Which shard the calling thread is given, by its size (the sizes below all differ).
+    fn size_here(pools: &PgPools) -> usize {
+        pools.pool().status().max_size
+    }
+
+    #[test]
+    fn each_pinned_thread_has_a_shard_of_its_own_and_the_others_share_the_first() {
+        let pools = pools(&[2, 3, 4]);
+        assert_eq!(size_here(&pools), 2, "a thread that is not a worker");
+        let workers: Vec<usize> = std::thread::scope(|scope| {
+            let started: Vec<_> = (0..3)
+                .map(|_| {
+                    scope.spawn(|| {
+                        pools.pin_current_thread();
+                        size_here(&pools)
+                    })
+                })
+                .collect();
+            started.into_iter().map(|t| t.join().expect("worker")).collect()
+        });
+        // Workers pin in turn, whichever starts first: two of them get the two worker
+        // shards, the third wraps around to one of them.
+        assert!(workers.contains(&3) && workers.contains(&4), "one shard each: {workers:?}");
+        assert!(workers.iter().all(|s| *s == 3 || *s == 4), "never the first shard: {workers:?}");
+        assert_eq!(size_here(&pools), 2, "this thread is still not a worker");
+    }
+
+    #[test]
+    fn without_worker_shards_pinning_changes_nothing() {
+        let pools = pools(&[5]);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                pools.pin_current_thread();
+                assert_eq!(size_here(&pools), 5);
+            });
+        });
+    }
+
+    #[test]
+    fn the_shards_add_up_to_the_total() {
+        for total in 0..40 {
+            for workers in 0..9 {
+                let sizes = shard_sizes(total, workers);
+                assert_eq!(sizes.iter().sum::<usize>(), total.max(1), "{total} over {workers}");
+                assert!(sizes.iter().all(|&s| s >= 1), "{total} over {workers}: {sizes:?}");
+                if sizes.len() > 1 {
+                    assert_eq!(sizes.len(), workers + 1);
+                    assert!(sizes[1..].iter().all(|&s| s >= 2), "{total} over {workers}: {sizes:?}");
+                    let (min, max) = (sizes[1..].iter().min(), sizes[1..].iter().max());
+                    assert!(max.zip(min).is_some_and(|(max, min)| max - min <= 1), "{sizes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_default_pool_of_ten_over_two_workers() {
+        assert_eq!(shard_sizes(10, 2), vec![3, 4, 3]);
+        assert_eq!(shard_sizes(10, 0), vec![10]);
+        assert_eq!(shard_sizes(4, 2), vec![4], "too few to split");
+        assert_eq!(shard_sizes(5, 2), vec![1, 2, 2]);
+    }
+}
