@@ -96,7 +96,7 @@ pub mod rfc3339 {
 
         impl serde::Serialize for Timestamp {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                super::serialize(&self.0, serializer)
+                crate::wire::rfc3339::serialize(&self.0, serializer)
             }
         }
     }

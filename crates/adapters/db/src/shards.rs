@@ -182,5 +182,9 @@ mod tests {
         assert_eq!(shard_sizes(10, 0), vec![10]);
         assert_eq!(shard_sizes(4, 2), vec![4], "too few to split");
         assert_eq!(shard_sizes(5, 2), vec![1, 2, 2]);
+        // The examples of docs/operations.md "Database connections".
+        assert_eq!(shard_sizes(10, 4), vec![2, 2, 2, 2, 2]);
+        assert_eq!(shard_sizes(32, 8), vec![3, 4, 4, 4, 4, 4, 3, 3, 3]);
+        assert_eq!(shard_sizes(16, 8), vec![16], "fewer than 2 x 8 + 1");
     }
 }
