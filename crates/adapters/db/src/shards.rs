@@ -43,7 +43,9 @@ impl PgPools {
     }
 
     /// Makes the calling thread an HTTP worker with a shard of its own (the next one, in
-    /// turn). Without worker shards, nothing changes.
+    /// turn). Without worker shards, nothing changes. A worker thread that actix starts
+    /// again after a panic takes the next shard in turn, which may be another worker's:
+    /// the two then share it, and the shard of the worker that died stays idle.
     pub(crate) fn pin_current_thread(&self) {
         if self.shards.len() > 1 {
             WORKER.set(Some(self.next_worker.fetch_add(1, Ordering::Relaxed)));
