@@ -9,7 +9,10 @@ use consular_tests::consular_app::Settings;
 use consular_tests::consular_app::config::Secret;
 use consular_tests::consular_application::auth::KeyEncryptionKey;
 use consular_tests::consular_application::auth::rotation::ACTIVATION_DELAY;
-use consular_tests::consular_ports::{KeyProtection, SigningKeyRepository};
+use consular_tests::consular_application::documents::URL_KEY_SECRET;
+use consular_tests::consular_ports::{
+    KeyProtection, ServiceSecretRepository, SigningKeyRepository, StoredSecret,
+};
 use consular_tests::reqwest::StatusCode;
 use consular_tests::serde_json::{self, Value};
 use consular_tests::{Backend, TestApp, both, child, eventually};
@@ -164,6 +167,24 @@ fn holds_private_key(dump: &[u8], pkcs8: &[u8]) -> bool {
         || contains(dump, base64_of(&seed).as_bytes())
 }
 
+/// Whether `dump` holds `bytes` raw (the SQLite file), in hex (`pg_dump`'s bytea) or in
+/// base64.
+fn holds_bytes(dump: &[u8], bytes: &[u8]) -> bool {
+    contains(dump, bytes)
+        || contains(dump, hex(bytes).as_bytes())
+        || contains(dump, base64_of(bytes).as_bytes())
+}
+
+/// The download URL key as the node stored it (read back, nothing inserted: it exists).
+async fn stored_url_key(app: &TestApp) -> StoredSecret {
+    let probe = StoredSecret { value: vec![0; 32], protection: KeyProtection::Clear };
+    let database = app.database();
+    let stored =
+        database.get_or_insert(URL_KEY_SECRET, &probe, time::OffsetDateTime::now_utc()).await.unwrap();
+    database.close();
+    stored
+}
+
 async fn a_database_dump_holds_no_private_key_in_clear(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     rotate(&app).await;
@@ -176,6 +197,14 @@ async fn a_database_dump_holds_no_private_key_in_clear(backend: Backend) {
         // ...but not the private keys.
         assert!(!holds_private_key(&dump, pkcs8), "signing key {kid} is in the dump in clear");
     }
+    // Nor the key of the download URLs, sealed under the same KEK.
+    let sealed = stored_url_key(&app).await;
+    assert_eq!(sealed.protection, KeyProtection::Aes256Gcm);
+    let kek = app.settings.key_encryption_key().unwrap().unwrap();
+    let url_key = kek.open(URL_KEY_SECRET, &sealed.value).unwrap();
+    assert_eq!(url_key.len(), 32);
+    assert!(holds_bytes(&dump, &sealed.value), "the dump has the sealed URL key");
+    assert!(!holds_bytes(&dump, &url_key), "the download URL key is in the dump in clear");
 
     // The same search finds a key stored in clear (a node without a KEK).
     let plain = TestApp::spawn_with(backend, |settings| {
@@ -184,10 +213,11 @@ async fn a_database_dump_holds_no_private_key_in_clear(backend: Backend) {
     })
     .await;
     let (kid, pkcs8) = plain.signing_keys().await.remove(0);
-    assert!(
-        holds_private_key(&self::dump(&plain).await, &pkcs8),
-        "signing key {kid} stored in clear not found"
-    );
+    let plain_dump = self::dump(&plain).await;
+    assert!(holds_private_key(&plain_dump, &pkcs8), "signing key {kid} stored in clear not found");
+    let clear = stored_url_key(&plain).await;
+    assert_eq!(clear.protection, KeyProtection::Clear);
+    assert!(holds_bytes(&plain_dump, &clear.value), "the download URL key stored in clear not found");
 }
 both!(a_database_dump_holds_no_private_key_in_clear);
 
@@ -201,6 +231,8 @@ async fn keys_stored_in_clear_are_sealed_once_a_kek_is_configured(backend: Backe
     let database = app.database();
     let stored = database.all().await.unwrap();
     assert_eq!(stored[0].protection, KeyProtection::Clear);
+    let url_key = stored_url_key(&app).await;
+    assert_eq!(url_key.protection, KeyProtection::Clear);
     let before = app.admin_token().await;
 
     let mut with_kek = app.settings.clone();
@@ -215,6 +247,10 @@ async fn keys_stored_in_clear_are_sealed_once_a_kek_is_configured(backend: Backe
     assert_eq!(sealed[0].protection, KeyProtection::Aes256Gcm);
     let kek = with_kek.key_encryption_key().unwrap().unwrap();
     assert_eq!(kek.open(&sealed[0].kid, &sealed[0].private_key).unwrap(), stored[0].private_key);
+    // The download URL key too, and it is the same key: URLs handed out before stay valid.
+    let sealed_url_key = stored_url_key(&app).await;
+    assert_eq!(sealed_url_key.protection, KeyProtection::Aes256Gcm);
+    assert_eq!(kek.open(URL_KEY_SECRET, &sealed_url_key.value).unwrap(), url_key.value);
 
     // A node with the KEK verifies what the key signed while it was in clear.
     let node = app.spawn_node_with(with_kek).await;

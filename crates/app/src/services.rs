@@ -84,7 +84,10 @@ async fn on_database(settings: &Settings, database: Database) -> Result<Services
             None
         }
     };
-    let signer = load_url_signer(&*db, &*clock).await.map_err(|e| StartError::Keys(e.to_string()))?;
+    // The KEK once more (the signing keys took theirs): it seals the download URL key too.
+    let kek = settings.key_encryption_key().map_err(|e| StartError::Keys(e.to_string()))?;
+    let signer =
+        load_url_signer(&*db, kek.as_ref(), &*clock).await.map_err(|e| StartError::Keys(e.to_string()))?;
     let accepted = AcceptedTypes::new(settings.accepted_media_types.clone()).map_err(StartError::Setup)?;
     let documents = DocumentService::new(
         DocumentPorts {

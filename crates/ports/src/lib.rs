@@ -48,7 +48,7 @@ pub use missions::MissionRepository;
 pub use notifications::{Backlog, Claim, MailError, Mailer, NotificationRepository, NotificationWithEmail};
 pub use requests::{Message, Note, QueueGroup, RequestFilter, RequestRecord, RequestRepository};
 pub use scanning::{MalwareScanner, ScanError, ScanSession, ScanVerdict};
-pub use secrets::ServiceSecretRepository;
+pub use secrets::{ServiceSecretRepository, StoredSecret};
 pub use staff::{StaffFilter, StaffRepository};
 pub use storage::{BlobChunks, BlobError, BlobListing, BlobMeta, BlobRead, BlobStore, BlobUpload, ByteRange};
 pub use tokens::{

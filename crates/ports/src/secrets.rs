@@ -3,9 +3,19 @@
 //! of the signing keys' bootstrap, docs/operations.md "Document storage and malware
 //! scanning").
 
-use crate::RepoError;
+use crate::{KeyProtection, RepoError};
 use async_trait::async_trait;
 use time::OffsetDateTime;
+
+/// A secret's value as stored, and how it is protected: in clear, or sealed under the
+/// key-encryption key with the secret's name as associated data (docs/operations.md
+/// "Encryption at rest"). The repository stores the bytes it is given; sealing and
+/// opening them is the application's business.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSecret {
+    pub value: Vec<u8>,
+    pub protection: KeyProtection,
+}
 
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
@@ -16,7 +26,12 @@ pub trait ServiceSecretRepository: Send + Sync {
     async fn get_or_insert(
         &self,
         name: &str,
-        candidate: &[u8],
+        candidate: &StoredSecret,
         now: OffsetDateTime,
-    ) -> Result<Vec<u8>, RepoError>;
+    ) -> Result<StoredSecret, RepoError>;
+
+    /// Replaces the clear value of `name` by `sealed` (sealed under the key-encryption
+    /// key); `false` when it is not stored in clear any more (another node sealed it
+    /// first), which leaves it as it is.
+    async fn protect(&self, name: &str, sealed: &[u8]) -> Result<bool, RepoError>;
 }

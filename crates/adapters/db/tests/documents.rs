@@ -381,16 +381,26 @@ fn a_document_snapshot_round_trips_through_json() {
 }
 
 /// The URL-signing key's store: the first value stored under a name wins, whoever asks
-/// later (another node starting) gets it back.
+/// later (another node starting) gets it back, with its protection; `protect` seals a
+/// clear value once and never touches a sealed one.
 async fn a_service_secret_keeps_its_first_value(db: Database) {
-    use consular_ports::ServiceSecretRepository;
+    use consular_ports::{KeyProtection, ServiceSecretRepository, StoredSecret};
     let now = time::OffsetDateTime::now_utc();
-    let first = db.get_or_insert("download_url_key", &[1; 32], now).await.unwrap();
-    assert_eq!(first, [1; 32]);
-    let again = db.get_or_insert("download_url_key", &[2; 32], now).await.unwrap();
-    assert_eq!(again, [1; 32], "an existing secret is never replaced");
-    let other = db.get_or_insert("another", &[3; 32], now).await.unwrap();
-    assert_eq!(other, [3; 32]);
+    let clear = |byte: u8| StoredSecret { value: vec![byte; 32], protection: KeyProtection::Clear };
+    let sealed = |byte: u8| StoredSecret { value: vec![byte; 60], protection: KeyProtection::Aes256Gcm };
+    let first = db.get_or_insert("download_url_key", &clear(1), now).await.unwrap();
+    assert_eq!(first, clear(1));
+    let again = db.get_or_insert("download_url_key", &sealed(2), now).await.unwrap();
+    assert_eq!(again, clear(1), "an existing secret is never replaced");
+    let other = db.get_or_insert("another", &sealed(3), now).await.unwrap();
+    assert_eq!(other, sealed(3), "stored sealed as given");
+
+    assert!(db.protect("download_url_key", &[4; 60]).await.unwrap(), "a clear value is sealed");
+    let read = db.get_or_insert("download_url_key", &clear(5), now).await.unwrap();
+    assert_eq!(read, sealed(4));
+    assert!(!db.protect("download_url_key", &[6; 60]).await.unwrap(), "a sealed value is left alone");
+    assert!(!db.protect("nothing", &[6; 60]).await.unwrap(), "nor an absent one made");
+    assert_eq!(db.get_or_insert("download_url_key", &clear(5), now).await.unwrap(), sealed(4));
 }
 
 // ---------------------------------------------------------------- both databases

@@ -21,13 +21,14 @@ pub use manage::{Decision, DocumentContent, DocumentDownload, ORPHAN_AGE, SweepR
 pub use upload::{BodyError, UploadBody, UploadForm};
 
 use crate::ServiceError;
+use crate::auth::KeyEncryptionKey;
 use accept::{AcceptedTypes, TypeRefusal};
 use consular_domain::notification::EventKind;
 use consular_domain::{AuditAction, AuditRecord, Document, Principal};
 use consular_ports::{
     AuditRepository, BlobError, BlobStore, CitizenRepository, Clock, DocumentRepository,
-    IdempotencyRepository, MalwareScanner, OutboxEvent, RequestRepository, ServiceSecretRepository,
-    ServiceTypeRepository,
+    IdempotencyRepository, KeyProtection, MalwareScanner, OutboxEvent, RequestRepository,
+    ServiceSecretRepository, ServiceTypeRepository, StoredSecret,
 };
 use serde_json::{Value, json};
 use signed_url::{MIN_KEY_LEN, UrlSigner};
@@ -117,15 +118,52 @@ impl DocumentService {
 
 /// The download-URL signer over the key every node shares: the first node to start
 /// stores 32 random bytes, every node (this one included) uses what is stored.
+///
+/// With a key-encryption key the bytes are stored sealed under it (AES-256-GCM, the
+/// secret's name as associated data), as the private signing keys are, so that a dump of
+/// the database does not give the power to forge download URLs; a key found in clear
+/// (stored by an earlier version, or by a node without a KEK) is sealed in its row.
+/// A sealed key and no KEK, or the wrong one, stop the start with a message that says so
+/// (docs/operations.md "Encryption at rest").
 pub async fn load_url_signer(
     secrets: &dyn ServiceSecretRepository,
+    kek: Option<&KeyEncryptionKey>,
     clock: &dyn Clock,
 ) -> Result<UrlSigner, ServiceError> {
-    let mut candidate = [0u8; MIN_KEY_LEN];
-    aws_lc_rs::rand::fill(&mut candidate)
+    let mut key = [0u8; MIN_KEY_LEN];
+    aws_lc_rs::rand::fill(&mut key)
         .map_err(|_| ServiceError::Internal("no randomness for the download URL key".to_owned()))?;
-    let key = secrets.get_or_insert(URL_KEY_SECRET, &candidate, clock.now()).await?;
+    let candidate = match kek {
+        Some(kek) => StoredSecret { value: seal(kek, &key)?, protection: KeyProtection::Aes256Gcm },
+        None => StoredSecret { value: key.to_vec(), protection: KeyProtection::Clear },
+    };
+    let stored = secrets.get_or_insert(URL_KEY_SECRET, &candidate, clock.now()).await?;
+    let key = match (stored.protection, kek) {
+        (KeyProtection::Clear, None) => stored.value,
+        (KeyProtection::Clear, Some(kek)) => {
+            if secrets.protect(URL_KEY_SECRET, &seal(kek, &stored.value)?).await? {
+                tracing::info!("the download URL key stored in clear is now encrypted at rest");
+            }
+            stored.value
+        }
+        (KeyProtection::Aes256Gcm, Some(kek)) => kek.open(URL_KEY_SECRET, &stored.value).map_err(|_| {
+            ServiceError::Internal(
+                "cannot decrypt the download URL key: wrong key_encryption_key?".to_owned(),
+            )
+        })?,
+        (KeyProtection::Aes256Gcm, None) => {
+            return Err(ServiceError::Internal(
+                "the download URL key is encrypted at rest: configure the key_encryption_key \
+                 that sealed it"
+                    .to_owned(),
+            ));
+        }
+    };
     UrlSigner::new(&key).map_err(ServiceError::Internal)
+}
+
+fn seal(kek: &KeyEncryptionKey, key: &[u8]) -> Result<Vec<u8>, ServiceError> {
+    kek.seal(URL_KEY_SECRET, key).map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
 /// A blob store failure as the use cases report it.

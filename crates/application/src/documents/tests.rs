@@ -246,3 +246,114 @@ async fn the_sweep_removes_old_unreferenced_blobs_only() {
     let service = DocumentService::new(ports, UrlSigner::new(&[7; 32]).unwrap(), DocumentConfig::default());
     assert_eq!(service.sweep().await.unwrap(), SweepReport { orphans: 1, abandoned_uploads: 2 });
 }
+
+/// `load_url_signer` against a mocked secret store: what it stores, seals and opens.
+mod url_key {
+    use super::super::signed_url::DownloadGrant;
+    use super::super::{URL_KEY_SECRET, load_url_signer};
+    use crate::auth::KeyEncryptionKey;
+    use consular_domain::DocumentId;
+    use consular_ports::{KeyProtection, MockServiceSecretRepository, StoredSecret, SystemClock};
+    use std::sync::{Arc, Mutex};
+
+    fn kek() -> KeyEncryptionKey {
+        KeyEncryptionKey::from_base64(&KeyEncryptionKey::generate_base64().unwrap()).unwrap()
+    }
+
+    /// The candidate a store was given, and every value it was asked to seal in.
+    type Seen = (Arc<Mutex<Option<StoredSecret>>>, Arc<Mutex<Vec<Vec<u8>>>>);
+
+    /// A store holding `stored` (or nothing: then it keeps the candidate it is given),
+    /// recording the candidate and every `protect`.
+    fn store(stored: Option<StoredSecret>) -> (MockServiceSecretRepository, Seen) {
+        let (candidates, protected) = (Arc::new(Mutex::new(None)), Arc::new(Mutex::new(Vec::new())));
+        let mut secrets = MockServiceSecretRepository::new();
+        let seen = candidates.clone();
+        secrets.expect_get_or_insert().withf(|name, _, _| name == URL_KEY_SECRET).returning(
+            move |_, candidate, _| {
+                *seen.lock().unwrap() = Some(candidate.clone());
+                Ok(stored.clone().unwrap_or_else(|| candidate.clone()))
+            },
+        );
+        let sealed = protected.clone();
+        secrets.expect_protect().withf(|name, _| name == URL_KEY_SECRET).returning(move |_, bytes| {
+            sealed.lock().unwrap().push(bytes.to_vec());
+            Ok(true)
+        });
+        (secrets, (candidates, protected))
+    }
+
+    /// Whether `signer` signs as a signer over `key` does.
+    fn signs_with(signer: &super::super::signed_url::UrlSigner, key: &[u8]) -> bool {
+        let grant = DownloadGrant {
+            document: DocumentId::new(),
+            version: 1,
+            expires_at: time::OffsetDateTime::now_utc(),
+        };
+        signer.sign(&grant) == super::super::signed_url::UrlSigner::new(key).unwrap().sign(&grant)
+    }
+
+    #[tokio::test]
+    async fn without_a_kek_the_first_key_is_stored_in_clear() {
+        let (secrets, (candidate, protected)) = store(None);
+        let signer = load_url_signer(&secrets, None, &SystemClock).await.unwrap();
+        let candidate = candidate.lock().unwrap().clone().unwrap();
+        assert_eq!(candidate.protection, KeyProtection::Clear);
+        assert_eq!(candidate.value.len(), 32);
+        assert!(signs_with(&signer, &candidate.value));
+        assert!(protected.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn with_a_kek_the_first_key_is_stored_sealed_and_used_opened() {
+        let kek = kek();
+        let (secrets, (candidate, protected)) = store(None);
+        let signer = load_url_signer(&secrets, Some(&kek), &SystemClock).await.unwrap();
+        let candidate = candidate.lock().unwrap().clone().unwrap();
+        assert_eq!(candidate.protection, KeyProtection::Aes256Gcm);
+        let key = kek.open(URL_KEY_SECRET, &candidate.value).unwrap();
+        assert_eq!(key.len(), 32);
+        assert!(
+            !candidate.value.windows(32).any(|w| w == key.as_slice()),
+            "the key is not in what is stored"
+        );
+        assert!(signs_with(&signer, &key));
+        assert!(protected.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_key_found_in_clear_is_sealed_in_its_row_and_kept() {
+        let kek = kek();
+        let clear = StoredSecret { value: vec![7; 32], protection: KeyProtection::Clear };
+        let (secrets, (_, protected)) = store(Some(clear));
+        let signer = load_url_signer(&secrets, Some(&kek), &SystemClock).await.unwrap();
+        assert!(signs_with(&signer, &[7; 32]), "the same key: earlier URLs stay valid");
+        let protected = protected.lock().unwrap().clone();
+        assert_eq!(protected.len(), 1);
+        assert_eq!(kek.open(URL_KEY_SECRET, &protected[0]).unwrap(), vec![7; 32]);
+    }
+
+    #[tokio::test]
+    async fn a_sealed_key_opens_with_its_kek_only() {
+        let kek = kek();
+        let sealed = StoredSecret {
+            value: kek.seal(URL_KEY_SECRET, &[9; 32]).unwrap(),
+            protection: KeyProtection::Aes256Gcm,
+        };
+
+        let (secrets, _) = store(Some(sealed.clone()));
+        let signer = load_url_signer(&secrets, Some(&kek), &SystemClock).await.unwrap();
+        assert!(signs_with(&signer, &[9; 32]));
+
+        let (secrets, _) = store(Some(sealed.clone()));
+        let error = load_url_signer(&secrets, Some(&self::kek()), &SystemClock).await.err().unwrap();
+        assert!(
+            error.to_string().contains("cannot decrypt the download URL key: wrong key_encryption_key?"),
+            "{error}"
+        );
+
+        let (secrets, _) = store(Some(sealed));
+        let error = load_url_signer(&secrets, None, &SystemClock).await.err().unwrap();
+        assert!(error.to_string().contains("configure the key_encryption_key"), "{error}");
+    }
+}

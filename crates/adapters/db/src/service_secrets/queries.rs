@@ -2,8 +2,9 @@
 
 use super::Conn;
 use crate::error::Failure;
-use crate::service_secrets::service_secrets;
+use crate::service_secrets::{service_secrets, stored};
 use crate::shared::sql_types::DbTime;
+use consular_ports::{KeyProtection, StoredSecret};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use time::OffsetDateTime;
@@ -13,24 +14,43 @@ use time::OffsetDateTime;
 pub(crate) async fn get_or_insert(
     conn: &mut Conn,
     name: &str,
-    candidate: &[u8],
+    candidate: &StoredSecret,
     now: OffsetDateTime,
-) -> Result<Vec<u8>, Failure> {
-    write_tx!(conn, async |conn: &mut Conn| -> Result<Vec<u8>, Failure> {
+) -> Result<StoredSecret, Failure> {
+    write_tx!(conn, async |conn: &mut Conn| -> Result<StoredSecret, Failure> {
         diesel::insert_into(service_secrets::table)
             .values((
                 service_secrets::name.eq(name),
-                service_secrets::value.eq(candidate),
+                service_secrets::value.eq(&candidate.value),
                 service_secrets::created_at.eq(DbTime(now)),
+                service_secrets::protection.eq(candidate.protection.as_str()),
             ))
             .on_conflict_do_nothing()
             .execute(conn)
             .await?;
-        Ok(service_secrets::table
+        let (value, protection) = service_secrets::table
             .filter(service_secrets::name.eq(name))
-            .select(service_secrets::value)
-            .get_result::<Vec<u8>>(conn)
-            .await?)
+            .select((service_secrets::value, service_secrets::protection))
+            .get_result::<(Vec<u8>, String)>(conn)
+            .await?;
+        stored(name, value, &protection)
     })
     .await
+}
+
+/// Seals the value of `name` if it is still in clear (a conditional update: of two nodes
+/// sealing at once, one does).
+pub(crate) async fn protect(conn: &mut Conn, name: &str, sealed: &[u8]) -> Result<bool, Failure> {
+    let updated = diesel::update(
+        service_secrets::table
+            .filter(service_secrets::name.eq(name))
+            .filter(service_secrets::protection.eq(KeyProtection::Clear.as_str())),
+    )
+    .set((
+        service_secrets::value.eq(sealed),
+        service_secrets::protection.eq(KeyProtection::Aes256Gcm.as_str()),
+    ))
+    .execute(conn)
+    .await?;
+    Ok(updated == 1)
 }
