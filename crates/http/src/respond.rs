@@ -97,8 +97,8 @@ pub fn list_with<T, C: Cursor, D: Serialize, E: Serialize>(
 
 /// What a list item's JSON takes, about: a service request is 670 bytes, most others
 /// less. A page's buffer is allocated once at this size per item instead of doubling
-/// from 128 bytes and copying itself at every step (docs/benchmarks.md "Rendering a
-/// page").
+/// from 128 bytes and copying itself at every step (docs/benchmarks.md "Connections kept
+/// on their thread", rendering).
 const PAGE_ITEM_BYTES: usize = 768;
 
 /// `response` with `body` as JSON, serialized into a buffer of `capacity` bytes to begin

@@ -46,7 +46,7 @@ time::serde::format_description!(pub iso_date, Date, "[year]-[month]-[day]");
 /// RFC 3339 timestamps (`#[serde(with = "crate::wire::rfc3339")]`), as
 /// `time::serde::rfc3339` writes and reads them, but formatted on the stack: time's own
 /// serializer builds a `String` for every timestamp, four per service request in a list
-/// page (docs/benchmarks.md "Rendering a page").
+/// page (docs/benchmarks.md "Connections kept on their thread", rendering).
 pub mod rfc3339 {
     use serde::{Deserializer, Serializer, ser::Error as _};
     use time::OffsetDateTime;
