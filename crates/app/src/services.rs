@@ -55,14 +55,11 @@ async fn on_database(settings: &Settings, database: Database) -> Result<Services
         refresh_ttl: time::Duration::seconds(i64::from(settings.refresh_token_ttl_secs)),
         leeway_secs: 30,
     };
-    let keys = SigningKeys::load(
-        db.clone(),
-        clock.clone(),
-        settings.key_encryption_key().map_err(|e| StartError::Keys(e.to_string()))?,
-        key_policy(settings, &token_config),
-    )
-    .await
-    .map_err(|e| StartError::Keys(e.to_string()))?;
+    // Read once: it seals the signing keys and the download-URL key.
+    let kek = settings.key_encryption_key().map_err(|e| StartError::Keys(e.to_string()))?;
+    let keys = SigningKeys::load(db.clone(), clock.clone(), kek.clone(), key_policy(settings, &token_config))
+        .await
+        .map_err(|e| StartError::Keys(e.to_string()))?;
     let tokens = TokenService::new(
         db.clone(),
         db.clone(),
@@ -84,8 +81,6 @@ async fn on_database(settings: &Settings, database: Database) -> Result<Services
             None
         }
     };
-    // The KEK once more (the signing keys took theirs): it seals the download URL key too.
-    let kek = settings.key_encryption_key().map_err(|e| StartError::Keys(e.to_string()))?;
     let signer =
         load_url_signer(&*db, kek.as_ref(), &*clock).await.map_err(|e| StartError::Keys(e.to_string()))?;
     let accepted = AcceptedTypes::new(settings.accepted_media_types.clone()).map_err(StartError::Setup)?;

@@ -9,12 +9,16 @@ use aws_lc_rs::aead::{AES_256_GCM, Aad, NONCE_LEN, Nonce, RandomizedNonceKey};
 use base64::Engine;
 use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use std::sync::Arc;
 
 /// The KEK's length in bytes.
 pub const KEK_LEN: usize = 32;
 
+/// Cloning is cheap and shares the key: one KEK read at start serves every secret it
+/// seals (the signing keys, the download-URL key).
+#[derive(Clone)]
 pub struct KeyEncryptionKey {
-    key: RandomizedNonceKey,
+    key: Arc<RandomizedNonceKey>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -56,7 +60,7 @@ impl KeyEncryptionKey {
     fn from_bytes(bytes: &[u8]) -> Result<KeyEncryptionKey, KekError> {
         let key = RandomizedNonceKey::new(&AES_256_GCM, bytes)
             .map_err(|_| KekError::Malformed(format!("must be {KEK_LEN} bytes")))?;
-        Ok(KeyEncryptionKey { key })
+        Ok(KeyEncryptionKey { key: Arc::new(key) })
     }
 
     /// A fresh random KEK, as base64 (for tests and tools).
