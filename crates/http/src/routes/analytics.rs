@@ -71,7 +71,7 @@ pub struct ScopeBody {
     pub granularity: String,
     pub service_type_id: Option<Uuid>,
     /// The instant the figures marked "now" (`open`, `open_overdue`, loads) were taken at.
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub generated_at: OffsetDateTime,
 }
@@ -102,10 +102,10 @@ pub struct BucketBody {
     #[schema(value_type = String, format = Date)]
     pub last_day: Date,
     /// The bucket's instants are `[starts_at, ends_at)`.
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub starts_at: OffsetDateTime,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub ends_at: OffsetDateTime,
 }

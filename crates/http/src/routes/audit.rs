@@ -17,7 +17,7 @@ use uuid::Uuid;
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AuditEventBody {
     pub id: Uuid,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub at: OffsetDateTime,
     /// Absent when the operator acted through the command line.

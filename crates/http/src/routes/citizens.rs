@@ -124,13 +124,13 @@ impl From<&EmergencyContact> for EmergencyContactBody {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RegistrationBody {
     pub status: RegistrationStatusName,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub registered_at: OffsetDateTime,
-    #[serde(with = "crate::wire::rfc3339::option")]
+    #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub activated_at: Option<OffsetDateTime>,
-    #[serde(with = "crate::wire::rfc3339::option")]
+    #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub deregistered_at: Option<OffsetDateTime>,
 }
@@ -157,10 +157,10 @@ pub struct CitizenBody {
     pub emergency_contact: Option<EmergencyContactBody>,
     pub preferred_language: String,
     pub registration: RegistrationBody,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
     /// Only in the registration response, when `issue_client` was set.
@@ -322,11 +322,11 @@ pub struct CitizenListParams {
     #[param(min_length = 1, max_length = 100)]
     pub q: Option<String>,
     /// Registered at or after this instant (RFC 3339).
-    #[serde(default, with = "crate::wire::rfc3339::option")]
+    #[serde(default, with = "time::serde::rfc3339::option")]
     #[param(value_type = Option<String>, format = DateTime)]
     pub registered_from: Option<OffsetDateTime>,
     /// Registered before this instant (RFC 3339).
-    #[serde(default, with = "crate::wire::rfc3339::option")]
+    #[serde(default, with = "time::serde::rfc3339::option")]
     #[param(value_type = Option<String>, format = DateTime)]
     pub registered_to: Option<OffsetDateTime>,
 }

@@ -30,10 +30,10 @@ pub struct ClientBody {
     /// Absent for global admins.
     pub mission_id: Option<Uuid>,
     pub status: ClientStatusName,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
     /// Shown once; store it safely. Never returned again.

@@ -56,10 +56,10 @@ pub struct DocumentBody {
     pub scan: ScanStatusName,
     pub rejection_reason: Option<String>,
     pub uploaded_by: ActorBody,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub uploaded_at: OffsetDateTime,
-    #[serde(with = "crate::wire::rfc3339::option")]
+    #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub decided_at: Option<OffsetDateTime>,
     pub version: i64,
@@ -95,7 +95,7 @@ pub struct DocumentDownloadBody {
     pub document: DocumentBody,
     /// The store's presigned URL (S3), or this service's own signed URL.
     pub download_url: String,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub download_url_expires_at: OffsetDateTime,
 }

@@ -24,10 +24,10 @@ pub struct MissionBody {
     pub city: String,
     /// IANA time zone.
     pub timezone: String,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }

@@ -36,7 +36,7 @@ pub struct NotificationDetails {
     pub document_kind: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub appointment_id: Option<Uuid>,
-    #[serde(skip_serializing_if = "Option::is_none", with = "crate::wire::rfc3339::option")]
+    #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub starts_at: Option<OffsetDateTime>,
     /// `starts_at` on the mission's clock, `YYYY-MM-DD HH:MM`.
@@ -82,10 +82,10 @@ pub struct NotificationBody {
     pub request_id: Option<Uuid>,
     pub details: NotificationDetails,
     pub read: bool,
-    #[serde(with = "crate::wire::rfc3339::option")]
+    #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub read_at: Option<OffsetDateTime>,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
 }
@@ -202,13 +202,13 @@ pub struct EmailDelivery {
     pub attempts: u32,
     /// The last failure: the SMTP server's reply or the connection error.
     pub last_error: Option<String>,
-    #[serde(with = "crate::wire::rfc3339::option")]
+    #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub next_attempt_at: Option<OffsetDateTime>,
-    #[serde(with = "crate::wire::rfc3339::option")]
+    #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub delivered_at: Option<OffsetDateTime>,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }

@@ -42,19 +42,19 @@ pub struct RequestBody {
     /// The service type's stages as they were when the request was submitted.
     pub stages: Vec<StageBody>,
     pub assignee_id: Option<Uuid>,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub submitted_at: OffsetDateTime,
     /// Submission plus the type's SLA days.
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub sla_due_at: OffsetDateTime,
     /// Open and past `sla_due_at`.
     pub overdue: bool,
-    #[serde(with = "crate::wire::rfc3339::option")]
+    #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub closed_at: Option<OffsetDateTime>,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }
@@ -95,7 +95,7 @@ impl RequestBody {
 /// One status or stage change.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HistoryEntryBody {
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub at: OffsetDateTime,
     pub actor: Option<ActorBody>,
@@ -154,7 +154,7 @@ pub enum TimelineKind {
 /// One event of a request's life, oldest first.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TimelineItemBody {
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub at: OffsetDateTime,
     pub kind: TimelineKind,
@@ -177,10 +177,10 @@ pub struct TimelineItemBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub document_kind: Option<String>,
     /// For appointment events: the appointment's times after the change (UTC).
-    #[serde(skip_serializing_if = "Option::is_none", with = "crate::wire::rfc3339::option")]
+    #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub starts_at: Option<OffsetDateTime>,
-    #[serde(skip_serializing_if = "Option::is_none", with = "crate::wire::rfc3339::option")]
+    #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub ends_at: Option<OffsetDateTime>,
 }
@@ -369,7 +369,7 @@ pub struct PostBody {
     pub request_id: Uuid,
     pub author: ActorBody,
     pub body: String,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
 }
@@ -417,7 +417,7 @@ pub struct NewPost {
 pub struct QueueGroupBody {
     pub service_type_id: Uuid,
     pub count: i64,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub oldest_submitted_at: OffsetDateTime,
     pub overdue: i64,
@@ -447,11 +447,11 @@ pub struct RequestListParams {
     pub status: Option<Vec<RequestStatusName>>,
     pub service_type_id: Option<Uuid>,
     /// Submitted at or after this instant (RFC 3339).
-    #[serde(default, with = "crate::wire::rfc3339::option")]
+    #[serde(default, with = "time::serde::rfc3339::option")]
     #[param(value_type = Option<String>, format = DateTime)]
     pub submitted_from: Option<OffsetDateTime>,
     /// Submitted before this instant (RFC 3339).
-    #[serde(default, with = "crate::wire::rfc3339::option")]
+    #[serde(default, with = "time::serde::rfc3339::option")]
     #[param(value_type = Option<String>, format = DateTime)]
     pub submitted_to: Option<OffsetDateTime>,
     pub assignee_id: Option<Uuid>,

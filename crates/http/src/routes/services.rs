@@ -44,10 +44,10 @@ pub struct ServiceTypeBody {
     /// The ordered workflow stages.
     pub stages: Vec<StageBody>,
     pub active: bool,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }

@@ -162,17 +162,17 @@ pub struct SlotBody {
     pub id: Uuid,
     pub mission_id: Uuid,
     /// UTC.
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub starts_at: OffsetDateTime,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub ends_at: OffsetDateTime,
     /// The mission's local time, with its offset.
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub local_starts_at: OffsetDateTime,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub local_ends_at: OffsetDateTime,
     /// The mission's IANA time zone.
@@ -359,11 +359,11 @@ pub struct SlotListParams {
     pub mission_id: Uuid,
     pub service_type_id: Uuid,
     /// Slots starting at or after this instant (RFC 3339; default now).
-    #[serde(default, with = "crate::wire::rfc3339::option")]
+    #[serde(default, with = "time::serde::rfc3339::option")]
     #[param(value_type = Option<String>, format = DateTime)]
     pub from: Option<OffsetDateTime>,
     /// Slots starting before this instant (RFC 3339; default a year after `from`).
-    #[serde(default, with = "crate::wire::rfc3339::option")]
+    #[serde(default, with = "time::serde::rfc3339::option")]
     #[param(value_type = Option<String>, format = DateTime)]
     pub to: Option<OffsetDateTime>,
     /// Page size, 1 to 100 (default 20).

@@ -25,10 +25,10 @@ pub struct StaffBody {
     pub active: bool,
     /// The service types whose requests this member handles.
     pub service_type_ids: Vec<Uuid>,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "crate::wire::rfc3339")]
+    #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
     /// Only in the creation response, when `issue_client` was set.
