@@ -212,6 +212,15 @@ pub struct TestApp {
     dir: Arc<TempDir>,
 }
 
+/// A temporary directory and the test settings for it, with `tweak` applied and checked.
+async fn prepare(backend: Backend, tweak: impl FnOnce(&mut Settings)) -> (Arc<TempDir>, Settings) {
+    let dir = Arc::new(tempfile::tempdir().expect("a temporary directory"));
+    let mut settings = test_settings(backend, dir.path()).await;
+    tweak(&mut settings);
+    settings.validate().unwrap_or_else(|e| panic!("test settings: {e}"));
+    (dir, settings)
+}
+
 /// The test settings on `backend`, with the database and blobs in `dir`.
 async fn test_settings(backend: Backend, dir: &Path) -> Settings {
     let database_url = match backend {
@@ -262,10 +271,33 @@ impl TestApp {
 
     /// A server on a fresh database, with `tweak` applied to the test settings first.
     pub async fn spawn_with(backend: Backend, tweak: impl FnOnce(&mut Settings)) -> TestApp {
-        let dir = Arc::new(tempfile::tempdir().expect("a temporary directory"));
-        let mut settings = test_settings(backend, dir.path()).await;
-        tweak(&mut settings);
-        settings.validate().unwrap_or_else(|e| panic!("test settings: {e}"));
+        let (dir, settings) = prepare(backend, tweak).await;
+        TestApp::launch(backend, dir, settings).await
+    }
+
+    /// [`TestApp::spawn_with`], with `seed` run on the migrated database before the server
+    /// starts: rows a test needs to be there already, such as signing keys created days
+    /// ago. The handle is closed once `seed` has finished.
+    pub async fn spawn_seeded<Seed, Seeded>(
+        backend: Backend,
+        tweak: impl FnOnce(&mut Settings),
+        seed: Seed,
+    ) -> TestApp
+    where
+        Seed: FnOnce(Settings, consular_db::Database) -> Seeded,
+        Seeded: Future<Output = ()>,
+    {
+        let (dir, settings) = prepare(backend, tweak).await;
+        let db = consular_db::Database::connect(&consular_db::DbConfig::new(settings.database_url.clone()))
+            .expect("a database handle");
+        db.migrate().await.unwrap_or_else(|e| panic!("the migrations: {e}"));
+        seed(settings.clone(), db.clone()).await;
+        db.close();
+        TestApp::launch(backend, dir, settings).await
+    }
+
+    /// The server in this process, on the prepared database.
+    async fn launch(backend: Backend, dir: Arc<TempDir>, settings: Settings) -> TestApp {
         let Started { handle, port, metrics_port, bootstrap_admin } = start_in_process(&settings).await;
         let admin = bootstrap_admin.expect("a fresh database bootstraps an admin client");
         TestApp {

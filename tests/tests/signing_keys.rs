@@ -1,24 +1,27 @@
 //! Signing-key rotation and encryption at rest (docs/operations.md "Signing keys"), end to
 //! end on both databases: `consular keys rotate` run beside two server nodes, tokens signed
 //! before and after it verified by the node that signed neither, the JWKS of both, a
-//! database dump searched for the private keys, and the start-up rules of the
-//! key-encryption key.
+//! database dump searched for the private keys, the start-up rules of the key-encryption
+//! key, and the retirement of a key every node drops once no token it signed can be valid.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use consular_tests::consular_app::Settings;
 use consular_tests::consular_app::config::Secret;
-use consular_tests::consular_application::auth::KeyEncryptionKey;
 use consular_tests::consular_application::auth::rotation::ACTIVATION_DELAY;
+use consular_tests::consular_application::auth::{KeyEncryptionKey, KeyPolicy, Rotation, SigningKeys};
 use consular_tests::consular_application::documents::URL_KEY_SECRET;
+use consular_tests::consular_db::Database;
 use consular_tests::consular_ports::{
-    KeyProtection, ServiceSecretRepository, SigningKeyRepository, StoredSecret,
+    Clock, KeyProtection, ServiceSecretRepository, SigningKeyRepository, StoredSecret, SystemClock,
 };
 use consular_tests::reqwest::StatusCode;
 use consular_tests::serde_json::{self, Value};
-use consular_tests::{Backend, TestApp, both, child, eventually};
+use consular_tests::{Backend, TestApp, both, child, eventually, expect_bearer_refusal};
 use std::path::Path;
 use std::process::Output;
+use std::sync::Arc;
 use std::time::Duration;
+use time::OffsetDateTime;
 
 const MISSIONS: &str = "/api/v1/missions";
 
@@ -111,6 +114,78 @@ async fn tokens_signed_before_and_after_a_rotation_verify_on_another_node(backen
     }
 }
 both!(tokens_signed_before_and_after_a_rotation_verify_on_another_node);
+
+/// A clock stopped at one instant, to write key rows as a node would have days ago.
+struct At(OffsetDateTime);
+
+impl Clock for At {
+    fn now(&self) -> OffsetDateTime {
+        self.0
+    }
+}
+
+/// The stored keys opened as a node whose clock reads `ago` in the past would open them
+/// (creating the first key if there is none), with the nodes' KEK and token lifetime.
+async fn keys_as_of(db: Database, settings: &Settings, ago: time::Duration) -> SigningKeys {
+    let policy = KeyPolicy {
+        access_ttl: time::Duration::seconds(i64::from(settings.access_token_ttl_secs)),
+        leeway: time::Duration::seconds(30),
+        rotation_period: None,
+    };
+    let clock = Arc::new(At(SystemClock.now() - ago));
+    SigningKeys::load(Arc::new(db), clock, settings.key_encryption_key().unwrap(), policy).await.unwrap()
+}
+
+/// Retirement, end to end, without waiting for it: a key retires once its successor is
+/// older than activation + token lifetime + leeway + margin (2.5 minutes at the least).
+/// Here the first key is stored as created three days ago, before the nodes start, and
+/// its successor as created two days ago, while they run. By those times every token the
+/// first key signed has expired, so the nodes must drop it: from the database, from both
+/// JWKS, and from verification: a token it signed moments before, which both nodes had
+/// verified and remember, is refused by both (a token no real clock could have left
+/// valid, but the one a key row deleted after a leak leaves, docs/operations.md).
+async fn a_key_whose_tokens_have_all_expired_is_retired_on_every_node(backend: Backend) {
+    let a = TestApp::spawn_seeded(
+        backend,
+        |_| {},
+        |settings, db| async move {
+            keys_as_of(db, &settings, time::Duration::days(3)).await;
+        },
+    )
+    .await;
+    let b = a.spawn_node().await;
+    let old = jwks_kids(&a).await;
+    assert_eq!(old.len(), 1, "{old:?}");
+    let old = old[0].clone();
+    let before = a.admin_token().await;
+    assert_eq!(kid_of(&before), old);
+    assert_eq!(b.get(MISSIONS, &before).await.status(), StatusCode::OK);
+
+    let rotated =
+        keys_as_of(a.database(), &a.settings, time::Duration::days(2)).await.rotate().await.unwrap();
+    let Rotation::Rotated { kid: new } = rotated else { panic!("{rotated:?}") };
+    eventually(Duration::from_secs(5), "both nodes publish the successor alone", || async {
+        jwks_kids(&a).await == [new.clone()] && jwks_kids(&b).await == [new.clone()]
+    })
+    .await;
+
+    // Deleted, not only hidden: the database and `keys list` hold the successor alone.
+    let stored: Vec<String> = a.signing_keys().await.into_iter().map(|(kid, _)| kid).collect();
+    assert_eq!(stored, [new.as_str()]);
+    let listed = cli(a.dir(), &a.settings, &["keys", "list", "--json"]).await;
+    assert!(listed.status.success(), "keys list: {}", stderr(&listed));
+    let keys: Vec<Value> = stdout(&listed).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    assert_eq!((keys[0]["kid"].as_str(), &keys[0]["retires_at"]), (Some(new.as_str()), &Value::Null));
+
+    for node in [&a, &b] {
+        expect_bearer_refusal(node.get(MISSIONS, &before).await, "invalid_token").await;
+    }
+    let after = a.admin_token().await;
+    assert_eq!(kid_of(&after), new);
+    assert_eq!(b.get(MISSIONS, &after).await.status(), StatusCode::OK);
+}
+both!(a_key_whose_tokens_have_all_expired_is_retired_on_every_node);
 
 /// The 32-byte Ed25519 seed inside a PKCS#8 document (after `04 20`).
 fn seed(pkcs8: &[u8]) -> Vec<u8> {

@@ -300,7 +300,7 @@ impl TokenService {
 
     async fn revoke_access(&self, caller: ClientId, token: &str) -> Result<bool, OAuthError> {
         // Expired tokens need no revocation, so exp is checked as usual.
-        let Ok(claims) = self.verify_signature(token) else { return Ok(false) };
+        let Ok((claims, _)) = self.verify_signature(token) else { return Ok(false) };
         let (Ok(jti), Ok(client)) = (claims.jti.parse::<Uuid>(), claims.client_id.parse::<ClientId>()) else {
             return Ok(false);
         };
@@ -323,7 +323,14 @@ impl TokenService {
     /// token this node has not checked yet (then remembered, see [`VerifiedTokens`]), its
     /// expiry, and whether it has been revoked, every time.
     pub async fn authenticate_bearer(&self, token: &str) -> Result<Principal, BearerError> {
-        let Verified { principal, jti, .. } = match self.verified.get(token) {
+        // A remembered token counts only while the key that verified it still verifies: a
+        // key deleted since (retired, or its row removed after a leak, docs/operations.md
+        // "Signing keys") takes its tokens with it, as it does for tokens never seen.
+        let remembered = self
+            .verified
+            .get(token)
+            .filter(|verified| self.keys.current().verifying(&verified.kid).is_some());
+        let Verified { principal, jti, .. } = match remembered {
             Some(verified) => verified,
             None => {
                 let verified = self.verify(token)?;
@@ -348,7 +355,7 @@ impl TokenService {
 
     /// The signature and claims of `token`, checked.
     fn verify(&self, token: &str) -> Result<Verified, BearerError> {
-        let claims = self.verify_signature(token)?;
+        let (claims, kid) = self.verify_signature(token)?;
         let invalid = || BearerError::Invalid("the token's claims are malformed");
         let subject: Subject = claims.sub.parse().map_err(|_| invalid())?;
         let client_id: ClientId = claims.client_id.parse().map_err(|_| invalid())?;
@@ -360,10 +367,12 @@ impl TokenService {
             principal: Principal { subject, client_id, mission, scopes, address: None },
             jti,
             exp: claims.exp,
+            kid,
         })
     }
 
-    fn verify_signature(&self, token: &str) -> Result<Claims, BearerError> {
+    /// The claims of `token`, with the kid of the key that verified them.
+    fn verify_signature(&self, token: &str) -> Result<(Claims, String), BearerError> {
         let header =
             jsonwebtoken::decode_header(token).map_err(|_| BearerError::Invalid("the token is malformed"))?;
         if header.alg != Algorithm::EdDSA {
@@ -376,12 +385,12 @@ impl TokenService {
             return Err(BearerError::Invalid("the token is not an access token"));
         }
         let keys = self.keys.current();
-        let key = header
+        let (kid, key) = header
             .kid
-            .as_deref()
-            .and_then(|kid| keys.verifying(kid))
+            .and_then(|kid| keys.verifying(&kid).map(|key| (kid, key)))
             .ok_or(BearerError::Invalid("the token's signing key is unknown"))?;
-        jsonwebtoken::decode::<Claims>(token, key, &self.validation).map(|data| data.claims).map_err(|e| {
+        let decoded = jsonwebtoken::decode::<Claims>(token, key, &self.validation);
+        decoded.map(|data| (data.claims, kid)).map_err(|e| {
             use jsonwebtoken::errors::ErrorKind;
             BearerError::Invalid(match e.kind() {
                 ErrorKind::ExpiredSignature => "the token has expired",
@@ -427,8 +436,14 @@ impl TokenService {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::KeyPolicy;
+    use crate::auth::keys::OpenedKey;
     use consular_domain::{ClientStatus, PrincipalId, PrincipalKind, Scope};
-    use consular_ports::{MockClientRepository, MockTokenRepository, SystemClock};
+    use consular_ports::{
+        KeyProtection, MockClientRepository, MockSigningKeyRepository, MockTokenRepository, SigningKeyRecord,
+        SigningKeyRepository, SystemClock,
+    };
+    use std::sync::Mutex;
 
     const SECRET: &str = "s3cret-s3cret-s3cret-s3cret-s3cret-s3cret12";
 
@@ -533,6 +548,75 @@ mod tests {
         let svc = service(clients_with(c.clone()), tokens);
         let result = svc.refresh(&credentials(&c, SECRET), "spent", None).await;
         assert!(matches!(result, Err(OAuthError::InvalidGrant(_))));
+    }
+
+    /// The `signing_keys` rows of a test, newest first, read through a mocked repository.
+    fn key_rows(rows: &Arc<Mutex<Vec<SigningKeyRecord>>>) -> Arc<dyn SigningKeyRepository> {
+        let mut repo = MockSigningKeyRepository::new();
+        let all = rows.clone();
+        repo.expect_all().returning(move || Ok(all.lock().unwrap().clone()));
+        let kids = rows.clone();
+        repo.expect_kids()
+            .returning(move || Ok(kids.lock().unwrap().iter().map(|r| r.kid.clone()).collect()));
+        Arc::new(repo)
+    }
+
+    fn stored(key: &OpenedKey) -> SigningKeyRecord {
+        SigningKeyRecord {
+            kid: key.kid.clone(),
+            private_key: key.pkcs8.clone(),
+            protection: KeyProtection::Clear,
+            public_key: key.public_key.clone(),
+            created_at: key.created_at,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_remembered_token_is_refused_once_its_key_is_gone() {
+        let now = SystemClock.now();
+        let first = OpenedKey::generate(now - Duration::hours(1)).unwrap();
+        let rows = Arc::new(Mutex::new(vec![stored(&first)]));
+        let policy = KeyPolicy {
+            access_ttl: Duration::minutes(15),
+            leeway: Duration::seconds(30),
+            rotation_period: None,
+        };
+        let keys = SigningKeys::load(key_rows(&rows), Arc::new(SystemClock), None, policy).await.unwrap();
+        let c = client(ClientStatus::Active);
+        let mut tokens = MockTokenRepository::new();
+        tokens.expect_insert_refresh().returning(|_| Ok(()));
+        tokens.expect_is_revoked().returning(|_, _| Ok(false));
+        let svc = TokenService::new(
+            Arc::new(clients_with(c.clone())),
+            Arc::new(tokens),
+            Arc::new(SystemClock),
+            Arc::new(keys),
+            Arc::new(RevocationCache::new()),
+            config(),
+        );
+        let token = svc.client_credentials(&credentials(&c, SECRET), None).await.unwrap().access_token;
+        assert_eq!(
+            svc.authenticate_bearer(&token).await.unwrap().client_id,
+            c.id,
+            "verified, then remembered"
+        );
+        assert_eq!(svc.verified.get(&token).map(|v| v.kid), Some(first.kid.clone()));
+
+        // A rotation: the first key still verifies, so its remembered token still passes.
+        let second = OpenedKey::generate(now).unwrap();
+        rows.lock().unwrap().insert(0, stored(&second));
+        svc.refresh_keys().await.unwrap();
+        assert_eq!(svc.authenticate_bearer(&token).await.unwrap().client_id, c.id);
+
+        // The first key's row deleted (as after a leak): refused at once, remembered or not.
+        rows.lock().unwrap().retain(|r| r.kid == second.kid);
+        svc.refresh_keys().await.unwrap();
+        for _ in 0..2 {
+            assert_eq!(
+                svc.authenticate_bearer(&token).await,
+                Err(BearerError::Invalid("the token's signing key is unknown"))
+            );
+        }
     }
 
     #[tokio::test]

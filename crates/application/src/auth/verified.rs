@@ -3,8 +3,9 @@
 //! presents the same token for up to its lifetime. A token whose signature and claims were
 //! checked once is remembered by its exact text, with what they said; the expiry is
 //! checked again at every use against the same clock and leeway as the verification
-//! (`jsonwebtoken`'s, the system time), and revocation is checked at every use as before
-//! (`TokenService::authenticate_bearer`), so remembering changes no answer.
+//! (`jsonwebtoken`'s, the system time), revocation is checked at every use as before, and
+//! so is the presence of the key that verified it (`TokenService::authenticate_bearer`): a
+//! key deleted since takes its remembered tokens with it. Remembering changes no answer.
 //!
 //! Bounded: at most [`CAPACITY`] tokens (least recently and least frequently used go
 //! first: `moka`), and each is dropped when it expires (its `exp` plus the leeway), so a
@@ -27,6 +28,8 @@ pub(super) struct Verified {
     pub jti: Uuid,
     /// `exp`, Unix seconds.
     pub exp: i64,
+    /// The key that verified the signature.
+    pub kid: String,
 }
 
 /// When an entry goes: at its token's expiry.
@@ -109,6 +112,7 @@ mod tests {
             },
             jti: Uuid::now_v7(),
             exp,
+            kid: "k1".to_owned(),
         }
     }
 
