@@ -329,17 +329,15 @@ impl TestApp {
     /// (a fresh bucket when `stack.s3`), with `tweak` applied to the test settings; see
     /// [`TestApp::kill`] and [`TestApp::spawn_node`].
     pub async fn spawn_process(stack: Stack, tweak: impl FnOnce(&mut Settings)) -> TestApp {
-        let dir = Arc::new(tempfile::tempdir().expect("a temporary directory"));
-        let mut settings = test_settings(stack.backend, dir.path()).await;
-        let storage = if stack.s3 {
-            let bucket = moto::S3Bucket::create().await;
-            settings.storage_url = bucket.storage_url();
-            Storage::S3(Arc::new(bucket))
-        } else {
-            Storage::Local
-        };
-        tweak(&mut settings);
-        settings.validate().unwrap_or_else(|e| panic!("test settings: {e}"));
+        let storage =
+            if stack.s3 { Storage::S3(Arc::new(moto::S3Bucket::create().await)) } else { Storage::Local };
+        let (dir, settings) = prepare(stack.backend, |settings| {
+            if let Storage::S3(bucket) = &storage {
+                settings.storage_url = bucket.storage_url();
+            }
+            tweak(settings);
+        })
+        .await;
         let (server, bootstrap) =
             child::ServerProcess::start(&settings, &storage_env(&storage), dir.path()).await;
         let admin = bootstrap.unwrap_or_else(|| {
