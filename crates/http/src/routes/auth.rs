@@ -45,20 +45,27 @@ pub struct OAuthErrorResponse {
     pub error_description: String,
 }
 
-/// The token request, `application/x-www-form-urlencoded`.
+/// The token request, `application/x-www-form-urlencoded`: the client credentials grant,
+/// or the refresh grant as at `/auth/refresh`, which needs its `refresh_token`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum TokenForm {
+    ClientCredentials(ClientCredentialsForm),
+    Refresh(RefreshForm),
+}
+
+/// The client credentials grant (RFC 6749 section 4.4), `application/x-www-form-urlencoded`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[allow(dead_code)]
-pub struct TokenForm {
-    /// `client_credentials` (or `refresh_token`, as at `/auth/refresh`).
-    #[schema(example = "client_credentials", pattern = "^(client_credentials|refresh_token)$")]
+pub struct ClientCredentialsForm {
+    #[schema(example = "client_credentials", pattern = "^client_credentials$")]
     grant_type: String,
     /// A subset of the client's scopes, space separated; all of them by default.
     scope: Option<String>,
     /// With `client_secret_post`; otherwise use HTTP Basic.
     client_id: Option<String>,
     client_secret: Option<String>,
-    /// For `grant_type=refresh_token`.
-    refresh_token: Option<String>,
 }
 
 /// The refresh request, `application/x-www-form-urlencoded`.
