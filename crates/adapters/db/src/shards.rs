@@ -14,22 +14,40 @@
 use deadpool::managed::{Object, PoolError, Timeouts};
 use diesel_async::AsyncPgConnection;
 use diesel_async::pooled_connection::deadpool::Pool;
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::{Cell, RefCell};
+use std::sync::{Arc, Mutex};
 
 type Manager = diesel_async::pooled_connection::AsyncDieselConnectionManager<AsyncPgConnection>;
 
 thread_local! {
-    /// This thread's worker number, once pinned; `None` on threads that are not HTTP
-    /// workers.
-    static WORKER: Cell<Option<usize>> = const { Cell::new(None) };
+    /// This thread's shard, once pinned; `None` on threads that are not HTTP workers.
+    static SHARD: Cell<Option<usize>> = const { Cell::new(None) };
+    /// What frees that shard for another thread when this one ends.
+    static HOLD: RefCell<Option<Hold>> = const { RefCell::new(None) };
+}
+
+/// A pinned thread's hold on its shard, released when the thread ends: a worker thread
+/// that actix starts again after one died takes the shard the dead one left.
+struct Hold {
+    shard: usize,
+    holders: Arc<Mutex<Vec<usize>>>,
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        let mut holders = self.holders.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = holders.get_mut(self.shard) {
+            *count = count.saturating_sub(1);
+        }
+    }
 }
 
 /// The shards of the PostgreSQL pool: `[0]` for threads that are not pinned, then one per
 /// HTTP worker thread (none when the pool is not split).
 pub(crate) struct PgPools {
     shards: Box<[Pool<AsyncPgConnection>]>,
-    next_worker: AtomicUsize,
+    /// How many live pinned threads hold each shard (`[0]` is never held).
+    holders: Arc<Mutex<Vec<usize>>>,
 }
 
 impl PgPools {
@@ -39,25 +57,32 @@ impl PgPools {
         build: impl Fn(usize) -> Result<Pool<AsyncPgConnection>, E>,
     ) -> Result<Self, E> {
         let shards = sizes.iter().map(|&size| build(size)).collect::<Result<Vec<_>, E>>()?;
-        Ok(PgPools { shards: shards.into_boxed_slice(), next_worker: AtomicUsize::new(0) })
+        let holders = Arc::new(Mutex::new(vec![0; shards.len()]));
+        Ok(PgPools { shards: shards.into_boxed_slice(), holders })
     }
 
-    /// Makes the calling thread an HTTP worker with a shard of its own (the next one, in
-    /// turn). Without worker shards, nothing changes. A worker thread that actix starts
-    /// again after a panic takes the next shard in turn, which may be another worker's:
-    /// the two then share it, and the shard of the worker that died stays idle.
+    /// Makes the calling thread an HTTP worker with a shard of its own: the worker shard
+    /// the fewest live threads hold (the first such), so the workers actix starts get one
+    /// each, and a worker started again after one died takes the shard it left. Without
+    /// worker shards, or on a thread already pinned, nothing changes.
     pub(crate) fn pin_current_thread(&self) {
-        if self.shards.len() > 1 {
-            WORKER.set(Some(self.next_worker.fetch_add(1, Ordering::Relaxed)));
+        if self.shards.len() < 2 || SHARD.get().is_some() {
+            return;
         }
+        let mut holders = self.holders.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((shard, count)) = holders.iter_mut().enumerate().skip(1).min_by_key(|(_, count)| **count)
+        else {
+            return;
+        };
+        *count += 1;
+        drop(holders);
+        SHARD.set(Some(shard));
+        HOLD.set(Some(Hold { shard, holders: self.holders.clone() }));
     }
 
     /// The shard of the calling thread.
     pub(crate) fn pool(&self) -> &Pool<AsyncPgConnection> {
-        let index = match WORKER.get() {
-            Some(worker) if self.shards.len() > 1 => 1 + worker % (self.shards.len() - 1),
-            _ => 0,
-        };
+        let index = SHARD.get().filter(|&shard| shard < self.shards.len()).unwrap_or(0);
         &self.shards[index]
     }
 
@@ -112,6 +137,7 @@ mod tests {
     use diesel_async::AsyncPgConnection;
     use diesel_async::pooled_connection::AsyncDieselConnectionManager;
     use diesel_async::pooled_connection::deadpool::Pool;
+    use std::sync::Barrier;
 
     /// Shards of `sizes` whose connections would go nowhere (none is opened here).
     fn pools(sizes: &[usize]) -> PgPools {
@@ -132,22 +158,59 @@ mod tests {
     fn each_pinned_thread_has_a_shard_of_its_own_and_the_others_share_the_first() {
         let pools = pools(&[2, 3, 4]);
         assert_eq!(size_here(&pools), 2, "a thread that is not a worker");
-        let workers: Vec<usize> = std::thread::scope(|scope| {
+        let all_pinned = Barrier::new(3);
+        let mut workers: Vec<usize> = std::thread::scope(|scope| {
             let started: Vec<_> = (0..3)
                 .map(|_| {
                     scope.spawn(|| {
                         pools.pin_current_thread();
-                        size_here(&pools)
+                        pools.pin_current_thread();
+                        let size = size_here(&pools);
+                        all_pinned.wait();
+                        size
                     })
                 })
                 .collect();
             started.into_iter().map(|t| t.join().expect("worker")).collect()
         });
-        // Workers pin in turn, whichever starts first: two of them get the two worker
-        // shards, the third wraps around to one of them.
-        assert!(workers.contains(&3) && workers.contains(&4), "one shard each: {workers:?}");
-        assert!(workers.iter().all(|s| *s == 3 || *s == 4), "never the first shard: {workers:?}");
+        // Two workers get the two worker shards, whichever pins first; the third, pinned
+        // while they live, shares the first of them. Pinning again changes nothing.
+        workers.sort_unstable();
+        assert_eq!(workers, [3, 3, 4], "the first of the least held shards");
         assert_eq!(size_here(&pools), 2, "this thread is still not a worker");
+    }
+
+    #[test]
+    fn a_worker_started_again_takes_the_shard_the_dead_one_left() {
+        let pools = pools(&[2, 3, 4]);
+        let (pinned, leave) = (Barrier::new(2), Barrier::new(2));
+        std::thread::scope(|scope| {
+            let live = scope.spawn(|| {
+                pools.pin_current_thread();
+                let size = size_here(&pools);
+                pinned.wait();
+                leave.wait();
+                size
+            });
+            pinned.wait();
+            let dead = scope.spawn(|| {
+                pools.pin_current_thread();
+                size_here(&pools)
+            });
+            let dead = dead.join().expect("the worker that ends");
+            let successor = scope
+                .spawn(|| {
+                    pools.pin_current_thread();
+                    size_here(&pools)
+                })
+                .join()
+                .expect("its successor");
+            leave.wait();
+            let live = live.join().expect("the worker that stays");
+            assert_eq!(live, 3, "the first worker shard");
+            assert_eq!(dead, 4, "the other one");
+            assert_eq!(successor, 4, "the shard the ended worker left, not the live one's");
+        });
     }
 
     #[test]
