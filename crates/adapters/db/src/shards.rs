@@ -14,16 +14,19 @@
 use deadpool::managed::{Object, PoolError, Timeouts};
 use diesel_async::AsyncPgConnection;
 use diesel_async::pooled_connection::deadpool::Pool;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
 type Manager = diesel_async::pooled_connection::AsyncDieselConnectionManager<AsyncPgConnection>;
 
 thread_local! {
     /// This thread's shard, once pinned; `None` on threads that are not HTTP workers.
-    static SHARD: Cell<Option<usize>> = const { Cell::new(None) };
-    /// What frees that shard for another thread when this one ends.
     static HOLD: RefCell<Option<Hold>> = const { RefCell::new(None) };
+}
+
+/// The calling thread's shard, if it is pinned.
+fn held_shard() -> Option<usize> {
+    HOLD.with_borrow(|hold| hold.as_ref().map(|hold| hold.shard))
 }
 
 /// A pinned thread's hold on its shard, released when the thread ends: a worker thread
@@ -66,7 +69,7 @@ impl PgPools {
     /// each, and a worker started again after one died takes the shard it left. Without
     /// worker shards, or on a thread already pinned, nothing changes.
     pub(crate) fn pin_current_thread(&self) {
-        if self.shards.len() < 2 || SHARD.get().is_some() {
+        if self.shards.len() < 2 || held_shard().is_some() {
             return;
         }
         let mut holders = self.holders.lock().unwrap_or_else(|e| e.into_inner());
@@ -76,13 +79,12 @@ impl PgPools {
         };
         *count += 1;
         drop(holders);
-        SHARD.set(Some(shard));
         HOLD.set(Some(Hold { shard, holders: self.holders.clone() }));
     }
 
     /// The shard of the calling thread.
     pub(crate) fn pool(&self) -> &Pool<AsyncPgConnection> {
-        let index = SHARD.get().filter(|&shard| shard < self.shards.len()).unwrap_or(0);
+        let index = held_shard().filter(|&shard| shard < self.shards.len()).unwrap_or(0);
         &self.shards[index]
     }
 

@@ -1,14 +1,16 @@
-//! The key-encryption key (KEK) that seals the private signing keys at rest
-//! (docs/operations.md "Signing keys"): AES-256-GCM from aws-lc-rs, the library that
-//! already makes the Ed25519 keys. Each seal draws a fresh random 96-bit nonce (a key is
-//! sealed a handful of times in its life, far from the 2^32 messages a random nonce
-//! allows), and the kid is the associated data, so a sealed key moved to another row does
-//! not open.
+//! The key-encryption key (KEK) that seals secrets at rest: the private signing keys and
+//! the download-URL key (docs/operations.md "Signing keys", "Encryption at rest"), both
+//! stored with [`protect`] and read back with [`reveal`]. AES-256-GCM from aws-lc-rs, the
+//! library that already makes the Ed25519 keys. Each seal draws a fresh random 96-bit
+//! nonce (a secret is sealed a handful of times in its life, far from the 2^32 messages a
+//! random nonce allows), and the secret's name (a kid) is the associated data, so a
+//! sealed value moved to another row does not open.
 
 use aws_lc_rs::aead::{AES_256_GCM, Aad, NONCE_LEN, Nonce, RandomizedNonceKey};
 use base64::Engine;
 use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use consular_ports::KeyProtection;
 use std::sync::Arc;
 
 /// The KEK's length in bytes.
@@ -95,6 +97,56 @@ impl KeyEncryptionKey {
         let plaintext =
             self.key.open_in_place(nonce, Aad::from(kid.as_bytes()), &mut in_out).map_err(|_| fail())?;
         Ok(plaintext.to_vec())
+    }
+}
+
+/// A secret as it is stored (`name` is the associated data): sealed when a KEK is
+/// configured, else in clear. The signing keys and the download-URL key both go through
+/// here and through [`reveal`].
+pub fn protect(
+    kek: Option<&KeyEncryptionKey>,
+    name: &str,
+    plaintext: &[u8],
+) -> Result<(Vec<u8>, KeyProtection), KekError> {
+    Ok(match kek {
+        Some(kek) => (kek.seal(name, plaintext)?, KeyProtection::Aes256Gcm),
+        None => (plaintext.to_vec(), KeyProtection::Clear),
+    })
+}
+
+/// A stored secret in clear, with what to store in its place when it was found in clear
+/// and a KEK is configured now (the caller seals its row in place).
+pub struct Revealed {
+    pub plaintext: Vec<u8>,
+    pub sealed: Option<Vec<u8>>,
+}
+
+/// Why a stored secret cannot be read.
+#[derive(Debug)]
+pub enum Unreadable {
+    /// Sealed, and no KEK is configured.
+    NoKek,
+    /// The wrong KEK or altered bytes (or a failure to seal one found in clear).
+    Kek(KekError),
+}
+
+/// The plaintext of a secret stored under `protection`, as [`protect`] stored it.
+pub fn reveal(
+    kek: Option<&KeyEncryptionKey>,
+    name: &str,
+    stored: &[u8],
+    protection: KeyProtection,
+) -> Result<Revealed, Unreadable> {
+    match (protection, kek) {
+        (KeyProtection::Aes256Gcm, Some(kek)) => {
+            Ok(Revealed { plaintext: kek.open(name, stored).map_err(Unreadable::Kek)?, sealed: None })
+        }
+        (KeyProtection::Aes256Gcm, None) => Err(Unreadable::NoKek),
+        (KeyProtection::Clear, None) => Ok(Revealed { plaintext: stored.to_vec(), sealed: None }),
+        (KeyProtection::Clear, Some(kek)) => Ok(Revealed {
+            plaintext: stored.to_vec(),
+            sealed: Some(kek.seal(name, stored).map_err(Unreadable::Kek)?),
+        }),
     }
 }
 

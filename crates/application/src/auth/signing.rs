@@ -5,7 +5,7 @@
 //! reloaded only when it changed), rotated on demand or when the newest key is older than
 //! the rotation period, and retired once no unexpired token can carry them.
 
-use super::kek::KeyEncryptionKey;
+use super::kek::{self, KeyEncryptionKey, Unreadable};
 use super::keys::{KeyError, KeySet, OpenedKey};
 use super::rotation::{ACTIVATION_DELAY, KeyPolicy};
 use consular_ports::{Clock, KeyProtection, SigningKeyRecord, SigningKeyRepository};
@@ -47,10 +47,7 @@ pub struct SigningKeys {
 impl Store {
     /// `key` as it is stored: sealed when there is a KEK.
     fn record(&self, key: &OpenedKey) -> Result<SigningKeyRecord, KeyError> {
-        let (private_key, protection) = match &self.kek {
-            Some(kek) => (kek.seal(&key.kid, &key.pkcs8)?, KeyProtection::Aes256Gcm),
-            None => (key.pkcs8.clone(), KeyProtection::Clear),
-        };
+        let (private_key, protection) = kek::protect(self.kek.as_ref(), &key.kid, &key.pkcs8)?;
         Ok(SigningKeyRecord {
             kid: key.kid.clone(),
             private_key,
@@ -64,23 +61,22 @@ impl Store {
     /// way when there is a KEK (keys written by an earlier version, or by a node without
     /// one).
     async fn open(&self, record: &SigningKeyRecord) -> Result<OpenedKey, KeyError> {
-        let pkcs8 = match (record.protection, &self.kek) {
-            (KeyProtection::Aes256Gcm, Some(kek)) => kek.open(&record.kid, &record.private_key)?,
-            (KeyProtection::Aes256Gcm, None) => return Err(KeyError::NoKek(record.kid.clone())),
-            (KeyProtection::Clear, _) => record.private_key.clone(),
-        };
+        let revealed = kek::reveal(self.kek.as_ref(), &record.kid, &record.private_key, record.protection)
+            .map_err(|e| match e {
+                Unreadable::NoKek => KeyError::NoKek(record.kid.clone()),
+                Unreadable::Kek(e) => KeyError::Kek(e),
+            })?;
         let key = OpenedKey {
             kid: record.kid.clone(),
-            pkcs8,
+            pkcs8: revealed.plaintext,
             public_key: record.public_key.clone(),
             created_at: record.created_at,
         };
         key.check()?;
-        if let (KeyProtection::Clear, Some(kek)) = (record.protection, &self.kek) {
-            let sealed = kek.seal(&key.kid, &key.pkcs8)?;
-            if self.repo.protect(&key.kid, &sealed, KeyProtection::Aes256Gcm).await? {
-                tracing::info!(kid = %key.kid, "signing key stored in clear is now encrypted at rest");
-            }
+        if let Some(sealed) = revealed.sealed
+            && self.repo.protect(&key.kid, &sealed, KeyProtection::Aes256Gcm).await?
+        {
+            tracing::info!(kid = %key.kid, "signing key stored in clear is now encrypted at rest");
         }
         Ok(key)
     }

@@ -22,13 +22,14 @@ pub use upload::{BodyError, UploadBody, UploadForm};
 
 use crate::ServiceError;
 use crate::auth::KeyEncryptionKey;
+use crate::auth::kek::{self, KekError, Unreadable};
 use accept::{AcceptedTypes, TypeRefusal};
 use consular_domain::notification::EventKind;
 use consular_domain::{AuditAction, AuditRecord, Document, Principal};
 use consular_ports::{
     AuditRepository, BlobError, BlobStore, CitizenRepository, Clock, DocumentRepository,
-    IdempotencyRepository, KeyProtection, MalwareScanner, OutboxEvent, RequestRepository,
-    ServiceSecretRepository, ServiceTypeRepository, StoredSecret,
+    IdempotencyRepository, MalwareScanner, OutboxEvent, RequestRepository, ServiceSecretRepository,
+    ServiceTypeRepository, StoredSecret,
 };
 use serde_json::{Value, json};
 use signed_url::{MIN_KEY_LEN, UrlSigner};
@@ -133,37 +134,28 @@ pub async fn load_url_signer(
     let mut key = [0u8; MIN_KEY_LEN];
     aws_lc_rs::rand::fill(&mut key)
         .map_err(|_| ServiceError::Internal("no randomness for the download URL key".to_owned()))?;
-    let candidate = match kek {
-        Some(kek) => StoredSecret { value: seal(kek, &key)?, protection: KeyProtection::Aes256Gcm },
-        None => StoredSecret { value: key.to_vec(), protection: KeyProtection::Clear },
-    };
-    let stored = secrets.get_or_insert(URL_KEY_SECRET, &candidate, clock.now()).await?;
-    let key = match (stored.protection, kek) {
-        (KeyProtection::Clear, None) => stored.value,
-        (KeyProtection::Clear, Some(kek)) => {
-            if secrets.protect(URL_KEY_SECRET, &seal(kek, &stored.value)?).await? {
-                tracing::info!("the download URL key stored in clear is now encrypted at rest");
+    let (value, protection) =
+        kek::protect(kek, URL_KEY_SECRET, &key).map_err(|e| ServiceError::Internal(e.to_string()))?;
+    let stored =
+        secrets.get_or_insert(URL_KEY_SECRET, &StoredSecret { value, protection }, clock.now()).await?;
+    let revealed = kek::reveal(kek, URL_KEY_SECRET, &stored.value, stored.protection).map_err(|e| {
+        ServiceError::Internal(match e {
+            Unreadable::NoKek => "the download URL key is encrypted at rest: configure the \
+                                  key_encryption_key that sealed it"
+                .to_owned(),
+            Unreadable::Kek(KekError::Open { .. }) => {
+                "cannot decrypt the download URL key: wrong key_encryption_key?".to_owned()
             }
-            stored.value
-        }
-        (KeyProtection::Aes256Gcm, Some(kek)) => kek.open(URL_KEY_SECRET, &stored.value).map_err(|_| {
-            ServiceError::Internal(
-                "cannot decrypt the download URL key: wrong key_encryption_key?".to_owned(),
-            )
-        })?,
-        (KeyProtection::Aes256Gcm, None) => {
-            return Err(ServiceError::Internal(
-                "the download URL key is encrypted at rest: configure the key_encryption_key \
-                 that sealed it"
-                    .to_owned(),
-            ));
-        }
-    };
+            Unreadable::Kek(e) => e.to_string(),
+        })
+    })?;
+    if let Some(sealed) = revealed.sealed
+        && secrets.protect(URL_KEY_SECRET, &sealed).await?
+    {
+        tracing::info!("the download URL key stored in clear is now encrypted at rest");
+    }
+    let key = revealed.plaintext;
     UrlSigner::new(&key).map_err(ServiceError::Internal)
-}
-
-fn seal(kek: &KeyEncryptionKey, key: &[u8]) -> Result<Vec<u8>, ServiceError> {
-    kek.seal(URL_KEY_SECRET, key).map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
 /// A blob store failure as the use cases report it.
