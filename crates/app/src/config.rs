@@ -87,6 +87,10 @@ pub struct Settings {
     pub smtp_url: Option<String>,
     /// The From of notification emails.
     pub mail_from: String,
+    /// How long one email may take over SMTP (connection and every command) before the
+    /// attempt is a temporary failure; `outbox_lease_secs` must exceed it by a second
+    /// (docs/notifications.md "Senders").
+    pub smtp_timeout_secs: u32,
     /// This node's name, recorded on the events and emails it handles; unset: a random
     /// one per start.
     pub node_id: Option<String>,
@@ -144,6 +148,7 @@ impl Default for Settings {
             public_base_url: None,
             smtp_url: None,
             mail_from: "Consular Services <no-reply@consular.invalid>".into(),
+            smtp_timeout_secs: 30,
             node_id: None,
             run_worker: true,
             outbox_poll_ms: 200,
@@ -182,7 +187,7 @@ fn describe(error: figment::Error) -> ConfigError {
 
 impl Settings {
     /// Every setting's key (its environment variable is `CONSULAR_` + the key in capitals).
-    pub const KEYS: [&'static str; 38] = [
+    pub const KEYS: [&'static str; 39] = [
         "database_url",
         "storage_url",
         "bind",
@@ -210,6 +215,7 @@ impl Settings {
         "public_base_url",
         "smtp_url",
         "mail_from",
+        "smtp_timeout_secs",
         "node_id",
         "run_worker",
         "outbox_poll_ms",
@@ -334,6 +340,17 @@ impl Settings {
         }
         if !(1..=3600).contains(&self.outbox_lease_secs) {
             return bad("outbox_lease_secs", "must be between 1 and 3600".into());
+        }
+        if !(1..=600).contains(&self.smtp_timeout_secs) {
+            return bad("smtp_timeout_secs", "must be between 1 and 600".into());
+        }
+        if self.smtp_url.is_some()
+            && let Err(why) = consular_application::notifications::check_send_lease(
+                time::Duration::seconds(i64::from(self.outbox_lease_secs)),
+                time::Duration::seconds(i64::from(self.smtp_timeout_secs)),
+            )
+        {
+            return bad("outbox_lease_secs", format!("{why}; raise it or lower smtp_timeout_secs"));
         }
         if self.email_retry_base_secs == 0 {
             return bad("email_retry_base_secs", "must be positive".into());
@@ -507,6 +524,30 @@ mod tests {
                 let error = Settings::load(None).unwrap_err().to_string();
                 assert!(error.contains("`shutdown_grace_secs`: must be between 1 and 3600"), "{error}");
             }
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn the_outbox_lease_must_outlast_an_smtp_send() {
+        let defaults = Settings::default();
+        assert_eq!((defaults.outbox_lease_secs, defaults.smtp_timeout_secs), (60, 30));
+        figment::Jail::expect_with(|jail| {
+            // Without SMTP nothing is sent: any lease will do.
+            jail.set_env("CONSULAR_OUTBOX_LEASE_SECS", "10");
+            assert!(Settings::load(None).is_ok());
+            jail.set_env("CONSULAR_SMTP_URL", "smtp://127.0.0.1:2525");
+            let error = Settings::load(None).unwrap_err().to_string();
+            let expected = "setting `outbox_lease_secs`: an email's lease (10 s) must outlast its send: at least \
+                            the SMTP timeout (30 s) + 1 s; raise it or lower smtp_timeout_secs";
+            assert!(error.contains(expected), "{error}");
+            jail.set_env("CONSULAR_SMTP_TIMEOUT_SECS", "9");
+            assert_eq!(Settings::load(None).unwrap().smtp_timeout_secs, 9);
+            jail.set_env("CONSULAR_SMTP_TIMEOUT_SECS", "10");
+            assert!(Settings::load(None).is_err(), "the lease must exceed the timeout by the margin");
+            jail.set_env("CONSULAR_SMTP_TIMEOUT_SECS", "0");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("`smtp_timeout_secs`: must be between 1 and 600"), "{error}");
             Ok(())
         });
     }

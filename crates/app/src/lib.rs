@@ -205,7 +205,7 @@ pub fn spawn_notification_tasks(
     poll: Duration,
 ) -> Vec<JoinHandle<()>> {
     let batch = notifications.config().batch as usize;
-    let email_batch = notifications.config().email_batch as usize;
+    let email_claim = notifications.config().email_claim() as usize;
     let worker = notifications.clone();
     let mut tasks = vec![spawn_loop(stop, "the outbox worker", poll, move || {
         let worker = worker.clone();
@@ -215,7 +215,7 @@ pub fn spawn_notification_tasks(
         let sender = notifications.clone();
         tasks.push(spawn_loop(stop, "sending emails", poll, move || {
             let sender = sender.clone();
-            async move { sender.send_emails().await.map(|sent| sent.claimed >= email_batch) }
+            async move { sender.send_emails().await.map(|sent| sent.claimed >= email_claim) }
         }));
     }
     let sweeper = notifications.clone();

@@ -195,8 +195,9 @@ fn key_policy(settings: &Settings, tokens: &TokenConfig) -> KeyPolicy {
 fn mailer(settings: &Settings) -> Result<Option<Arc<dyn Mailer>>, StartError> {
     match &settings.smtp_url {
         Some(url) => {
-            let mailer =
-                consular_mail::SmtpMailer::new(url, &settings.mail_from).map_err(StartError::Setup)?;
+            let timeout = std::time::Duration::from_secs(u64::from(settings.smtp_timeout_secs));
+            let mailer = consular_mail::SmtpMailer::with_timeout(url, &settings.mail_from, timeout)
+                .map_err(StartError::Setup)?;
             tracing::info!(from = %settings.mail_from, "notification emails are sent over SMTP");
             Ok(Some(Arc::new(mailer)))
         }
@@ -217,6 +218,7 @@ fn worker_config(settings: &Settings) -> WorkerConfig {
             .unwrap_or_else(|| format!("node-{}", &uuid::Uuid::now_v7().simple().to_string()[20..])),
         batch: settings.outbox_batch,
         lease: seconds(settings.outbox_lease_secs),
+        send_timeout: seconds(settings.smtp_timeout_secs),
         retry: RetryPolicy {
             base: seconds(settings.email_retry_base_secs),
             max_delay: seconds(settings.email_retry_max_delay_secs),

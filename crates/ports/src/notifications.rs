@@ -127,6 +127,18 @@ pub trait NotificationRepository: Send + Sync {
     /// lease: a sender died) to `claim.node`, oldest first: each becomes `sending` with
     /// one more attempt.
     async fn claim_emails(&self, claim: &Claim) -> Result<Vec<Email>, RepoError>;
+    /// Checks and renews `email`'s lease in one guarded statement: if `node` still holds
+    /// it at `now` (`sending`, leased to `node`, the lease not expired by `now`), its
+    /// lease runs to `lease_until`; false when the lease was lost (it expired, or another
+    /// node took the email over) and nothing was changed. A sender calls it right before
+    /// each send and sends only on true (docs/notifications.md "Senders").
+    async fn renew_email_lease(
+        &self,
+        email: EmailId,
+        node: &str,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+    ) -> Result<bool, RepoError>;
     /// Records how `email`'s attempt ended, if `node` still holds it (`sending`, leased
     /// to `node`): false when the lease was lost and nothing was changed.
     async fn record_attempt(
@@ -153,7 +165,9 @@ pub enum MailError {
 }
 
 /// Renders an email from its kind, details and language and sends it (SMTP in
-/// production). `Ok` means the server accepted it for delivery.
+/// production). `Ok` means the server accepted it for delivery. A send returns within
+/// the deadline the mailer was built with (the `smtp_timeout_secs` setting), a timeout
+/// being a [`MailError::Temporary`]: the sender's lease on an email is sized on it.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait Mailer: Send + Sync {

@@ -11,6 +11,10 @@
 //!
 //! To take the server down and bring it back, [`SmtpServer::stop`] it and
 //! [`SmtpServer::start_on`] the same port and directory: numbering carries on.
+//!
+//! A slow server ([`SmtpServer::start_slow`]) takes a set time over each message's DATA
+//! before it stores and accepts it (each conversation apart: several messages sent at
+//! once take that time together, not one after another).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -25,12 +29,13 @@ use std::time::{Duration, Instant};
 
 const AIOSMTPD: &str = "aiosmtpd==1.4.*";
 
-/// The server: arguments `PORT DIR`; prints `ready` once listening.
+/// The server: arguments `PORT DIR [DATA_DELAY_SECONDS]`; prints `ready` once listening.
 const SERVER_PY: &str = r#"
 import asyncio, os, sys
 from aiosmtpd.smtp import SMTP
 
 port, directory = int(sys.argv[1]), sys.argv[2]
+data_delay = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
 
 
 def numbers():
@@ -53,6 +58,8 @@ class Handler:
         return "250 2.1.5 OK"
 
     async def handle_DATA(self, server, session, envelope):
+        if data_delay > 0:
+            await asyncio.sleep(data_delay)
         self.count += 1
         final = os.path.join(directory, "%06d.eml" % self.count)
         partial = os.path.join(directory, ".%06d.part" % self.count)
@@ -147,6 +154,12 @@ pub fn free_port() -> u16 {
 impl SmtpServer {
     /// A server on a free port, with a fresh directory.
     pub fn start() -> SmtpServer {
+        SmtpServer::start_slow(Duration::ZERO)
+    }
+
+    /// A server on a free port, with a fresh directory, that takes `data_delay` over each
+    /// message's DATA before it accepts it (a slow relay).
+    pub fn start_slow(data_delay: Duration) -> SmtpServer {
         let dir = std::env::temp_dir().join(format!("consular-smtp-{}", uuid::Uuid::now_v7().simple()));
         std::fs::create_dir_all(&dir).expect("the message directory");
         OWNED_DIRS
@@ -154,12 +167,16 @@ impl SmtpServer {
             .unwrap_or_else(|p| p.into_inner())
             .get_or_insert_with(HashSet::new)
             .insert(dir.clone());
-        SmtpServer::start_on(free_port(), &dir)
+        SmtpServer::launch(free_port(), &dir, data_delay)
     }
 
     /// A server on `port` storing into `dir` (which it creates if needed), as a server
     /// stopped there before left them: messages already in `dir` stay, numbering goes on.
     pub fn start_on(port: u16, dir: &Path) -> SmtpServer {
+        SmtpServer::launch(port, dir, Duration::ZERO)
+    }
+
+    fn launch(port: u16, dir: &Path, data_delay: Duration) -> SmtpServer {
         let python = ensure_aiosmtpd();
         std::fs::create_dir_all(dir).expect("the message directory");
         let script = dir.join("server.py");
@@ -169,6 +186,7 @@ impl SmtpServer {
             .arg(&script)
             .arg(port.to_string())
             .arg(dir)
+            .arg(data_delay.as_secs_f64().to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log)

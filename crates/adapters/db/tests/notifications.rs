@@ -462,6 +462,35 @@ async fn an_expired_sending_lease_is_claimed_again(db: Database) {
     );
 }
 
+async fn a_sender_renews_an_email_lease_only_while_it_holds_it(db: Database) {
+    let s = setting(&db).await;
+    let t = now();
+    let p = delivered_with_email(&db, &s, t).await;
+    let id = p.email.as_ref().unwrap().id;
+    assert!(!db.renew_email_lease(id, "a", t, t + LEASE).await.unwrap(), "pending: nobody holds it");
+    assert_eq!(db.claim_emails(&claim("a", 10, t)).await.unwrap().len(), 1);
+    assert!(!db.renew_email_lease(id, "b", t, t + LEASE).await.unwrap(), "leased to a, not b");
+    // a renews before each send: the lease runs from then, past the claim's end.
+    let renewed = t + LEASE - Duration::SECOND;
+    assert!(db.renew_email_lease(id, "a", renewed, renewed + LEASE).await.unwrap());
+    assert!(
+        db.claim_emails(&claim("b", 10, t + LEASE + Duration::SECOND)).await.unwrap().is_empty(),
+        "the renewed lease holds past the claim's"
+    );
+    // Expired, even with nobody having taken it yet: a may not send.
+    let expired = renewed + LEASE;
+    assert!(!db.renew_email_lease(id, "a", expired, expired + LEASE).await.unwrap(), "the lease ran out");
+    let taken = db.claim_emails(&claim("b", 10, expired + Duration::SECOND)).await.unwrap();
+    assert_eq!(taken.iter().map(|e| (e.id, e.attempts)).collect::<Vec<_>>(), [(id, 2)]);
+    let later = expired + Duration::seconds(2);
+    assert!(!db.renew_email_lease(id, "a", later, later + LEASE).await.unwrap(), "b holds it now");
+    assert!(db.renew_email_lease(id, "b", later, later + LEASE).await.unwrap());
+    let delivered = after(EmailStatus::Delivered, None);
+    assert!(db.record_attempt(id, "b", delivered, None, later).await.unwrap());
+    assert!(!db.renew_email_lease(id, "b", later, later + LEASE).await.unwrap(), "delivered: no lease");
+    assert_eq!(email_of(&db, &p).await.status, EmailStatus::Delivered);
+}
+
 // ---------------------------------------------------------------- reminders
 
 /// A slot starting `hours` from now serving the setting's service type.
@@ -560,5 +589,6 @@ on_both_databases!(
     preferences_round_trip,
     email_attempts_retry_until_final,
     an_expired_sending_lease_is_claimed_again,
+    a_sender_renews_an_email_lease_only_while_it_holds_it,
     reminders_are_scheduled_once_per_start_time,
 );

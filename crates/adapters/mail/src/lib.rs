@@ -9,12 +9,13 @@
 //! password are percent-decoded.
 //!
 //! Each email is one SMTP conversation on its own connection, under one deadline
-//! ([`DEFAULT_TIMEOUT`]): nothing is kept between sends, so a server that restarts, or
-//! drops a connection, costs at most the attempt that was under way. Failures are
-//! sorted for the retry policy: a 5xx reply or an address that cannot be a recipient is
-//! [`MailError::Permanent`]; a 4xx reply, a refused or dropped connection, a timeout, a
-//! TLS failure and anything else is [`MailError::Temporary`]. The error text is the
-//! server's reply (`550 5.1.1 no such mailbox`) when there is one.
+//! ([`DEFAULT_TIMEOUT`], or the `smtp_timeout_secs` setting: the senders' leases are
+//! sized on it, docs/notifications.md): nothing is kept between sends, so a server that
+//! restarts, or drops a connection, costs at most the attempt that was under way.
+//! Failures are sorted for the retry policy: a 5xx reply or an address that cannot be a
+//! recipient is [`MailError::Permanent`]; a 4xx reply, a refused or dropped connection, a
+//! timeout, a TLS failure and anything else is [`MailError::Temporary`]. The error text
+//! is the server's reply (`550 5.1.1 no such mailbox`) when there is one.
 
 mod templates;
 

@@ -16,7 +16,7 @@ mod tests;
 mod worker;
 
 pub use inbox::{Inbox, RequestDelivery};
-pub use sending::Sent;
+pub use sending::{LEASE_MARGIN, Sent, check_send_lease};
 pub use worker::{BacklogFigures, Dispatched};
 
 use consular_domain::notification::RetryPolicy;
@@ -50,13 +50,17 @@ pub struct WorkerConfig {
     pub node: String,
     /// Events claimed at a time.
     pub batch: u32,
-    /// Emails claimed at a time.
+    /// Emails claimed at a time at most (fewer when the lease cannot cover them:
+    /// [`WorkerConfig::email_claim`]).
     pub email_batch: u32,
     /// Emails sent at once by this node.
     pub send_concurrency: usize,
     /// How long a claim holds its events or emails before another node may take them
-    /// over (longer than a batch takes, SMTP timeouts included).
+    /// over; a sender renews an email's lease to this long right before sending it, so
+    /// it must exceed `send_timeout` by [`LEASE_MARGIN`] ([`check_send_lease`]).
     pub lease: Duration,
+    /// The longest one email's send may take: the mailer's deadline (`smtp_timeout_secs`).
+    pub send_timeout: Duration,
     pub retry: RetryPolicy,
 }
 
@@ -68,6 +72,7 @@ impl Default for WorkerConfig {
             email_batch: 50,
             send_concurrency: 8,
             lease: Duration::seconds(60),
+            send_timeout: Duration::seconds(30),
             retry: RetryPolicy::default(),
         }
     }

@@ -228,6 +228,7 @@ async fn each_attempt_is_recorded_by_the_retry_policy() {
         emails.iter().map(|e| (e.id, e.to.clone())).collect();
     let mut repo = MockNotificationRepository::new();
     repo.expect_claim_emails().times(1).returning(move |_| Ok(emails.clone()));
+    repo.expect_renew_email_lease().times(3).returning(|_, _, _, _| Ok(true));
     let recorded = Arc::new(Mutex::new(Vec::new()));
     let keep = recorded.clone();
     repo.expect_record_attempt().times(3).returning(move |id, node, after: AfterAttempt, error, now| {
@@ -255,6 +256,54 @@ async fn each_attempt_is_recorded_by_the_retry_policy() {
     assert!(retry > time::Duration::seconds(23) && retry <= time::Duration::seconds(30), "{retry}");
     assert_eq!(busy.2.as_deref(), Some("451 4.3.0 try again later"));
     assert_eq!((reject.1.status, reject.1.next_attempt_at), (EmailStatus::PermanentFailure, None));
+}
+
+#[tokio::test]
+async fn an_email_whose_lease_was_lost_is_not_sent() {
+    let world = world();
+    let (kept, lost) = (email(), email());
+    let (kept_id, lost_id) = (kept.id, lost.id);
+    let mut repo = MockNotificationRepository::new();
+    repo.expect_claim_emails().times(1).returning(move |claim: &Claim| {
+        assert_eq!(claim.limit, WorkerConfig::default().email_claim(), "the claim fits the lease");
+        Ok(vec![kept.clone(), lost.clone()])
+    });
+    // The database says which lease still holds: the renewal is the check.
+    let renewed = Arc::new(Mutex::new(Vec::new()));
+    let keep = renewed.clone();
+    repo.expect_renew_email_lease().times(2).returning(move |id, node, now, lease_until| {
+        assert_eq!((node, now, lease_until), ("node-a", NOW, NOW + time::Duration::seconds(60)));
+        keep.lock().unwrap().push(id);
+        Ok(id == kept_id)
+    });
+    repo.expect_record_attempt().times(1).returning(move |id, _, after: AfterAttempt, _, _| {
+        assert_eq!((id, after.status), (kept_id, EmailStatus::Delivered));
+        Ok(true)
+    });
+    let mut mailer = MockMailer::new();
+    let seen = renewed.clone();
+    mailer.expect_send().times(1).returning(move |email| {
+        assert_ne!(email.id, lost_id, "an email without its lease was sent");
+        assert!(seen.lock().unwrap().contains(&email.id), "sent before its lease was renewed");
+        Ok(())
+    });
+    let sent = service(&world, repo, Some(mailer)).send_emails().await.unwrap();
+    assert_eq!((sent.claimed, sent.delivered, sent.lost), (2, 1, 1));
+}
+
+#[tokio::test]
+async fn a_failed_lease_renewal_sends_nothing() {
+    let world = world();
+    let mut repo = MockNotificationRepository::new();
+    repo.expect_claim_emails().times(1).returning(|_| Ok(vec![email()]));
+    repo.expect_renew_email_lease()
+        .times(1)
+        .returning(|_, _, _, _| Err(RepoError::Unavailable("down".into())));
+    repo.expect_record_attempt().never();
+    let mut mailer = MockMailer::new();
+    mailer.expect_send().never();
+    let result = service(&world, repo, Some(mailer)).send_emails().await;
+    assert!(matches!(result, Err(ServiceError::Unavailable(_))), "{result:?}");
 }
 
 #[tokio::test]

@@ -139,6 +139,12 @@ repository! {
             meta: &WriteMeta,
         );
         fn claim_emails(claim: &Claim) -> Vec<Email>;
+        fn renew_email_lease(
+            email: EmailId,
+            node: &str,
+            now: OffsetDateTime,
+            lease_until: OffsetDateTime,
+        ) -> bool;
         fn record_attempt(
             email: EmailId,
             node: &str,

@@ -490,6 +490,32 @@ pub(crate) async fn explain_email_claim(conn: &mut Conn, claim: &Claim) -> Resul
     Ok(plan)
 }
 
+/// One guarded statement, checked and renewed at once: the lease moves to `lease_until`
+/// only if the email is still `sending` by `node` with a lease that has not expired at
+/// `now` (a sender that lost it, even to nobody yet, must not send: it may be claimed at
+/// any moment). On PostgreSQL the `UPDATE` takes the row's lock, so a claim running at
+/// the same time skips the row (`SKIP LOCKED`) or, once it commits, makes the guard fail;
+/// on SQLite writes are serialised.
+pub(crate) async fn renew_email_lease(
+    conn: &mut Conn,
+    email: EmailId,
+    node: &str,
+    now: OffsetDateTime,
+    lease_until: OffsetDateTime,
+) -> Result<bool, Failure> {
+    let updated = diesel::update(
+        emails::table
+            .find(DbUuid(email.0))
+            .filter(emails::status.eq(EmailStatus::Sending.as_str()))
+            .filter(emails::sent_by.eq(node))
+            .filter(emails::locked_until.gt(DbTime(now))),
+    )
+    .set(emails::locked_until.eq(Some(DbTime(lease_until))))
+    .execute(conn)
+    .await?;
+    Ok(updated == 1)
+}
+
 /// One guarded statement: the email changes only if it is still `sending` by `node`.
 /// `last_error` is the last failure's text ([`Email::last_error`]): an attempt without an
 /// error (a delivery) keeps the one before.
