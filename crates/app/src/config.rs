@@ -4,13 +4,14 @@
 
 use consular_application::auth::KeyEncryptionKey;
 use consular_application::documents::accept::{AcceptedTypes, DEFAULT_MEDIA_TYPES};
-use consular_http::{EdgePolicy, ProxyHeader};
+use consular_http::{BodyTimeouts, EdgePolicy, ProxyHeader};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
+use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -116,6 +117,11 @@ pub struct Settings {
     pub trusted_proxies: Vec<String>,
     /// The header those proxies set: `x-forwarded-for` or `forwarded` (RFC 7239).
     pub proxy_header: String,
+    /// How long the server waits for the next bytes of a request body before 408
+    /// (docs/operations.md "Slow clients").
+    pub request_body_idle_timeout_secs: u32,
+    /// How long a body read whole (JSON, forms: not uploads) may take to arrive in all.
+    pub request_body_timeout_secs: u32,
 }
 
 impl Default for Settings {
@@ -160,6 +166,8 @@ impl Default for Settings {
             cors_allowed_origins: Vec::new(),
             trusted_proxies: Vec::new(),
             proxy_header: "x-forwarded-for".into(),
+            request_body_idle_timeout_secs: 10,
+            request_body_timeout_secs: 30,
         }
     }
 }
@@ -187,7 +195,7 @@ fn describe(error: figment::Error) -> ConfigError {
 
 impl Settings {
     /// Every setting's key (its environment variable is `CONSULAR_` + the key in capitals).
-    pub const KEYS: [&'static str; 39] = [
+    pub const KEYS: [&'static str; 41] = [
         "database_url",
         "storage_url",
         "bind",
@@ -227,6 +235,8 @@ impl Settings {
         "cors_allowed_origins",
         "trusted_proxies",
         "proxy_header",
+        "request_body_idle_timeout_secs",
+        "request_body_timeout_secs",
     ];
 
     /// The HTTP worker threads: `workers`, or the number of cores when 0.
@@ -417,7 +427,8 @@ impl Settings {
 }
 
 impl Settings {
-    /// The CORS origins and trusted proxies, checked (docs/operations.md "Proxies").
+    /// The CORS origins, trusted proxies and body read deadlines, checked
+    /// (docs/operations.md "Proxies" and "Slow clients").
     pub fn edge_policy(&self) -> Result<EdgePolicy, ConfigError> {
         let bad = |key: &str, why: String| ConfigError(format!("setting `{key}`: {why}"));
         for origin in &self.cors_allowed_origins {
@@ -433,7 +444,25 @@ impl Settings {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let proxy_header = ProxyHeader::parse(&self.proxy_header).map_err(|why| bad("proxy_header", why))?;
-        Ok(EdgePolicy { cors_origins: self.cors_allowed_origins.clone(), trusted_proxies, proxy_header })
+        if !(1..=3600).contains(&self.request_body_idle_timeout_secs) {
+            return Err(bad("request_body_idle_timeout_secs", "must be between 1 and 3600".into()));
+        }
+        if !(self.request_body_idle_timeout_secs..=3600).contains(&self.request_body_timeout_secs) {
+            return Err(bad(
+                "request_body_timeout_secs",
+                "must be between request_body_idle_timeout_secs and 3600".into(),
+            ));
+        }
+        let body_timeouts = BodyTimeouts {
+            idle: Duration::from_secs(u64::from(self.request_body_idle_timeout_secs)),
+            total: Duration::from_secs(u64::from(self.request_body_timeout_secs)),
+        };
+        Ok(EdgePolicy {
+            cors_origins: self.cors_allowed_origins.clone(),
+            trusted_proxies,
+            proxy_header,
+            body_timeouts,
+        })
     }
 }
 
@@ -548,6 +577,35 @@ mod tests {
             jail.set_env("CONSULAR_SMTP_TIMEOUT_SECS", "0");
             let error = Settings::load(None).unwrap_err().to_string();
             assert!(error.contains("`smtp_timeout_secs`: must be between 1 and 600"), "{error}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn the_body_read_timeouts_are_checked() {
+        let defaults = Settings::default();
+        assert_eq!((defaults.request_body_idle_timeout_secs, defaults.request_body_timeout_secs), (10, 30));
+        let timeouts = defaults.edge_policy().unwrap().body_timeouts;
+        assert_eq!((timeouts.idle, timeouts.total), (Duration::from_secs(10), Duration::from_secs(30)));
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("CONSULAR_REQUEST_BODY_IDLE_TIMEOUT_SECS", "2");
+            jail.set_env("CONSULAR_REQUEST_BODY_TIMEOUT_SECS", "5");
+            let timeouts = Settings::load(None).unwrap().edge_policy().unwrap().body_timeouts;
+            assert_eq!((timeouts.idle, timeouts.total), (Duration::from_secs(2), Duration::from_secs(5)));
+            for bad in ["0", "3601"] {
+                jail.set_env("CONSULAR_REQUEST_BODY_IDLE_TIMEOUT_SECS", bad);
+                let error = Settings::load(None).unwrap_err().to_string();
+                assert!(
+                    error.contains("`request_body_idle_timeout_secs`: must be between 1 and 3600"),
+                    "{error}"
+                );
+            }
+            jail.set_env("CONSULAR_REQUEST_BODY_IDLE_TIMEOUT_SECS", "10");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(
+                error.contains("`request_body_timeout_secs`: must be between request_body_idle_timeout_secs"),
+                "{error}"
+            );
             Ok(())
         });
     }

@@ -1,7 +1,9 @@
-//! The service's edge towards browsers and proxies (docs/operations.md "Browsers (CORS)"
-//! and "Proxies"): which web origins may call the API from a browser, and which peers are
-//! believed when they say whom they forward a request for.
+//! The service's edge towards browsers, proxies and slow clients (docs/operations.md
+//! "Browsers (CORS)", "Proxies" and "Slow clients"): which web origins may call the API
+//! from a browser, which peers are believed when they say whom they forward a request
+//! for, and how long a request body may take to arrive.
 
+use crate::body_timeout::BodyTimeouts;
 use actix_cors::Cors;
 use actix_web::http::header::{self, HeaderMap, HeaderName};
 use ipnet::IpNet;
@@ -45,6 +47,8 @@ pub struct EdgePolicy {
     /// The one header the trusted proxies set; the other is ignored, since a proxy passes
     /// on unchanged whatever a client wrote in a header it does not manage itself.
     pub proxy_header: ProxyHeader,
+    /// The read deadlines of request bodies (408 past them).
+    pub body_timeouts: BodyTimeouts,
 }
 
 impl Default for EdgePolicy {
@@ -53,6 +57,7 @@ impl Default for EdgePolicy {
             cors_origins: Vec::new(),
             trusted_proxies: Vec::new(),
             proxy_header: ProxyHeader::XForwardedFor,
+            body_timeouts: BodyTimeouts::default(),
         }
     }
 }

@@ -5,11 +5,12 @@
 //! never reach a database or storage adapter (this crate depends on no adapter).
 //!
 //! The modules form layers, without cycles (a test in `tests/module_graph.rs` keeps it
-//! so): `problem`, `metrics` and `wire` at the bottom; `spec` (the document as data);
-//! `state`; `extract` and `respond`; then one module per area under `routes`, each using
-//! only the layers below and never another area. This root ties the routes to the spec
-//! and to the app.
+//! so): `problem`, `metrics`, `wire` and `body_timeout` at the bottom; `spec` (the
+//! document as data); `state`; `extract` and `respond`; then one module per area under
+//! `routes`, each using only the layers below and never another area. This root ties the
+//! routes to the spec and to the app.
 
+pub mod body_timeout;
 pub mod edge;
 pub mod extract;
 pub mod metrics;
@@ -21,6 +22,7 @@ pub mod spec;
 pub mod state;
 pub mod wire;
 
+pub use body_timeout::BodyTimeouts;
 pub use edge::{EdgePolicy, ProxyHeader};
 pub use metrics::Metrics;
 pub use spec::ApiSpec;

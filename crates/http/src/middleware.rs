@@ -1,17 +1,19 @@
 //! The one middleware every response passes through: request id, the request's log span,
-//! metrics, security and maturity headers, and problem+json for every error response,
-//! including those the framework produces by itself (404, 405, 413, 415, ...).
+//! the body's read deadlines, metrics, security and maturity headers, and problem+json for
+//! every error response, including those the framework produces by itself (404, 405, 413,
+//! 415, ...).
 
+use crate::body_timeout::{BodyKind, BodyTimeouts, Expired, TimedPayload};
 use crate::edge::ClientAddress;
 use crate::metrics::{LatencyLabels, RequestLabels};
-use crate::problem::{ApiError, PROBLEM_JSON};
+use crate::problem::{ApiError, DocumentedBody, PROBLEM_JSON};
 use crate::state::AppState;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::{ConnectionType, StatusCode};
 use actix_web::middleware::Next;
-use actix_web::{Error, HttpMessage, HttpRequest, web};
+use actix_web::{Error, HttpMessage, HttpRequest, ResponseError, web};
 use std::time::Instant;
 use tracing::Instrument;
 
@@ -59,6 +61,37 @@ fn set_default(res: &mut ServiceResponse<BoxBody>, name: HeaderName, value: &'st
     }
 }
 
+/// Puts the request's body under the read deadlines (`body_timeout`): idle and total, or
+/// idle only for an operation that streams its body.
+fn time_body(req: &mut ServiceRequest, state: &AppState) -> Expired {
+    let payload = req.take_payload();
+    // The spec is looked up only for a request with a body.
+    let streamed = !matches!(payload, actix_web::dev::Payload::None)
+        && state.spec.streams_body(req.method().as_str(), req.path());
+    let kind = if streamed { BodyKind::Streamed } else { BodyKind::Whole };
+    let (payload, expired) = TimedPayload::wrap(payload, state.edge.body_timeouts, kind);
+    req.set_payload(payload);
+    expired
+}
+
+/// 408 for a request whose body ran out of time, on a connection that closes after it:
+/// what is left of the body would otherwise be read as the next request.
+fn body_timed_out(res: ServiceResponse<BoxBody>, timeouts: Option<BodyTimeouts>) -> ServiceResponse<BoxBody> {
+    let detail = match timeouts {
+        Some(t) => format!(
+            "the body stopped arriving or took too long: at most {} s may pass between its bytes, and \
+             {} s in all unless it is an upload",
+            t.idle.as_secs(),
+            t.total.as_secs()
+        ),
+        None => "the body stopped arriving or took too long".to_owned(),
+    };
+    let (request, _) = res.into_parts();
+    let mut response = ApiError::new(StatusCode::REQUEST_TIMEOUT, "request_timeout", detail).error_response();
+    response.head_mut().set_connection_type(ConnectionType::Close);
+    ServiceResponse::new(request, response)
+}
+
 pub async fn conventions(
     mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -79,6 +112,10 @@ pub async fn conventions(
         None => peer,
     };
     req.extensions_mut().insert(ClientAddress(client));
+    let expired = match &state {
+        Some(state) => time_body(&mut req, state),
+        None => Expired::default(),
+    };
     let span = tracing::info_span!(
         "request",
         request_id = %id,
@@ -89,9 +126,20 @@ pub async fn conventions(
     // Handlers and extractors turn their errors into responses; an `Err` here comes only
     // from a failure below routing, which actix renders itself.
     let mut res = next.call(req).instrument(span.clone()).await?.map_into_boxed_body();
+    if expired.is_set() {
+        // Whatever read the body failed on it; a response that did not need it stands,
+        // on a connection that closes all the same.
+        if res.status().is_client_error() || res.status().is_server_error() {
+            res = body_timed_out(res, state.as_ref().map(|s| s.edge.body_timeouts));
+        } else {
+            res.response_mut().head_mut().set_connection_type(ConnectionType::Close);
+        }
+    }
     let status = res.status();
+    // An operation's own documented error body (the readiness report) stays as it is.
+    let documented = res.response().extensions().get::<DocumentedBody>().is_some();
 
-    if (status.is_client_error() || status.is_server_error()) && !is_oauth_json(&res) {
+    if (status.is_client_error() || status.is_server_error()) && !is_oauth_json(&res) && !documented {
         let already_problem = res
             .headers()
             .get(header::CONTENT_TYPE)

@@ -48,6 +48,12 @@ pub struct Problem {
     pub allowed_actions: Option<Vec<String>>,
 }
 
+/// Marks an error response whose body is the operation's own, documented in the OpenAPI
+/// document (the readiness report's 503, docs/operations.md "Health"): the middleware
+/// leaves it as it is instead of making it a problem.
+#[derive(Debug, Clone, Copy)]
+pub struct DocumentedBody;
+
 /// An error on its way to becoming a problem response.
 #[derive(Debug, Clone)]
 pub struct ApiError {

@@ -1,7 +1,8 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations, completed with the
 //! conventions every operation shares (problem responses, security, headers), and the
-//! two tables derived from it: which methods each route allows (for 405 + `Allow`) and
-//! each operation's maturity label (for the `API-Maturity` header).
+//! tables derived from it: which methods each route allows (for 405 + `Allow`), each
+//! operation's maturity label (for the `API-Maturity` header) and the operations whose
+//! body is streamed (`multipart/form-data`: no total read deadline, `body_timeout`).
 //!
 //! The routes to document are passed in (the crate root passes `routes::register`), so
 //! that this module, which `state` holds, does not depend on the routes, which depend on
@@ -39,6 +40,8 @@ pub struct ApiSpec {
     routes: Vec<(ResourceDef, Vec<String>)>,
     /// Route template → method → label.
     maturity: HashMap<String, HashMap<String, String>>,
+    /// The operations (route, upper-case method) whose body is `multipart/form-data`.
+    streamed: Vec<(ResourceDef, String)>,
 }
 
 fn problem(description: &str) -> Value {
@@ -91,6 +94,13 @@ fn complete_operation(op: &mut Value, method: &str) {
     }
     if (has_query || has_body) && !oauth {
         add(op, "400", problem("Malformed query string or body"));
+    }
+    if has_body {
+        add(
+            op,
+            "408",
+            problem("The body stopped arriving, or took too long in all (docs/api.md \"Slow clients\")"),
+        );
     }
     if has_body && !oauth {
         add(op, "413", problem("The body is too large"));
@@ -151,11 +161,15 @@ impl ApiSpec {
         }
         let mut routes = Vec::new();
         let mut maturity: HashMap<String, HashMap<String, String>> = HashMap::new();
+        let mut streamed = Vec::new();
         if let Some(paths) = document["paths"].as_object_mut() {
             for (path, item) in paths.iter_mut() {
                 let mut allowed = Vec::new();
                 for method in METHODS {
                     if let Some(op) = item.get_mut(method) {
+                        if op["requestBody"]["content"].get("multipart/form-data").is_some() {
+                            streamed.push((ResourceDef::new(path.as_str()), method.to_uppercase()));
+                        }
                         complete_operation(op, method);
                         if op.get("x-optional-body").is_some() {
                             op["requestBody"]["required"] = json!(false);
@@ -180,7 +194,7 @@ impl ApiSpec {
             }
         }
         let json = serde_json::to_string(&document).unwrap_or_default();
-        ApiSpec { document, json, routes, maturity }
+        ApiSpec { document, json, routes, maturity, streamed }
     }
 
     pub fn document(&self) -> &Value {
@@ -201,6 +215,12 @@ impl ApiSpec {
         let chosen =
             if literal(&first.0) { first } else { matching.find(|(def, _)| literal(def)).unwrap_or(first) };
         Some(chosen.1.as_slice())
+    }
+
+    /// Whether the operation `method` `path` streams its body (an upload), rather than
+    /// reading it whole.
+    pub fn streams_body(&self, method: &str, path: &str) -> bool {
+        self.streamed.iter().any(|(def, m)| m == method && def.is_match(path))
     }
 
     /// The maturity label of an operation, by method and route template.
