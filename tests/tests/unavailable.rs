@@ -1,11 +1,13 @@
 //! When PostgreSQL is down or the pool is exhausted, every request gets a 503 problem
 //! with `Retry-After` within a bounded time: never a hang, never a crash, and the service
 //! recovers by itself when the database comes back. PostgreSQL only: these tests stop and
-//! lock a real server.
+//! lock a real server. `/health/ready` says which dependency failed (the database there;
+//! the blob storage, made unwritable, on both databases).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use consular_tests::{Backend, TestApp, expect_problem, header};
+use consular_tests::serde_json::{self, Value, json};
+use consular_tests::{Backend, TestApp, both, expect_problem, header};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,6 +29,19 @@ async fn expect_unavailable(app: &TestApp, token: &str, bound: Duration) {
     assert!(header(&headers, "retry-after").parse::<u64>().is_ok());
 }
 
+/// `/health/ready` answers 503 with `Retry-After: 5` and its documented report (not a
+/// problem), which names the dependency that failed (docs/operations.md "Health").
+async fn expect_not_ready(app: &TestApp, checks: Value) {
+    let ready = app.request(reqwest::Method::GET, "/health/ready").send().await.unwrap();
+    let (status, headers) = (ready.status(), ready.headers().clone());
+    let text = ready.text().await.unwrap();
+    assert_eq!(status, 503, "{text}");
+    assert_eq!(header(&headers, "content-type"), "application/json", "{text}");
+    assert_eq!(header(&headers, "retry-after"), "5");
+    let body: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    assert_eq!(body, json!({ "status": "unavailable", "checks": checks }));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_that_refuses_connections_is_a_503_and_the_service_recovers() {
     let app = TestApp::spawn_with(Backend::Postgres, |s| {
@@ -46,8 +61,7 @@ async fn a_database_that_refuses_connections_is_a_503_and_the_service_recovers()
     );
     assert!(cut.status.success(), "{}", String::from_utf8_lossy(&cut.stderr));
     expect_unavailable(&app, &token, Duration::from_secs(5)).await;
-    let ready = app.request(reqwest::Method::GET, "/health/ready").send().await.unwrap();
-    assert_eq!(ready.status(), 503);
+    expect_not_ready(&app, json!({ "database": "unavailable", "storage": "ok" })).await;
 
     let back = psql(&admin, &format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true;"));
     assert!(back.status.success(), "{}", String::from_utf8_lossy(&back.stderr));
@@ -151,3 +165,21 @@ async fn connections_closed_under_the_pool_are_never_handed_out() {
     let burst = futures_util::future::join_all((0..8).map(|_| app.get("/api/v1/missions", &token))).await;
     assert!(burst.iter().all(|r| r.status() == 200));
 }
+
+/// The blob storage made unwritable (its directory replaced by a file): the readiness
+/// report names it, and the database as fine; the node is ready again once it is back.
+async fn readiness_names_the_storage_when_it_fails(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let ready = app.request(reqwest::Method::GET, "/health/ready").send().await.unwrap();
+    assert_eq!(ready.status(), 200);
+    let root = app.settings.storage_url.trim_start_matches("file://").to_owned();
+    std::fs::remove_dir_all(&root).unwrap();
+    std::fs::write(&root, b"not a directory").unwrap();
+    expect_not_ready(&app, json!({ "database": "ok", "storage": "unavailable" })).await;
+
+    std::fs::remove_file(&root).unwrap();
+    std::fs::create_dir(&root).unwrap();
+    let ready = app.request(reqwest::Method::GET, "/health/ready").send().await.unwrap();
+    assert_eq!(ready.status(), 200);
+}
+both!(readiness_names_the_storage_when_it_fails);

@@ -1,7 +1,7 @@
 //! Operations endpoints: liveness, readiness, metrics (on the metrics listener only) and
 //! the OpenAPI document.
 
-use crate::problem::ApiError;
+use crate::problem::{ApiError, DocumentedBody};
 use crate::state::AppState;
 use actix_web::http::header;
 use actix_web::{HttpResponse, get, web};
@@ -57,13 +57,12 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
     if ready {
         HttpResponse::Ok().json(HealthBody { status: "ready".into(), checks })
     } else {
-        HttpResponse::ServiceUnavailable()
+        // The report names the dependency that failed, for the probe (not a problem).
+        let mut response = HttpResponse::ServiceUnavailable()
             .insert_header((header::RETRY_AFTER, "5"))
-            .content_type("application/json")
-            .body(
-                serde_json::to_string(&HealthBody { status: "unavailable".into(), checks })
-                    .unwrap_or_default(),
-            )
+            .json(HealthBody { status: "unavailable".into(), checks });
+        response.extensions_mut().insert(DocumentedBody);
+        response
     }
 }
 
