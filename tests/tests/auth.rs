@@ -733,6 +733,32 @@ async fn the_token_endpoint_is_rate_limited(backend: Backend) {
 }
 both!(the_token_endpoint_is_rate_limited);
 
+/// `/auth/revoke` checks a client secret when called with client credentials: it counts
+/// against the token endpoint's limits, so that it is no way around them for a client (or
+/// a guesser of its secret). With a bearer token it checks no secret and is not limited.
+async fn revocation_with_client_credentials_is_rate_limited(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |s| s.token_rate_limit_per_minute = 3).await;
+    let bearer = app.admin_token().await;
+    let basic = Some((app.admin_id.as_str(), app.admin_secret.as_str()));
+    let form = [("token", "not-a-token-of-this-client")];
+    for _ in 0..2 {
+        assert_eq!(app.token_request(REVOKE, basic, &form).await.status(), StatusCode::OK);
+    }
+    let limited = app.token_request(REVOKE, basic, &form).await;
+    let (headers, _) = expect_problem(limited, 429, "too_many_requests").await;
+    let retry_after: u64 = header(&headers, "retry-after").parse().expect("Retry-After in seconds");
+    assert!((1..=60).contains(&retry_after), "{retry_after}");
+    // A wrong secret is refused before it is checked; the token endpoint shares the limit.
+    let guess = app.token_request(REVOKE, Some((&app.admin_id, "a-guess")), &form).await;
+    expect_problem(guess, 429, "too_many_requests").await;
+    let token = app.token_request(TOKEN, basic, &[("grant_type", "client_credentials")]).await;
+    expect_problem(token, 429, "too_many_requests").await;
+    // The bearer side is not limited.
+    let revoked = app.request(Method::POST, REVOKE).bearer_auth(&bearer).send().await.unwrap();
+    assert_eq!(revoked.status(), StatusCode::OK);
+}
+both!(revocation_with_client_credentials_is_rate_limited);
+
 // ------------------------------------------------------------ client lifecycle
 
 async fn a_disabled_client_loses_its_tokens_and_credentials(backend: Backend) {

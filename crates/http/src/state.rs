@@ -38,7 +38,8 @@ impl Deref for AppState {
     }
 }
 
-/// Rate limits of `/auth/token` and `/auth/refresh`, per client and per address.
+/// Rate limits of `/auth/token`, `/auth/refresh` and `/auth/revoke` with client
+/// credentials, per client and per address.
 pub struct TokenRateLimits {
     pub per_client: DefaultKeyedRateLimiter<String>,
     pub per_address: DefaultKeyedRateLimiter<IpAddr>,

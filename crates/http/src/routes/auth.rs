@@ -229,12 +229,17 @@ fn client_credentials(
 
 fn too_many(wait: std::time::Duration) -> Reply {
     let seconds = wait.as_secs().max(1);
-    ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too_many_requests", "too many token requests; retry later")
-        .with_header(header::RETRY_AFTER, seconds.to_string())
-        .into()
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "too_many_requests",
+        "too many requests to the token endpoints; retry later",
+    )
+    .with_header(header::RETRY_AFTER, seconds.to_string())
+    .into()
 }
 
-/// Applies the per-address and per-client limits of the token endpoints.
+/// Applies the per-address and per-client limits of the endpoints that check a client
+/// secret (`/auth/token`, `/auth/refresh`, and `/auth/revoke` with client credentials).
 fn rate_limit(req: &HttpRequest, state: &AppState, client_id: &str) -> Result<(), Reply> {
     let now = DefaultClock::default().now();
     // The client's address behind the trusted proxies: without them, every client behind
@@ -354,7 +359,11 @@ async fn revocation(req: &HttpRequest, state: &AppState, body: &[u8]) -> Result<
             (principal.client_id, Some(token))
         }
         None => match client_credentials(req.headers(), &form)? {
-            Some(credentials) => (state.tokens.authenticate_client(&credentials).await?.id, None),
+            // A secret checked here could be guessed here: the token endpoint's limits apply.
+            Some(credentials) => {
+                rate_limit(req, state, &credentials.client_id)?;
+                (state.tokens.authenticate_client(&credentials).await?.id, None)
+            }
             None => {
                 return Err(ApiError::new(
                     StatusCode::UNAUTHORIZED,
@@ -375,8 +384,9 @@ async fn revocation(req: &HttpRequest, state: &AppState, body: &[u8]) -> Result<
 /// Revoke a token.
 ///
 /// RFC 7009. Authenticate with a bearer token (the token revoked by default) or with
-/// client credentials. Answers 200 for unknown tokens too; a client revokes only its own
-/// tokens. A revoked access token is refused by every server node within a second.
+/// client credentials (rate limited as at the token endpoint). Answers 200 for unknown
+/// tokens too; a client revokes only its own tokens. A revoked access token is refused by
+/// every server node within a second.
 #[utoipa::path(
     tag = "auth",
     operation_id = "revoke_token",
@@ -393,6 +403,9 @@ async fn revocation(req: &HttpRequest, state: &AppState, body: &[u8]) -> Result<
             ),
             headers(("WWW-Authenticate" = String, description = "Bearer or Basic challenge"))),
         (status = 413, description = "The form is too large", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "With client credentials: rate limited per client and per address, as the token endpoint",
+            body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
     )
 )]
 #[post("/api/v1/auth/revoke")]
