@@ -42,6 +42,18 @@ pub enum Fresh {
 
 const FRESH: usize = 7;
 
+impl Fresh {
+    const ALL: [Fresh; FRESH] = [
+        Fresh::StatusRequest,
+        Fresh::CancelRequest,
+        Fresh::VerifyDocument,
+        Fresh::DeleteDocument,
+        Fresh::RescheduleAppointment,
+        Fresh::CancelAppointment,
+        Fresh::DisableClient,
+    ];
+}
+
 /// The document kinds the matrix's service type requires: one live document per
 /// citizen, request and kind, so every upload takes a kind of its own.
 const KINDS: usize = 30;
@@ -72,8 +84,8 @@ pub struct Fixtures {
     pub owner_refresh: String,
     pub owner_spare_access: String,
     fresh: [[String; 9]; FRESH],
-    /// Every id made in mission 1, and in mission 2.
-    pub ids: [Vec<String>; 2],
+    /// Every id made in mission 1, and in mission 2, with what it is.
+    ids: [Vec<(String, String)>; 2],
 }
 
 impl Fixtures {
@@ -88,14 +100,19 @@ impl Fixtures {
 
     /// The ids of the mission other than `side`'s (every id for an unbound caller
     /// without a token, none for a global admin).
-    pub fn foreign_ids(&self, who: Who) -> Vec<&str> {
-        let all = |i: usize| self.ids[i].iter().map(String::as_str);
+    pub fn foreign_ids(&self, who: Who) -> Vec<(&str, &str)> {
+        let all = |i: usize| self.ids[i].iter().map(|(id, what)| (id.as_str(), what.as_str()));
         match who.side() {
             Side::M1 => all(1).collect(),
             Side::M2 => all(0).collect(),
             Side::Unbound if who == Who::Anonymous => all(0).chain(all(1)).collect(),
             Side::Unbound => Vec::new(),
         }
+    }
+
+    /// How many ids of mission 1 and of mission 2 the bodies are scanned for.
+    pub fn id_counts(&self) -> [usize; 2] {
+        [self.ids[0].len(), self.ids[1].len()]
     }
 
     /// The mission ids (public to every bearer: `GET /missions` lists them all).
@@ -129,17 +146,23 @@ impl Fixtures {
             Caller { client_id: app.admin_id.clone(), secret: app.admin_secret.clone(), token: ga.clone() },
         ];
         let (owner, foreigner) = (&w.citizen_a, &w.citizen_c);
-        let mut ids: [Vec<String>; 2] = [vec![w.x.clone()], vec![w.y.clone()]];
-        for (side, people) in
-            [(0, [&w.citizen_a, &w.citizen_b, &w.staff_x]), (1, [&w.citizen_c, &w.citizen_c, &w.staff_y])]
-        {
-            for person in people {
-                ids[side].extend([person.id.clone(), person.client_id.clone()]);
+        let mut ids: [Vec<(String, String)>; 2] = Default::default();
+        let mut note =
+            |side: usize, what: &str, id: &str| ids[side].push((id.to_lowercase(), what.to_owned()));
+        note(0, "mission", &w.x);
+        note(1, "mission", &w.y);
+        for (side, people) in [
+            (0, [("citizen", &w.citizen_a), ("citizen", &w.citizen_b), ("staff", &w.staff_x)]),
+            (1, [("citizen", &w.citizen_c), ("citizen", &w.citizen_c), ("staff", &w.staff_y)]),
+        ] {
+            for (what, person) in people {
+                note(side, what, &person.id);
+                note(side, &format!("{what}'s client"), &person.client_id);
             }
         }
         for (side, admin) in [(0, &w.admin_x), (1, &w.admin_y)] {
-            ids[side].push(admin.client_id.clone());
-            ids[side].extend(admin.body["principal_id"].as_str().map(str::to_owned));
+            note(side, "admin's client", &admin.client_id);
+            note(side, "admin", admin.body["principal_id"].as_str().unwrap_or_default());
         }
 
         let kinds = |from: usize| (from..from + KINDS).map(|i| format!("kind_{i:02}")).collect::<Vec<_>>();
@@ -159,7 +182,11 @@ impl Fixtures {
                 created(app, &format!("/api/v1/requests/{id}/messages"), &citizen.token, &message).await;
             let note = json!({ "body": "Photo looks old" });
             let note = created(app, &format!("/api/v1/requests/{id}/notes"), &staff.token, &note).await;
-            ids[side].extend([id.clone(), text(&message, "id"), text(&note, "id")]);
+            ids[side].extend([
+                (id.clone(), "request".to_owned()),
+                (text(&message, "id"), "message".to_owned()),
+                (text(&note, "id"), "note".to_owned()),
+            ]);
             threads.push(id);
         }
         let request = threads[0].clone();
@@ -170,7 +197,7 @@ impl Fixtures {
             let fields = [("kind", "kind_01"), ("request_id", request.as_str())];
             let document =
                 app.upload_ok(&citizen.token, &fields, pdf(600, 1), "scan.pdf", "application/pdf").await;
-            ids[side].push(text(&document, "id"));
+            ids[side].push((text(&document, "id"), "document".to_owned()));
             documents.push(text(&document, "id"));
         }
         let document = documents[0].clone();
@@ -203,21 +230,22 @@ impl Fixtures {
             let query = format!("/api/v1/appointments/slots?mission_id={mission}&service_type_id={service}");
             let found = app.listed_ids(&query, &ga).await;
             assert_eq!(found.len(), starts.len(), "{found:?}");
-            ids[side].extend(found.iter().cloned());
+            ids[side].extend(found.iter().map(|id| (id.clone(), "slot".to_owned())));
             slots.push(found);
         }
         let (slot, later_slot) = (slots[0][0].clone(), slots[0][1].clone());
         let book = json!({ "slot_id": slot, "service_type_id": service });
         let appointment = text(&created(app, "/api/v1/appointments", &owner.token, &book).await, "id");
-        ids[0].push(appointment.clone());
+        ids[0].push((appointment.clone(), "appointment".to_owned()));
         let mirror = json!({ "slot_id": slots[1][0], "service_type_id": service });
-        ids[1].push(text(&created(app, "/api/v1/appointments", &foreigner.token, &mirror).await, "id"));
+        let mirror = text(&created(app, "/api/v1/appointments", &foreigner.token, &mirror).await, "id");
+        ids[1].push((mirror, "appointment".to_owned()));
 
         // Spare clients: the owner's client is read, one of each mission rotated.
         let mut spares = Vec::new();
         for (side, mission) in [(0, &w.x), (1, &w.y)] {
             let client = app.create_client(&ga, &client_body(mission, None)).await;
-            ids[side].push(text(&client, "client_id"));
+            ids[side].push((text(&client, "client_id"), "spare client".to_owned()));
             spares.push(text(&client, "client_id"));
         }
 
@@ -247,8 +275,9 @@ impl Fixtures {
             let client = app.create_client(&ga, &client_body(&w.x, Some(&owner.id))).await;
             fresh[Fresh::DisableClient as usize][i] = text(&client, "client_id");
         }
-        for objects in &fresh {
-            ids[0].extend(objects.iter().cloned());
+        for (kind, objects) in fresh.iter().enumerate() {
+            let what = format!("{:?} object", Fresh::ALL[kind]);
+            ids[0].extend(objects.iter().map(|id| (id.clone(), what.clone())));
         }
 
         // A refresh token and a second access token of the owner's client.
@@ -268,11 +297,12 @@ impl Fixtures {
                 Side::M2 => 1,
                 Side::Unbound => continue,
             };
-            ids[side].extend(inbox(app, &callers[who.index()].token).await);
+            let inbox = inbox(app, &callers[who.index()].token).await;
+            ids[side].extend(inbox.into_iter().map(|id| (id, "notification".to_owned())));
         }
         for side in &mut ids {
             side.sort();
-            side.dedup();
+            side.dedup_by(|a, b| a.0 == b.0);
         }
 
         Fixtures {

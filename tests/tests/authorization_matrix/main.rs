@@ -56,6 +56,13 @@ fn documented_operations(spec: &Value) -> BTreeMap<String, Documented> {
     operations
 }
 
+/// A response: its status, the headers that may name resources, and its body.
+struct Answer {
+    status: u16,
+    headers: String,
+    body: String,
+}
+
 /// One thing the matrix found wrong.
 struct Violation {
     operation: String,
@@ -87,19 +94,9 @@ impl Report {
         });
     }
 
-    /// Judges one response of `op` to `who`: its status, and the ids in `headers` (the
-    /// headers that may name resources) and `body`.
-    #[allow(clippy::too_many_arguments)]
-    fn judge(
-        &mut self,
-        op: &Operation,
-        who: Who,
-        call: &Call,
-        f: &Fixtures,
-        status: u16,
-        headers: &str,
-        body: &str,
-    ) {
+    /// Judges `answer`, the response of `op` to `who`.
+    fn judge(&mut self, op: &Operation, who: Who, call: &Call, f: &Fixtures, answer: &Answer) {
+        let (status, headers, body) = (answer.status, &answer.headers, &answer.body);
         self.calls += 1;
         let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
         let code = parsed["code"].as_str().or(parsed["error"].as_str()).unwrap_or_default().to_owned();
@@ -131,11 +128,12 @@ impl Report {
         // the list of missions); ids the caller sent itself may come back.
         let seen = format!("{headers} {body}").to_lowercase();
         let sent = call.sent();
-        let offending: Vec<&str> = f
+        let offending: Vec<String> = f
             .foreign_ids(who)
             .into_iter()
-            .filter(|id| !(op.id == "list_missions" && f.mission_ids().contains(id)))
-            .filter(|id| seen.contains(&id.to_lowercase()) && !sent.contains(&id.to_lowercase()))
+            .filter(|(id, _)| !(op.id == "list_missions" && f.mission_ids().contains(id)))
+            .filter(|(id, _)| seen.contains(&id.to_lowercase()) && !sent.contains(&id.to_lowercase()))
+            .map(|(id, what)| format!("{what} {id}"))
             .collect();
         if !offending.is_empty() {
             let detail = format!("another mission's ids {offending:?} in: {excerpt}");
@@ -194,7 +192,7 @@ async fn every_operation_answers_every_principal_as_the_policy_says(backend: Bac
     assert!(
         unclassified.is_empty() && stale.is_empty(),
         "the matrix's table (tests/tests/authorization_matrix/rules.rs) and the OpenAPI document \
-         disagree.\nOperations without a row (classify them: see docs/api.md \"Testing\"): \
+         disagree.\nOperations without a row (classify them: docs/architecture.md, \"Adding an area\", step 8): \
          {unclassified:#?}\nRows without an operation: {stale:#?}"
     );
 
@@ -225,7 +223,7 @@ async fn every_operation_answers_every_principal_as_the_policy_says(backend: Bac
                 headers.push(' ');
             }
             let body = String::from_utf8_lossy(&response.bytes().await.expect("a body")).into_owned();
-            report.judge(op, who, &call, &f, status, &headers, &body);
+            report.judge(op, who, &call, &f, &Answer { status, headers, body });
         }
         if op.id == "revoke_token" && authenticates(&app, &f.owner_spare_access).await {
             let detail = "the owner's own revocation did not take effect".to_owned();
@@ -235,8 +233,8 @@ async fn every_operation_answers_every_principal_as_the_policy_says(backend: Bac
 
     let summary = format!(
         "authorization matrix on {backend:?}: {} operations x {} principals = {} calls \
-         ({} allowed, {} refused as expected, {} ignored as RFC 7009 says, tolerated by state: {:?}); \
-         setup {:.1?}, calls {:.1?}",
+         ({} allowed, {} refused as expected, {} ignored as RFC 7009 says, tolerated by state: {:?}; \
+         bodies scanned for {:?} ids of missions 1 and 2); setup {:.1?}, calls {:.1?}",
         OPERATIONS.len(),
         Who::ALL.len(),
         report.calls,
@@ -244,6 +242,7 @@ async fn every_operation_answers_every_principal_as_the_policy_says(backend: Bac
         report.denied,
         report.ignored,
         report.tolerated,
+        f.id_counts(),
         setup,
         started.elapsed() - setup,
     );
