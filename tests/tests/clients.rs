@@ -2,7 +2,7 @@
 //! admin only those of their mission (others are 404), staff and citizens none (403).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use consular_tests::{Backend, TestApp, both, expect_problem, header};
+use consular_tests::{Backend, TestApp, both, error_codes, expect_problem, header, staff_body, text};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -41,7 +41,9 @@ async fn a_global_admin_creates_reads_and_lists_clients(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let admin = app.admin_token().await;
     let mission = app.create_mission(&admin, "fr-paris").await;
-    let principal = uuid::Uuid::now_v7();
+    // A second client for a staff member: the principal must exist (issue 23).
+    let member = app.create_at("/api/v1/staff", &admin, &staff_body(&text(&mission, "id"), "Paula Desk")).await;
+    let principal = uuid::Uuid::parse_str(&text(&member, "id")).unwrap();
     let response = app
         .post_json(
             CLIENTS,
@@ -303,3 +305,58 @@ async fn unknown_clients_are_404(backend: Backend) {
     expect_problem(wrong_method, 405, "method_not_allowed").await;
 }
 both!(unknown_clients_are_404);
+
+/// Issue 23 (high): an admin of mission Y bound clients of any scope to citizen A of X
+/// (or to staff of X), and the tokens of those clients read, marked and silenced A's
+/// notifications. A client's principal must exist, be of the kind its scopes name and
+/// belong to its mission; a refusal never says whether the id exists elsewhere.
+async fn a_client_names_an_existing_principal_of_its_kind_and_mission(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let w = app.world().await;
+    let before = listed_ids(&app, &w.admin, 100).await;
+    let bind = |scopes: &[&str], mission: &str, principal: &str| {
+        json!({ "name": "bound", "scopes": scopes, "mission_id": mission, "principal_id": principal })
+    };
+    let refused = |code: &'static str| vec![("/principal_id".to_owned(), code.to_owned())];
+    let mut cases = Vec::new();
+    for scopes in [&["admin"][..], &["staff"], &["citizen"], &["admin", "staff"]] {
+        for principal in [&w.citizen_a.id, &w.staff_x.id] {
+            // Y's admin and the global admin alike: the mission is the client's, not the caller's.
+            cases.push((&w.admin_y.token, bind(scopes, &w.y, principal), refused("unknown")));
+            cases.push((&w.admin, bind(scopes, &w.y, principal), refused("unknown")));
+        }
+    }
+    let x = &w.x;
+    cases.extend([
+        (&w.admin_x.token, bind(&["admin"], x, &w.citizen_a.id), refused("kind_mismatch")),
+        (&w.admin_x.token, bind(&["staff"], x, &w.citizen_a.id), refused("kind_mismatch")),
+        (&w.admin_x.token, bind(&["citizen"], x, &w.staff_x.id), refused("kind_mismatch")),
+        (&w.admin_x.token, bind(&["admin"], x, &w.staff_x.id), refused("kind_mismatch")),
+        (&w.admin_x.token, bind(&["citizen"], x, &uuid::Uuid::now_v7().to_string()), refused("unknown")),
+        (&w.admin_x.token, bind(&["admin"], x, &uuid::Uuid::now_v7().to_string()), refused("unknown")),
+        // An admin principal of Y is unknown to X.
+        (&w.admin_x.token, bind(&["admin"], x, &text(&w.admin_y.body, "principal_id")), refused("unknown")),
+    ]);
+    let global_admin = json!({ "name": "bound", "scopes": ["admin"], "principal_id": w.citizen_c.id });
+    cases.push((&w.admin, global_admin, refused("unknown")));
+    for (token, body, expected) in &cases {
+        let response = app.post_json(CLIENTS, token, body).await;
+        let (_, problem) = expect_problem(response, 422, "validation_failed").await;
+        assert_eq!(&error_codes(&problem), expected, "{body}");
+    }
+    assert_eq!(listed_ids(&app, &w.admin, 100).await, before, "no refused client was created");
+
+    // The right kind in the right mission: a second client for the same principal.
+    for (scopes, principal) in [
+        (&["citizen"][..], w.citizen_a.id.clone()),
+        (&["staff"], w.staff_x.id.clone()),
+        (&["admin"], text(&w.admin_x.body, "principal_id")),
+    ] {
+        let created = app.create_at(CLIENTS, &w.admin_x.token, &bind(scopes, x, &principal)).await;
+        assert_eq!(created["principal_id"], json!(principal), "{scopes:?}");
+        let token = app.token_for(id_of(&created), &text(&created, "client_secret"), None).await.access_token;
+        let inbox = app.get("/api/v1/notifications", &token).await;
+        assert_eq!(inbox.status(), StatusCode::OK, "{scopes:?}");
+    }
+}
+both!(a_client_names_an_existing_principal_of_its_kind_and_mission);

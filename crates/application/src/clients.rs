@@ -7,8 +7,8 @@ use crate::auth::secrets;
 use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::clients as policy;
 use consular_domain::{
-    ApiClient, AuditAction, AuditRecord, CitizenId, ClientId, NewClient, Page, PageRequest, Principal,
-    PrincipalId, PrincipalKind, Scope, StaffId, Subject, ValidationErrors,
+    ApiClient, AuditAction, AuditRecord, Binding, CitizenId, ClientId, NewClient, Page, PageRequest,
+    Principal, PrincipalKind, Scope, StaffId, Subject, ValidationErrors,
 };
 use consular_ports::{
     CitizenRepository, ClientFilter, ClientRepository, Clock, IdempotencyRepository, MissionRepository,
@@ -17,6 +17,10 @@ use consular_ports::{
 use std::sync::Arc;
 
 pub const RESOURCE: &str = "api_client";
+
+/// How many of the clients already bound to a named principal id are compared with a new
+/// one: enough to see every client a principal has in practice, and any disagreement.
+const BOUND_CLIENTS_LOOKED_AT: u16 = consular_domain::page::MAX_LIMIT;
 
 /// Who acts on clients: an authenticated admin, or the operator at the command line.
 pub use policy::Actor;
@@ -116,7 +120,7 @@ impl ClientService {
         {
             return Err(ValidationErrors::single("mission_id", "unknown", "no such mission").into());
         }
-        self.validate_principal(kind, input.principal, input.mission).await?;
+        self.validate_principal(kind, &input).await?;
         issue(
             input.name,
             input.scopes,
@@ -126,35 +130,29 @@ impl ClientService {
         )
     }
 
-    /// A citizen or staff client names an existing citizen or staff member of its
-    /// mission (or a fresh id): a client must never act as someone of another mission.
-    async fn validate_principal(
-        &self,
-        kind: PrincipalKind,
-        principal: Option<PrincipalId>,
-        mission: Option<consular_domain::MissionId>,
-    ) -> Result<(), ServiceError> {
-        let (Some(principal), Some(mission)) = (principal, mission) else { return Ok(()) };
-        let known_elsewhere = match kind {
-            PrincipalKind::Citizen => match self.citizens.get(CitizenId(principal.as_uuid())).await? {
-                Some(citizen) => citizen.mission_id != mission,
-                None => false,
-            },
-            PrincipalKind::Staff => match self.staff.get(StaffId(principal.as_uuid())).await? {
-                Some(member) => member.mission_id != mission,
-                None => false,
-            },
-            PrincipalKind::Admin => false,
+    /// A client acts for an existing principal of the kind its scopes name, in its
+    /// mission (`NewClient::check_principal`): a client must never act as someone of
+    /// another mission, or as someone of another kind.
+    async fn validate_principal(&self, kind: PrincipalKind, input: &NewClient) -> Result<(), ServiceError> {
+        let Some(principal) = input.principal else { return Ok(()) };
+        let id = principal.as_uuid();
+        let person = match self.citizens.get(CitizenId(id)).await? {
+            Some(citizen) => Some(Binding::new(PrincipalKind::Citizen, Some(citizen.mission_id))),
+            None => self
+                .staff
+                .get(StaffId(id))
+                .await?
+                .map(|member| Binding::new(PrincipalKind::Staff, Some(member.mission_id))),
         };
-        if known_elsewhere {
-            return Err(ValidationErrors::single(
-                "principal_id",
-                "other_mission",
-                "the principal belongs to another mission",
-            )
-            .into());
-        }
-        Ok(())
+        let bound = if person.is_some() {
+            Vec::new()
+        } else {
+            let filter = ClientFilter { principal: Some(principal), ..ClientFilter::default() };
+            let page = PageRequest { limit: BOUND_CLIENTS_LOOKED_AT, after: None };
+            let clients = self.clients.list(filter, page).await?.items;
+            clients.iter().map(|c| Binding::new(c.subject.kind, c.mission)).collect()
+        };
+        Ok(input.check_principal(kind, person, &bound)?)
     }
 
     fn audit(actor: Actor<'_>, client: &ApiClient, action: AuditAction, fields: &[&str]) -> AuditRecord {
@@ -222,7 +220,7 @@ impl ClientService {
             name: "first global admin".into(),
             scopes: consular_domain::ScopeSet::only(Scope::Admin),
             mission: None,
-            principal: Some(PrincipalId::new()),
+            principal: None,
         };
         let created = self.build(Actor::Operator, input).await?;
         Ok(self
@@ -233,7 +231,7 @@ impl ClientService {
     }
 
     pub async fn list(&self, actor: Actor<'_>, page: PageRequest) -> Result<Page<ApiClient>, ServiceError> {
-        let filter = ClientFilter { mission: policy::list(actor)? };
+        let filter = ClientFilter { mission: policy::list(actor)?, ..ClientFilter::default() };
         Ok(self.clients.list(filter, page).await?)
     }
 
@@ -297,9 +295,10 @@ impl ClientService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use consular_domain::{ClientStatus, MissionId, PrincipalKind, ScopeSet};
+    use consular_domain::{ClientStatus, MissionId, PrincipalId, PrincipalKind, ScopeSet};
     use consular_ports::{
-        MockClientRepository, MockIdempotencyRepository, MockMissionRepository, SystemClock,
+        MockCitizenRepository, MockClientRepository, MockIdempotencyRepository, MockMissionRepository,
+        MockStaffRepository, SystemClock,
     };
     use time::OffsetDateTime;
 
@@ -438,6 +437,61 @@ mod tests {
             Err(ServiceError::NotFound)
         ));
         assert!(svc.get(Actor::Principal(&admin(None)), id).await.is_ok());
+    }
+
+    /// Issue 23: an admin of one mission bound clients of any scope to a citizen (or staff
+    /// member) of another mission, whose inbox their tokens then read.
+    #[tokio::test]
+    async fn a_client_is_bound_only_to_a_principal_of_its_kind_and_mission() {
+        let (here, elsewhere) = (MissionId::new(), MissionId::new());
+        let citizen = crate::fixtures::alice(here).into_citizen(CitizenId::new(), OffsetDateTime::UNIX_EPOCH);
+        let citizen_id = citizen.id;
+        let mut citizens = MockCitizenRepository::new();
+        citizens.expect_get().returning(move |id| Ok((id == citizen_id).then(|| citizen.clone())));
+        let mut staff = MockStaffRepository::new();
+        staff.expect_get().returning(|_| Ok(None));
+        let mut clients = MockClientRepository::new();
+        clients.expect_list().returning(|_, _| Ok(Page { items: Vec::new(), next_after: None }));
+        clients.expect_insert().times(1).returning(|_, _| Ok(()));
+        let mut missions = MockMissionRepository::new();
+        missions.expect_get().returning(|id| Ok(Some(crate::fixtures::mission(id))));
+        let svc = ClientService::new(
+            Arc::new(clients),
+            Arc::new(missions),
+            Arc::new(citizens),
+            Arc::new(staff),
+            Arc::new(MockIdempotencyRepository::new()),
+            Arc::new(SystemClock),
+        );
+        let bound_to = |scopes: &str, mission: MissionId, principal: PrincipalId| NewClient {
+            name: "bound".into(),
+            scopes: ScopeSet::parse(scopes).unwrap(),
+            mission: Some(mission),
+            principal: Some(principal),
+        };
+        let the_citizen = PrincipalId(citizen_id.as_uuid());
+        let attacker = admin(Some(elsewhere));
+        for scopes in ["admin", "staff", "citizen", "admin staff"] {
+            let result = svc.create(&attacker, bound_to(scopes, elsewhere, the_citizen), None).await;
+            assert!(
+                matches!(&result, Err(ServiceError::Validation(e)) if e.0[0].pointer == "/principal_id"
+                    && e.0[0].code == "unknown"),
+                "{scopes}: {result:?}"
+            );
+        }
+        let own_admin = admin(Some(here));
+        for scopes in ["admin", "staff"] {
+            let result = svc.create(&own_admin, bound_to(scopes, here, the_citizen), None).await;
+            assert!(
+                matches!(&result, Err(ServiceError::Validation(e)) if e.0[0].code == "kind_mismatch"),
+                "{scopes}: {result:?}"
+            );
+        }
+        let unknown = svc.create(&own_admin, bound_to("citizen", here, PrincipalId::new()), None).await;
+        assert!(matches!(&unknown, Err(ServiceError::Validation(e)) if e.0[0].code == "unknown"));
+        // The citizen's own mission binds a citizen client to them (the one insert).
+        let created = svc.create(&own_admin, bound_to("citizen", here, the_citizen), None).await.unwrap();
+        assert_eq!(created.value.client.subject.id, the_citizen);
     }
 
     #[tokio::test]

@@ -1,6 +1,6 @@
 //! API clients: the OAuth clients through which every principal calls the API.
 
-use crate::{ClientId, MissionId, PrincipalId, PrincipalKind, ScopeSet, Subject, ValidationErrors};
+use crate::{Binding, ClientId, MissionId, PrincipalId, PrincipalKind, ScopeSet, Subject, ValidationErrors};
 use std::fmt;
 use std::str::FromStr;
 use time::OffsetDateTime;
@@ -85,6 +85,47 @@ impl NewClient {
         }
         errors.into_result()?;
         kind.ok_or_else(ValidationErrors::new)
+    }
+}
+
+impl NewClient {
+    /// The client acts for an existing principal of the kind its scopes name, in its
+    /// mission; with no `principal_id`, for a fresh one. `person` is the citizen or staff
+    /// row the id names, if any: it decides alone (the clients already bound to that id
+    /// cannot change who it is). Without a row, the id must be the principal of existing
+    /// clients (an admin's, or a staff or citizen principal first made with a fresh id),
+    /// all of this kind and mission. An id of another mission is answered as unknown, so
+    /// that the answer never reveals who exists elsewhere (docs/api.md "Clients,
+    /// principals and scopes").
+    pub fn check_principal(
+        &self,
+        kind: PrincipalKind,
+        person: Option<Binding>,
+        bound_clients: &[Binding],
+    ) -> Result<(), ValidationErrors> {
+        if self.principal.is_none() {
+            return Ok(());
+        }
+        let wanted = Binding::new(kind, self.mission);
+        let known: &[Binding] = match &person {
+            Some(person) => std::slice::from_ref(person),
+            None => bound_clients,
+        };
+        if !known.is_empty() && known.iter().all(|k| *k == wanted) {
+            return Ok(());
+        }
+        match known.iter().find(|k| k.mission == self.mission && k.kind != kind) {
+            Some(other) => Err(ValidationErrors::single(
+                "principal_id",
+                "kind_mismatch",
+                format!("this id names a {} principal; the scopes ask for a {kind}", other.kind),
+            )),
+            None => Err(ValidationErrors::single(
+                "principal_id",
+                "unknown",
+                format!("no {kind} principal of this client's mission has this id"),
+            )),
+        }
     }
 }
 
@@ -178,6 +219,44 @@ mod tests {
         assert_eq!(mixed.0[0].pointer, "/scopes");
         let empty = new_client("", None).validate().unwrap_err();
         assert_eq!(empty.0[0].code, "invalid_combination");
+    }
+
+    #[test]
+    fn a_client_acts_for_an_existing_principal_of_its_kind_and_mission() {
+        use PrincipalKind::{Admin, Citizen, Staff};
+        let (here, elsewhere) = (Some(MissionId::new()), Some(MissionId::new()));
+        let b = Binding::new;
+        let code = |scopes: &str, mission, person, clients: &[Binding]| {
+            let mut input = new_client(scopes, mission);
+            input.principal = Some(PrincipalId::new());
+            let kind = input.validate().unwrap();
+            input.check_principal(kind, person, clients).err().map(|e| e.0[0].code.clone())
+        };
+        let (unknown, mismatch) = (Some("unknown".to_owned()), Some("kind_mismatch".to_owned()));
+        // The citizen or staff row decides.
+        assert_eq!(code("citizen", here, Some(b(Citizen, here)), &[]), None);
+        assert_eq!(code("staff", here, Some(b(Staff, here)), &[]), None);
+        assert_eq!(code("citizen", here, Some(b(Citizen, elsewhere)), &[]), unknown);
+        assert_eq!(code("staff", here, Some(b(Citizen, here)), &[]), mismatch);
+        assert_eq!(code("staff", here, Some(b(Citizen, elsewhere)), &[]), unknown);
+        assert_eq!(code("admin", here, Some(b(Citizen, here)), &[]), mismatch);
+        assert_eq!(code("admin", here, Some(b(Staff, elsewhere)), &[]), unknown);
+        assert_eq!(code("admin", None, Some(b(Citizen, here)), &[]), unknown);
+        assert_eq!(code("citizen", here, Some(b(Staff, here)), &[]), mismatch);
+        // A client bound elsewhere to a citizen's id does not make it someone else.
+        assert_eq!(code("admin", elsewhere, Some(b(Citizen, here)), &[b(Admin, elsewhere)]), unknown);
+        assert_eq!(code("citizen", here, Some(b(Citizen, here)), &[b(Admin, elsewhere)]), None);
+        // Without a row: the clients already bound to the id, all of this kind and mission.
+        assert_eq!(code("admin", here, None, &[b(Admin, here)]), None);
+        assert_eq!(code("admin", None, None, &[b(Admin, None), b(Admin, None)]), None);
+        assert_eq!(code("staff", here, None, &[b(Staff, here)]), None);
+        assert_eq!(code("admin", here, None, &[b(Admin, elsewhere)]), unknown);
+        assert_eq!(code("admin", here, None, &[b(Admin, None)]), unknown);
+        assert_eq!(code("admin", here, None, &[b(Admin, here), b(Staff, here)]), mismatch);
+        assert_eq!(code("citizen", here, None, &[]), unknown);
+        assert_eq!(code("admin", None, None, &[]), unknown);
+        // No principal_id: a fresh principal.
+        assert_eq!(new_client("citizen", here).check_principal(Citizen, None, &[]), Ok(()));
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub use ids::{
 };
 pub use mission::{Mission, MissionChanges, NewMission};
 pub use page::{Page, PageRequest};
-pub use principal::{Principal, PrincipalKind, Subject};
+pub use principal::{Binding, Principal, PrincipalKind, Subject};
 pub use request::{
     Action, Changed, HistoryEntry, IllegalTransition, Reason, RequestChange, RequestStatus, Role,
     ServiceRequest,

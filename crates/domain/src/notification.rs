@@ -10,7 +10,7 @@
 mod inbox;
 
 pub use inbox::{
-    Details, Email, EmailPreferences, EventFacts, Language, Notification, Person, Produced, REMINDER_LEAD,
+    Details, Email, EmailPreferences, EventFacts, Language, Notification, Person, Produced, REMINDER_LEAD, Recipient,
     produce, reminder_due,
 };
 

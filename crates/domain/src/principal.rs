@@ -42,6 +42,23 @@ impl FromStr for PrincipalKind {
     }
 }
 
+/// A principal id as the stores know it: the kind it acts as and the mission it belongs
+/// to (`None`: global). A citizen or staff row says who an id is; the clients bound to an
+/// id say it for the principals that have no row (admins, and staff or citizen clients
+/// made with a fresh id). One id names one kind in one mission (docs/api.md "Clients,
+/// principals and scopes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Binding {
+    pub kind: PrincipalKind,
+    pub mission: Option<MissionId>,
+}
+
+impl Binding {
+    pub fn new(kind: PrincipalKind, mission: Option<MissionId>) -> Self {
+        Binding { kind, mission }
+    }
+}
+
 /// The person or role a client acts for. Rendered as the token's `sub`: `kind:uuid`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Subject {
@@ -96,6 +113,11 @@ impl Principal {
     /// missions, mission admins only their own.
     pub fn administers(&self, mission: MissionId) -> bool {
         self.is_admin() && self.mission.is_none_or(|own| own == mission)
+    }
+
+    /// The kind and mission this token acts as.
+    pub fn binding(&self) -> Binding {
+        Binding::new(self.subject.kind, self.mission)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::{RepoError, WriteMeta};
 use async_trait::async_trait;
-use consular_domain::{ApiClient, ClientId, MissionId, Page, PageRequest};
+use consular_domain::{ApiClient, ClientId, MissionId, Page, PageRequest, PrincipalId};
 use time::OffsetDateTime;
 
 /// Which clients a listing may show.
@@ -10,6 +10,9 @@ use time::OffsetDateTime;
 pub struct ClientFilter {
     /// Only clients bound to this mission (a mission admin's view).
     pub mission: Option<MissionId>,
+    /// Only clients acting for this principal id (who an id already is, when a new
+    /// client names it).
+    pub principal: Option<PrincipalId>,
 }
 
 /// API clients and their secrets (as hashes).

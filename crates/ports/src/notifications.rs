@@ -4,7 +4,7 @@
 
 use crate::{OutboxEvent, RepoError, WriteMeta};
 use async_trait::async_trait;
-use consular_domain::notification::{AfterAttempt, Email, EmailPreferences, Notification, Produced};
+use consular_domain::notification::{AfterAttempt, Email, EmailPreferences, Notification, Produced, Recipient};
 use consular_domain::{
     Appointment, AppointmentId, EmailId, NotificationId, Page, PageRequest, PrincipalId, RequestId,
 };
@@ -85,15 +85,15 @@ pub trait NotificationRepository: Send + Sync {
 
     // ------------------------------------------------------------------- the inbox
 
-    /// `recipient`'s notifications, newest first (id descending), before `page.after`;
-    /// only unread ones when `unread_only`.
+    /// `recipient`'s notifications (its id, kind and mission all match), newest first (id
+    /// descending), before `page.after`; only unread ones when `unread_only`.
     async fn list(
         &self,
-        recipient: PrincipalId,
+        recipient: Recipient,
         unread_only: bool,
         page: PageRequest,
     ) -> Result<Page<Notification>, RepoError>;
-    async fn unread_count(&self, recipient: PrincipalId) -> Result<u64, RepoError>;
+    async fn unread_count(&self, recipient: Recipient) -> Result<u64, RepoError>;
     async fn get(&self, id: NotificationId) -> Result<Option<Notification>, RepoError>;
     /// Sets `read_at` to `now` if it is not set (reading twice keeps the first time);
     /// the notification as stored after, None when there is none.
@@ -103,7 +103,7 @@ pub trait NotificationRepository: Send + Sync {
         now: OffsetDateTime,
     ) -> Result<Option<Notification>, RepoError>;
     /// Marks every unread notification of `recipient` read at `now`; how many were.
-    async fn mark_all_read(&self, recipient: PrincipalId, now: OffsetDateTime) -> Result<u64, RepoError>;
+    async fn mark_all_read(&self, recipient: Recipient, now: OffsetDateTime) -> Result<u64, RepoError>;
     /// The notifications produced about `request`, newest first, with their emails.
     async fn for_request(&self, request: RequestId) -> Result<Vec<NotificationWithEmail>, RepoError>;
 

@@ -12,7 +12,7 @@ use common::*;
 use consular_db::Database;
 use consular_domain::notification::{
     AfterAttempt, Category, Details, Email, EmailPreferences, EmailStatus, EventFacts, EventKind, Language,
-    Notification, Person, Produced, produce,
+    Notification, Person, Produced, Recipient, produce,
 };
 use consular_domain::{
     Appointment, AppointmentChange, AppointmentEntry, CitizenId, Cutoffs, MissionId, NotificationId,
@@ -286,12 +286,14 @@ async fn claims_read_indexes(db: Database) {
 
 async fn the_inbox_pages_filters_and_marks_read(db: Database) {
     let s = setting(&db).await;
-    let (alice, bob) = (alice(&s), PrincipalId::new());
+    let (alice_id, bob_id) = (alice(&s), PrincipalId::new());
+    let inbox = |id| Recipient { id, kind: PrincipalKind::Citizen, mission: Some(s.mission) };
+    let (alice, bob) = (inbox(alice_id), inbox(bob_id));
     let t = now();
     let events = stored_events(&db, &[s.request.0; 6]).await;
     let mut produced_all: Vec<Produced> =
-        events[..5].iter().map(|e| produced(&s, e, alice, false, t)).collect();
-    produced_all.push(produced(&s, &events[5], bob, false, t));
+        events[..5].iter().map(|e| produced(&s, e, alice_id, false, t)).collect();
+    produced_all.push(produced(&s, &events[5], bob_id, false, t));
     assert_eq!(db.complete_events("a", &ids(&events), &produced_all, t).await.unwrap(), 6);
     let n: Vec<Notification> = produced_all.iter().map(|p| p.notification.clone()).collect();
 
@@ -305,6 +307,17 @@ async fn the_inbox_pages_filters_and_marks_read(db: Database) {
     assert_eq!((third.items, third.next_after), (vec![n[0].clone()], None));
     assert_eq!(db.unread_count(alice).await.unwrap(), 5);
     assert_eq!(db.unread_count(bob).await.unwrap(), 1);
+    // The same id as another kind, or in another mission (a token of a client bound to
+    // it elsewhere), has an empty inbox and marks nothing.
+    let as_staff = Recipient { kind: PrincipalKind::Staff, ..alice };
+    let elsewhere = Recipient { mission: Some(MissionId::new()), ..alice };
+    let global = Recipient { kind: PrincipalKind::Admin, mission: None, ..alice };
+    for stranger in [as_staff, elsewhere, global] {
+        let listed = NotificationRepository::list(&db, stranger, false, page(None)).await.unwrap();
+        assert!(listed.items.is_empty(), "{stranger:?} read {listed:?}");
+        assert_eq!(db.unread_count(stranger).await.unwrap(), 0, "{stranger:?}");
+        assert_eq!(db.mark_all_read(stranger, t).await.unwrap(), 0, "{stranger:?}");
+    }
 
     // Reading twice keeps the first time.
     let (t1, t2) = (t + Duration::minutes(1), t + Duration::minutes(2));

@@ -6,7 +6,10 @@ use super::{NotificationService, PREFERENCES_RESOURCE};
 use crate::ServiceError;
 use consular_domain::notification::{Category, EmailPreferences, Notification};
 use consular_domain::policy::{self, notifications as rules};
-use consular_domain::{AuditAction, AuditRecord, NotificationId, Page, PageRequest, Principal, RequestId};
+use consular_domain::{
+    AuditAction, AuditRecord, Binding, CitizenId, NotificationId, Page, PageRequest, Principal, PrincipalId,
+    PrincipalKind, RequestId, StaffId,
+};
 use consular_ports::{NotificationWithEmail, WriteMeta};
 
 /// A page of the caller's notifications and how many of all of theirs are unread.
@@ -41,7 +44,7 @@ impl NotificationService {
         id: NotificationId,
     ) -> Result<Notification, ServiceError> {
         let notification = self.ports.notifications.get(id).await?.ok_or(ServiceError::NotFound)?;
-        rules::read(actor, notification.recipient_id)?;
+        rules::read(actor, &notification)?;
         if notification.read_at.is_some() {
             return Ok(notification);
         }
@@ -57,7 +60,24 @@ impl NotificationService {
 
     /// The email categories the caller turned off.
     pub async fn preferences(&self, actor: &Principal) -> Result<EmailPreferences, ServiceError> {
-        Ok(self.ports.notifications.preferences(rules::inbox(actor)).await?)
+        let principal = self.own_preferences(actor).await?;
+        Ok(self.ports.notifications.preferences(principal).await?)
+    }
+
+    /// The principal id whose preferences the caller reads and sets: theirs, unless the
+    /// citizen or staff member of that id is of another kind or mission than the token.
+    async fn own_preferences(&self, actor: &Principal) -> Result<PrincipalId, ServiceError> {
+        let id = actor.subject.id.as_uuid();
+        let person = match self.ports.citizens.get(CitizenId(id)).await? {
+            Some(citizen) => Some(Binding::new(PrincipalKind::Citizen, Some(citizen.mission_id))),
+            None => self
+                .ports
+                .staff
+                .get(StaffId(id))
+                .await?
+                .map(|member| Binding::new(PrincipalKind::Staff, Some(member.mission_id))),
+        };
+        Ok(rules::preferences(actor, person)?)
     }
 
     /// Replaces the caller's preferences (audited).
@@ -66,7 +86,7 @@ impl NotificationService {
         actor: &Principal,
         preferences: EmailPreferences,
     ) -> Result<EmailPreferences, ServiceError> {
-        let principal = rules::inbox(actor);
+        let principal = self.own_preferences(actor).await?;
         let now = self.ports.clock.now();
         let changed = Category::ALL.iter().map(|c| format!("email.{c}")).collect();
         let meta = WriteMeta {

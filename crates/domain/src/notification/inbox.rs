@@ -67,7 +67,22 @@ pub struct Notification {
     pub read_at: Option<OffsetDateTime>,
 }
 
+/// Whose inbox: a principal id as the kind and mission a token acts as. Every inbox query
+/// matches all three, so a token of another kind or mission bearing the same id reads,
+/// marks and counts nothing of it (docs/api.md "Clients, principals and scopes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recipient {
+    pub id: PrincipalId,
+    pub kind: PrincipalKind,
+    pub mission: Option<MissionId>,
+}
+
 impl Notification {
+    /// The inbox it is in.
+    pub fn recipient(&self) -> Recipient {
+        Recipient { id: self.recipient_id, kind: self.recipient_kind, mission: self.mission_id }
+    }
+
     /// Marks it read at `now`; reading it again keeps the first time. True when it changed.
     pub fn mark_read(&mut self, now: OffsetDateTime) -> bool {
         if self.read_at.is_some() {

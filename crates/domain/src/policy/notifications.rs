@@ -1,20 +1,30 @@
 //! Notifications: everyone reads and marks only their own inbox (the notifications whose
-//! recipient is their principal id) and sets only their own email preferences; another
-//! principal's notification is 404. Who works on a request (its mission's staff and
-//! admins) sees how the emails about it were delivered (docs/notifications.md).
+//! recipient is their principal id, as the kind and in the mission their token acts as)
+//! and sets only their own email preferences; another principal's notification is 404.
+//! Who works on a request (its mission's staff and admins) sees how the emails about it
+//! were delivered (docs/notifications.md).
 
 use super::{Access, visible};
-use crate::{CitizenId, MissionId, Principal, PrincipalId};
+use crate::notification::{Notification, Recipient};
+use crate::{Binding, CitizenId, MissionId, Principal, PrincipalId};
 
-/// The inbox (and the preferences) the caller reads and changes: their own, with any
-/// token.
-pub fn inbox(actor: &Principal) -> PrincipalId {
-    actor.subject.id
+/// The inbox the caller reads and marks: their own, with any token.
+pub fn inbox(actor: &Principal) -> Recipient {
+    Recipient { id: actor.subject.id, kind: actor.subject.kind, mission: actor.mission }
 }
 
-/// Reading or marking the notification for `recipient`: only that recipient.
-pub fn read(actor: &Principal, recipient: PrincipalId) -> Access {
-    visible(actor.subject.id == recipient)
+/// Reading or marking `notification`: only its recipient, as the kind and in the mission
+/// it was made for.
+pub fn read(actor: &Principal, notification: &Notification) -> Access {
+    visible(inbox(actor) == notification.recipient())
+}
+
+/// The email preferences the caller reads and sets: their principal id's, unless the
+/// citizen or staff row of that id (`person`) is of another kind or mission than the
+/// token (a client bound to someone else's id must not silence their emails).
+pub fn preferences(actor: &Principal, person: Option<Binding>) -> Access<PrincipalId> {
+    visible(person.is_none_or(|p| p == actor.binding()))?;
+    Ok(actor.subject.id)
 }
 
 /// Seeing the notifications and email delivery of the request of citizen `owner` in
@@ -25,33 +35,77 @@ pub fn deliveries(actor: &Principal, owner: CitizenId, mission: MissionId) -> Ac
 
 #[cfg(test)]
 mod tests {
-    use super::super::table::{HERE, MEMBER, OWNER, check, show, show_value};
+    use super::super::table::{HERE, MEMBER, OWNER, check, show};
     use super::*;
+    use crate::notification::{Details, NotificationKind};
+    use crate::{NotificationId, PrincipalKind};
+
+    fn notification(recipient: uuid::Uuid, kind: PrincipalKind) -> Notification {
+        Notification {
+            id: NotificationId::new(),
+            recipient_id: PrincipalId(recipient),
+            recipient_kind: kind,
+            event_id: uuid::Uuid::now_v7(),
+            kind: NotificationKind::RequestSubmitted,
+            mission_id: Some(HERE),
+            request_id: None,
+            details: Details::default(),
+            created_at: time::OffsetDateTime::UNIX_EPOCH,
+            read_at: None,
+        }
+    }
 
     #[test]
     fn only_the_recipient_reads_and_staff_of_the_mission_see_deliveries() {
-        let (owner, member) = (PrincipalId(OWNER), PrincipalId(MEMBER));
+        use PrincipalKind::{Citizen, Staff};
+        let (owners, members) = (notification(OWNER, Citizen), notification(MEMBER, Staff));
         let (nf, scope) = ("404", "403 scope");
+        // The id's row: the owner is a citizen HERE, the member staff HERE; anyone else's
+        // id names no row. The same id through a token of another mission (or kind: a
+        // client an attacker bound to it) reads nothing and sets nothing.
+        let row = |actor: &Principal| match actor.subject.id.0 {
+            id if id == OWNER => Some(Binding::new(Citizen, Some(HERE))),
+            id if id == MEMBER => Some(Binding::new(Staff, Some(HERE))),
+            _ => None,
+        };
         check(
-            ["inbox is own", "citizen's", "member's", "deliveries"],
+            ["inbox is own", "citizen's", "member's", "preferences", "deliveries"],
             &[
-                ("owner", ["true", "ok", nf, scope]),
-                ("member", ["true", nf, "ok", "ok"]),
-                ("staff here", ["true", nf, nf, "ok"]),
-                ("staff elsewhere", ["true", nf, nf, nf]),
-                ("admin here", ["true", nf, nf, "ok"]),
-                ("admin elsewhere", ["true", nf, nf, nf]),
-                ("global admin", ["true", nf, nf, "ok"]),
-                ("citizen here", ["true", nf, nf, scope]),
+                ("owner", ["true", "ok", nf, "own", scope]),
+                ("owner elsewhere", ["true", nf, nf, nf, scope]),
+                ("member", ["true", nf, "ok", "own", "ok"]),
+                ("member elsewhere", ["true", nf, nf, nf, nf]),
+                ("staff here", ["true", nf, nf, "own", "ok"]),
+                ("staff elsewhere", ["true", nf, nf, "own", nf]),
+                ("admin here", ["true", nf, nf, "own", "ok"]),
+                ("admin elsewhere", ["true", nf, nf, "own", nf]),
+                ("global admin", ["true", nf, nf, "own", "ok"]),
+                ("citizen here", ["true", nf, nf, "own", scope]),
             ],
             |actor| {
+                let own = inbox(actor);
                 [
-                    show_value(inbox(actor) == actor.subject.id),
-                    show(read(actor, owner)),
-                    show(read(actor, member)),
+                    (own.id == actor.subject.id && own.kind == actor.subject.kind && own.mission == actor.mission)
+                        .to_string(),
+                    show(read(actor, &owners)),
+                    show(read(actor, &members)),
+                    match preferences(actor, row(actor)) {
+                        Ok(id) if id == actor.subject.id => "own".to_owned(),
+                        other => show(other),
+                    },
                     show(deliveries(actor, CitizenId(OWNER), HERE)),
                 ]
             },
+        );
+        // The recipient's kind is part of the inbox too.
+        let citizen_as_staff = Principal {
+            subject: crate::Subject { kind: Staff, id: PrincipalId(OWNER) },
+            ..super::super::table::caller("owner")
+        };
+        assert_eq!(read(&citizen_as_staff, &owners), Err(super::super::Denied::NotFound));
+        assert_eq!(
+            preferences(&citizen_as_staff, Some(Binding::new(Citizen, Some(HERE)))),
+            Err(super::super::Denied::NotFound)
         );
     }
 }

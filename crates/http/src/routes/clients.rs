@@ -79,7 +79,8 @@ pub struct CreateClient {
     pub scopes: Vec<ScopeName>,
     /// Required for staff and citizen clients; absent makes a global admin.
     pub mission_id: Option<Uuid>,
-    /// The staff member or citizen the client acts for; a new id when absent.
+    /// The principal the client acts for, a new one when absent: an existing principal of
+    /// the kind the scopes name, in the client's mission (422 otherwise).
     pub principal_id: Option<Uuid>,
 }
 

@@ -102,6 +102,9 @@ pub(crate) async fn list(
     if let Some(mission) = filter.mission {
         query = query.filter(api_clients::mission_id.eq(DbUuid(mission.0)));
     }
+    if let Some(principal) = filter.principal {
+        query = query.filter(api_clients::principal_id.eq(DbUuid(principal.0)));
+    }
     if let Some(after) = page.after {
         query = query.filter(api_clients::id.gt(DbUuid(after)));
     }

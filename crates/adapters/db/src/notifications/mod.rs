@@ -18,7 +18,7 @@ use crate::shared::columns::{corrupt, from_json, to_json};
 use crate::shared::repository;
 use crate::shared::sql_types::{DbJson, DbTime, DbUuid};
 use consular_domain::notification::{
-    AfterAttempt, Category, Details, Email, EmailPreferences, Notification, NotificationKind, Produced,
+    AfterAttempt, Category, Details, Email, EmailPreferences, Notification, NotificationKind, Produced, Recipient,
 };
 use consular_domain::{
     Appointment, AppointmentId, EmailId, NotificationId, Page, PageRequest, PrincipalId, RequestId,
@@ -125,11 +125,11 @@ repository! {
         fn backlog() -> Backlog;
         fn reminder_candidates(from: OffsetDateTime, until: OffsetDateTime, limit: u32) -> Vec<Appointment>;
         fn schedule_reminder(appointment: AppointmentId, starts_at: OffsetDateTime, event: &OutboxEvent) -> bool;
-        fn list(recipient: PrincipalId, unread_only: bool, page: PageRequest) -> Page<Notification>;
-        fn unread_count(recipient: PrincipalId) -> u64;
+        fn list(recipient: Recipient, unread_only: bool, page: PageRequest) -> Page<Notification>;
+        fn unread_count(recipient: Recipient) -> u64;
         fn get(id: NotificationId) -> Option<Notification>;
         fn mark_read(id: NotificationId, now: OffsetDateTime) -> Option<Notification>;
-        fn mark_all_read(recipient: PrincipalId, now: OffsetDateTime) -> u64;
+        fn mark_all_read(recipient: Recipient, now: OffsetDateTime) -> u64;
         fn for_request(request: RequestId) -> Vec<NotificationWithEmail>;
         fn preferences(principal: PrincipalId) -> EmailPreferences;
         fn set_preferences(
@@ -170,7 +170,7 @@ repository! {
         /// The query plan of [`NotificationRepository::list`]; for tests.
         #[doc(hidden)]
         pub fn explain_notification_list(
-            recipient: PrincipalId,
+            recipient: Recipient,
             unread_only: bool,
             page: PageRequest,
         ) -> Vec<String>;

@@ -15,7 +15,7 @@ use crate::notifications::{
 use crate::outbox::{OutboxRow, outbox_events};
 use crate::shared::sql_types::{DbJson, DbTime, DbUuid, PortableTimestamp};
 use consular_domain::notification::{
-    AfterAttempt, Email, EmailPreferences, EmailStatus, Notification, Produced,
+    AfterAttempt, Email, EmailPreferences, EmailStatus, Notification, Produced, Recipient,
 };
 use consular_domain::{
     Appointment, AppointmentId, EmailId, NotificationId, Page, PageRequest, PrincipalId, RequestId,
@@ -260,16 +260,22 @@ pub(crate) async fn schedule_reminder(
 
 type ListQuery = BoxedSelect<notifications::table, NotificationRow>;
 
-/// A recipient's notifications newest first (`ORDER BY id DESC`), the ids below
-/// `page.after`, `page.fetch_limit()` rows, from `notifications_recipient_idx` or, unread
-/// only, `notifications_unread_idx`.
-fn list_query(recipient: PrincipalId, unread_only: bool, page: &PageRequest) -> ListQuery {
+/// A recipient's notifications (id, kind and mission) newest first (`ORDER BY id DESC`),
+/// the ids below `page.after`, `page.fetch_limit()` rows, from
+/// `notifications_recipient_idx` or, unread only, `notifications_unread_idx` (both lead
+/// with the recipient's id, kind and mission: migration 000017).
+fn list_query(recipient: Recipient, unread_only: bool, page: &PageRequest) -> ListQuery {
     let mut query = notifications::table
         .select(NotificationRow::as_select())
         .into_boxed()
-        .filter(notifications::recipient_id.eq(DbUuid(recipient.0)))
+        .filter(notifications::recipient_id.eq(DbUuid(recipient.id.0)))
+        .filter(notifications::recipient_kind.eq(recipient.kind.as_str()))
         .order(notifications::id.desc())
         .limit(page.fetch_limit());
+    query = match recipient.mission {
+        Some(mission) => query.filter(notifications::mission_id.eq(DbUuid(mission.0))),
+        None => query.filter(notifications::mission_id.is_null()),
+    };
     if unread_only {
         query = query.filter(notifications::read_at.is_null());
     }
@@ -279,9 +285,32 @@ fn list_query(recipient: PrincipalId, unread_only: bool, page: &PageRequest) -> 
     query
 }
 
+/// The statement `$query` (of `notifications`) restricted to `$recipient`'s unread
+/// notifications: its id, kind and mission all match. A macro, not a boxed query, because
+/// an UPDATE takes no boxed filter.
+macro_rules! unread_of {
+    ($query:expr, $recipient:expr, |$q:ident| $then:expr) => {{
+        let recipient: Recipient = $recipient;
+        let mine = $query
+            .filter(notifications::recipient_id.eq(DbUuid(recipient.id.0)))
+            .filter(notifications::recipient_kind.eq(recipient.kind.as_str()))
+            .filter(notifications::read_at.is_null());
+        match recipient.mission {
+            Some(mission) => {
+                let $q = mine.filter(notifications::mission_id.eq(DbUuid(mission.0)));
+                $then
+            }
+            None => {
+                let $q = mine.filter(notifications::mission_id.is_null());
+                $then
+            }
+        }
+    }};
+}
+
 pub(crate) async fn list(
     conn: &mut Conn,
-    recipient: PrincipalId,
+    recipient: Recipient,
     unread_only: bool,
     page: PageRequest,
 ) -> Result<Page<Notification>, Failure> {
@@ -292,20 +321,16 @@ pub(crate) async fn list(
 
 pub(crate) async fn explain_notification_list(
     conn: &mut Conn,
-    recipient: PrincipalId,
+    recipient: Recipient,
     unread_only: bool,
     page: PageRequest,
 ) -> Result<Vec<String>, Failure> {
     explain(conn, list_query(recipient, unread_only, &page)).await
 }
 
-pub(crate) async fn unread_count(conn: &mut Conn, recipient: PrincipalId) -> Result<u64, Failure> {
-    let count: i64 = notifications::table
-        .filter(notifications::recipient_id.eq(DbUuid(recipient.0)))
-        .filter(notifications::read_at.is_null())
-        .count()
-        .get_result(conn)
-        .await?;
+pub(crate) async fn unread_count(conn: &mut Conn, recipient: Recipient) -> Result<u64, Failure> {
+    let count: i64 =
+        unread_of!(notifications::table, recipient, |q| q.count().get_result(conn).await?);
     Ok(count_of(count))
 }
 
@@ -337,17 +362,12 @@ pub(crate) async fn mark_read(
 
 pub(crate) async fn mark_all_read(
     conn: &mut Conn,
-    recipient: PrincipalId,
+    recipient: Recipient,
     now: OffsetDateTime,
 ) -> Result<u64, Failure> {
-    let updated = diesel::update(
-        notifications::table
-            .filter(notifications::recipient_id.eq(DbUuid(recipient.0)))
-            .filter(notifications::read_at.is_null()),
-    )
-    .set(notifications::read_at.eq(Some(DbTime(now))))
-    .execute(conn)
-    .await?;
+    let updated = unread_of!(notifications::table, recipient, |q| {
+        diesel::update(q).set(notifications::read_at.eq(Some(DbTime(now)))).execute(conn).await?
+    });
     Ok(updated as u64)
 }
 

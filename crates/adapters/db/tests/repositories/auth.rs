@@ -46,7 +46,7 @@ async fn clients_round_trip_and_list_by_mission(db: Database) {
 
     let all = ClientRepository::list(&db, ClientFilter::default(), PageRequest::default()).await.unwrap();
     assert_eq!(all.items.len(), 4);
-    let in_paris = ClientFilter { mission: Some(paris.id) };
+    let in_paris = ClientFilter { mission: Some(paris.id), ..ClientFilter::default() };
     let first = ClientRepository::list(&db, in_paris, PageRequest { limit: 1, after: None }).await.unwrap();
     let rest = ClientRepository::list(&db, in_paris, PageRequest { limit: 1, after: first.next_after })
         .await
@@ -55,6 +55,9 @@ async fn clients_round_trip_and_list_by_mission(db: Database) {
     expected.sort();
     assert_eq!([first.items[0].id, rest.items[0].id], expected[..]);
     assert_eq!(rest.next_after, None);
+    let of_citizen = ClientFilter { principal: Some(citizen.subject.id), ..ClientFilter::default() };
+    let found = ClientRepository::list(&db, of_citizen, PageRequest::default()).await.unwrap();
+    assert_eq!(found.items.iter().map(|c| c.id).collect::<Vec<_>>(), [citizen.id]);
 }
 
 async fn a_client_update_replaces_every_field(db: Database) {
