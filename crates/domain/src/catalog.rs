@@ -21,7 +21,7 @@ pub struct Money {
 pub struct Stage {
     #[validate(length(min = 1, max = 100), custom(function = "rules::clean_text"))]
     pub name: String,
-    #[validate(length(max = 1000))]
+    #[validate(length(max = 1000), custom(function = "rules::multi_line_text"))]
     pub description: String,
 }
 
@@ -62,7 +62,7 @@ pub struct NewServiceType {
     pub code: String,
     #[validate(length(min = 1, max = 200), custom(function = "rules::clean_text"))]
     pub name: String,
-    #[validate(length(max = 4000))]
+    #[validate(length(max = 4000), custom(function = "rules::multi_line_text"))]
     pub description: String,
     #[validate(nested)]
     pub fee: Money,
@@ -81,7 +81,7 @@ pub struct NewServiceType {
 pub struct ServiceTypeChanges {
     #[validate(length(min = 1, max = 200), custom(function = "rules::clean_text"))]
     pub name: Option<String>,
-    #[validate(length(max = 4000))]
+    #[validate(length(max = 4000), custom(function = "rules::multi_line_text"))]
     pub description: Option<String>,
     #[validate(nested)]
     pub fee: Option<Money>,
@@ -180,6 +180,24 @@ pub(crate) mod tests {
         for expected in ["/code", "/fee/amount_minor", "/fee/currency", "/sla_days", "/stages/1/name"] {
             assert!(pointers.iter().any(|p| p == expected), "{expected} missing from {pointers:?}");
         }
+    }
+
+    #[test]
+    fn descriptions_are_multi_line_without_other_control_characters() {
+        let mut multi_line = renewal();
+        multi_line.description = "Bring:\n\t- the old passport\r\n\t- a photo".into();
+        multi_line.stages[0].description = "First line\nsecond line".into();
+        assert_eq!(multi_line.validate(), Ok(()));
+        let mut bad = renewal();
+        bad.description = "nul\u{0}".into();
+        bad.stages[1].description = "c1\u{9b}".into();
+        let errors: Vec<(String, String)> =
+            bad.validate().unwrap_err().0.into_iter().map(|e| (e.pointer, e.code)).collect();
+        for pointer in ["/description", "/stages/1/description"] {
+            assert!(errors.contains(&(pointer.to_owned(), "control_character".to_owned())), "{errors:?}");
+        }
+        let changes = ServiceTypeChanges { description: Some("del\u{7f}".into()), ..Default::default() };
+        assert_eq!(changes.validate().unwrap_err().0[0].code, "control_character");
     }
 
     #[test]

@@ -44,7 +44,12 @@ impl Reason {
     }
 
     fn parse(text: String) -> Result<Reason, ValidationErrors> {
-        if text.chars().count() > MAX_TEXT { Err(too_long("reason")) } else { Ok(Reason(text)) }
+        if text.chars().count() > MAX_TEXT {
+            return Err(too_long("reason"));
+        }
+        let mut errors = ValidationErrors::new();
+        errors.validate_multi_line("reason", &text);
+        errors.into_result().map(|()| Reason(text))
     }
 
     pub fn as_str(&self) -> &str {
@@ -59,14 +64,16 @@ impl From<Reason> for String {
 }
 
 /// Checks the body of an internal note or a message: not blank, at most `MAX_TEXT`
-/// characters.
+/// characters, no control character but tab and line breaks.
 pub fn validate_post_body(body: &str) -> Result<(), ValidationErrors> {
     if body.trim().is_empty() {
         Err(ValidationErrors::single("body", "required", "must not be empty"))
     } else if body.chars().count() > MAX_TEXT {
         Err(too_long("body"))
     } else {
-        Ok(())
+        let mut errors = ValidationErrors::new();
+        errors.validate_multi_line("body", body);
+        errors.into_result()
     }
 }
 
@@ -554,6 +561,19 @@ mod tests {
         assert_eq!(empty.validate().unwrap_err().0[0].pointer, "/");
         assert!(validate_post_body(" ").is_err() && validate_post_body(&"x".repeat(MAX_TEXT + 1)).is_err());
         assert!(validate_post_body("hello").is_ok());
+    }
+
+    #[test]
+    fn multi_line_texts_keep_tabs_and_line_breaks_and_refuse_other_controls() {
+        let code = |result: Result<(), ValidationErrors>| result.unwrap_err().0[0].code.clone();
+        assert!(validate_post_body("line one\r\n\tline two\n").is_ok());
+        for bad in ["a\u{0}b", "bell\u{7}", "del\u{7f}", "c1\u{85}", "esc\u{1b}[31m"] {
+            assert_eq!(code(validate_post_body(bad)), "control_character", "{bad:?}");
+            let reason = Reason::optional(Some(bad.to_owned())).map(|_| ());
+            assert_eq!(reason.unwrap_err().0[0].pointer, "/reason", "{bad:?}");
+            assert!(Reason::required(Some(bad.to_owned())).is_err(), "{bad:?}");
+        }
+        assert!(Reason::required(Some("first\nsecond\tthird".to_owned())).is_ok());
     }
 
     #[test]

@@ -2,6 +2,9 @@
 //! from `validator`'s nested error map to the API's flat list of JSON pointers.
 
 use crate::ValidationErrors;
+use crate::validation::{
+    CONTROL_CHARACTER, NO_CONTROL_IN_LINE, NO_CONTROL_IN_TEXT, refused_in_line, refused_in_text,
+};
 use std::borrow::Cow;
 use validator::{ValidationError, ValidationErrorsKind};
 
@@ -15,8 +18,18 @@ pub fn clean_text(value: &str) -> Result<(), ValidationError> {
         Err(error("required", "must not be empty"))
     } else if value.trim().len() != value.len() {
         Err(error("untrimmed", "must not start or end with white space"))
-    } else if value.chars().any(char::is_control) {
-        Err(error("control_character", "must not contain control characters"))
+    } else if value.chars().any(refused_in_line) {
+        Err(error(CONTROL_CHARACTER, NO_CONTROL_IN_LINE))
+    } else {
+        Ok(())
+    }
+}
+
+/// A multi-line text (a description): tab and line breaks, but no other control
+/// character (`validation::refused_in_text`); length limits are separate rules.
+pub fn multi_line_text(value: &str) -> Result<(), ValidationError> {
+    if value.chars().any(refused_in_text) {
+        Err(error(CONTROL_CHARACTER, NO_CONTROL_IN_TEXT))
     } else {
         Ok(())
     }

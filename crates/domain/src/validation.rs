@@ -1,6 +1,30 @@
-//! Field-level validation failures, reported all at once (never only the first).
+//! Field-level validation failures, reported all at once (never only the first), and
+//! the control characters text may not contain.
 
 use serde::Serialize;
+
+/// Whether no text may contain `c`: every Unicode control character (C0 `U+0000`–`U+001F`,
+/// DEL `U+007F`, C1 `U+0080`–`U+009F`) except tab, line feed and carriage return, which
+/// multi-line texts (messages, notes, reasons, descriptions) hold. PostgreSQL cannot
+/// store NUL in text at all; the others are invisible, reorder or cut what people read
+/// and break the logs and the exports. This is the rule of every multi-line text and of
+/// every string of a JSON body (docs/api.md "Text").
+pub fn refused_in_text(c: char) -> bool {
+    c.is_control() && !matches!(c, '\t' | '\n' | '\r')
+}
+
+/// Whether a single-line text (a name, a code, a query parameter, a form value) may not
+/// contain `c`: every control character, tab and line breaks included.
+pub fn refused_in_line(c: char) -> bool {
+    c.is_control()
+}
+
+/// The field error code of a text holding a character it may not contain.
+pub const CONTROL_CHARACTER: &str = "control_character";
+/// Its message for a single-line text.
+pub const NO_CONTROL_IN_LINE: &str = "must not contain control characters";
+/// Its message for a multi-line text.
+pub const NO_CONTROL_IN_TEXT: &str = "must not contain control characters other than tab and line breaks";
 
 /// One failing field: an RFC 6901 JSON pointer into the request body, a stable code and a
 /// sentence for people.
@@ -75,8 +99,16 @@ impl ValidationErrors {
             self.add(field, "too_long", format!("must be at most {max} characters"));
         } else if trimmed.len() != value.len() {
             self.add(field, "untrimmed", "must not start or end with white space");
-        } else if value.chars().any(char::is_control) {
-            self.add(field, "control_character", "must not contain control characters");
+        } else if value.chars().any(refused_in_line) {
+            self.add(field, CONTROL_CHARACTER, NO_CONTROL_IN_LINE);
+        }
+    }
+
+    /// Checks a multi-line text: no control character but tab and line breaks
+    /// ([`refused_in_text`]). Emptiness and length are the caller's rules.
+    pub fn validate_multi_line(&mut self, field: &str, value: &str) {
+        if value.chars().any(refused_in_text) {
+            self.add(field, CONTROL_CHARACTER, NO_CONTROL_IN_TEXT);
         }
     }
 }

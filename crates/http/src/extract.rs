@@ -13,11 +13,14 @@ use base64::engine::DecodePaddingMode;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, URL_SAFE_NO_PAD};
 use consular_application::IdempotencyRequest;
 use consular_domain::page::{DEFAULT_LIMIT, MAX_LIMIT};
+use consular_domain::validation::{
+    CONTROL_CHARACTER, NO_CONTROL_IN_LINE, NO_CONTROL_IN_TEXT, refused_in_line, refused_in_text,
+};
 use consular_domain::{PageRequest, Principal, StartCursor, ValidationErrors};
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use sha2::{Digest, Sha256};
 use time::{OffsetDateTime, PrimitiveDateTime};
 use utoipa::IntoParams;
@@ -81,7 +84,9 @@ impl FromRequest for Authenticated {
 }
 
 /// A JSON body: `application/json` only (415 otherwise), at most [`JSON_LIMIT`] bytes
-/// (413), malformed JSON 400, a body of the wrong shape 422 with a pointer to the field.
+/// (413), malformed JSON 400, a string (member value or name, anywhere in the document)
+/// holding a control character other than tab and line breaks 422 `control_character`
+/// with a pointer to each, a body of the wrong shape 422 with a pointer to the field.
 /// The raw bytes are kept for the idempotency fingerprint.
 #[derive(Debug)]
 pub struct ApiJson<T> {
@@ -167,33 +172,143 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
                 body.extend_from_slice(&chunk);
             }
             let raw = body.freeze();
-            let malformed = |e: &serde_json::Error| {
+            // Two passes: the first checks the syntax (a body that is not JSON at all is
+            // 400 whatever else is wrong with it) and every string once unescaped, so
+            // `"\u0000"` is caught as well as a raw byte; the second reads the shape.
+            let control = controls_in_json(&raw).map_err(|e| {
                 ApiError::new(
                     StatusCode::BAD_REQUEST,
                     "malformed_json",
                     format!("the body is not valid JSON: {e}"),
                 )
-            };
-            // One pass on the happy path; a body that is not JSON at all is 400 whatever
-            // else is wrong with it, so a shape error is re-checked for syntax only then.
-            let mut deserializer = serde_json::Deserializer::from_slice(&raw);
-            match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
-                Ok(value) => {
-                    deserializer.end().map_err(|e| malformed(&e))?;
-                    Ok(ApiJson { value, raw })
-                }
-                Err(e) if e.inner().is_syntax() || e.inner().is_eof() => Err(malformed(e.inner())),
-                Err(e) => {
-                    serde_json::from_slice::<serde::de::IgnoredAny>(&raw).map_err(|e| malformed(&e))?;
-                    Err(ApiError::validation(
+            })?;
+            if !control.is_empty() {
+                return Err(ApiError::validation(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "validation_failed",
+                    "some fields contain control characters",
+                    control,
+                ));
+            }
+            serde_path_to_error::deserialize::<_, T>(&mut serde_json::Deserializer::from_slice(&raw))
+                .map(|value| ApiJson { value, raw: raw.clone() })
+                .map_err(|e| {
+                    ApiError::validation(
                         StatusCode::UNPROCESSABLE_ENTITY,
                         "validation_failed",
                         "the body does not have the expected shape",
                         field_error(e.path(), e.inner().to_string()),
-                    ))
-                }
-            }
+                    )
+                })
         })
+    }
+}
+
+/// A member name or query parameter name as a pointer segment (RFC 6901: `~` and `/`
+/// escaped), its control characters shown as U+FFFD so that no error echoes them.
+fn pointer_segment(name: &str) -> String {
+    name.chars()
+        .map(|c| if refused_in_line(c) { '\u{FFFD}' } else { c })
+        .collect::<String>()
+        .replace('~', "~0")
+        .replace('/', "~1")
+}
+
+/// The strings of a JSON document (after unescaping) that hold a character no text may
+/// hold ([`refused_in_text`]), each as a `control_character` error at its pointer (a
+/// member name at the member's pointer); a syntax error if the bytes are not one JSON
+/// document. This is the boundary check every JSON body passes, whatever its type.
+pub fn controls_in_json(raw: &[u8]) -> Result<ValidationErrors, serde_json::Error> {
+    let mut errors = ValidationErrors::new();
+    let mut deserializer = serde_json::Deserializer::from_slice(raw);
+    ControlScan { pointer: &mut String::new(), errors: &mut errors }.deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(errors)
+}
+
+/// Walks one JSON value, recording its strings that hold a refused character.
+struct ControlScan<'a> {
+    pointer: &'a mut String,
+    errors: &'a mut ValidationErrors,
+}
+
+impl ControlScan<'_> {
+    fn check(&mut self, text: &str) {
+        if text.chars().any(refused_in_text) {
+            let pointer = if self.pointer.is_empty() { "/" } else { self.pointer.as_str() };
+            self.errors.add(pointer, CONTROL_CHARACTER, NO_CONTROL_IN_TEXT);
+        }
+    }
+
+    /// The scan of the member or element at `segment` below this one.
+    fn below(&mut self, segment: &str) -> (ControlScan<'_>, usize) {
+        let len = self.pointer.len();
+        self.pointer.push('/');
+        self.pointer.push_str(segment);
+        (ControlScan { pointer: &mut *self.pointer, errors: &mut *self.errors }, len)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for ControlScan<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ControlScan<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(mut self, text: &str) -> Result<(), E> {
+        self.check(text);
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        for index in 0.. {
+            let (element, len) = self.below(&index.to_string());
+            let more = seq.next_element_seed(element)?.is_some();
+            self.pointer.truncate(len);
+            if !more {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let (mut member, len) = self.below(&pointer_segment(&name));
+            member.check(&name);
+            map.next_value_seed(member)?;
+            self.pointer.truncate(len);
+        }
+        Ok(())
     }
 }
 
@@ -224,7 +339,9 @@ pub fn comma_separated<'de, D: serde::Deserializer<'de>, T: DeserializeOwned>(
         .map(Some)
 }
 
-/// Query parameters; a malformed or unknown parameter is a 400 problem.
+/// Query parameters; a malformed or unknown parameter is a 400 problem, and so is a
+/// parameter whose name or value (once percent-decoded) holds a control character, tab
+/// and line breaks included: `control_character` at `/query/<name>` for each.
 #[derive(Debug)]
 pub struct ApiQuery<T>(pub T);
 
@@ -233,7 +350,29 @@ impl<T: DeserializeOwned> FromRequest for ApiQuery<T> {
     type Future = std::future::Ready<Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        std::future::ready(serde_urlencoded_from(req.query_string()).map(ApiQuery))
+        let query = req.query_string();
+        std::future::ready(controls_in_query(query).and_then(|()| serde_urlencoded_from(query)).map(ApiQuery))
+    }
+}
+
+/// The boundary check of every query string: no parameter name or value with a control
+/// character ([`refused_in_line`]).
+fn controls_in_query(query: &str) -> Result<(), ApiError> {
+    let mut errors = ValidationErrors::new();
+    for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        if name.chars().chain(value.chars()).any(refused_in_line) {
+            errors.add(&format!("/query/{}", pointer_segment(&name)), CONTROL_CHARACTER, NO_CONTROL_IN_LINE);
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::validation(
+            StatusCode::BAD_REQUEST,
+            "invalid_query",
+            "the query string is invalid",
+            errors,
+        ))
     }
 }
 

@@ -10,6 +10,7 @@
 
 use actix_web::App;
 use actix_web::dev::ResourceDef;
+use consular_domain::validation::{refused_in_line, refused_in_text};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use utoipa::OpenApi;
@@ -136,6 +137,115 @@ fn restrict(property: &mut Value, values: &[&str]) {
     }
 }
 
+/// A `pattern` matching the strings without a character `refused` refuses, made from the
+/// rule itself so that the document and the server cannot disagree (every control
+/// character is below U+00A0, so `\xNN` names each).
+fn pattern_without(refused: fn(char) -> bool) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for code in (0..0xA0u32).filter(|&c| char::from_u32(c).is_some_and(refused)) {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == code => *last = code,
+            _ => runs.push((code, code)),
+        }
+    }
+    let class: String = runs
+        .iter()
+        .map(|&(first, last)| match last - first {
+            0 => format!("\\x{first:02x}"),
+            1 => format!("\\x{first:02x}\\x{last:02x}"),
+            _ => format!("\\x{first:02x}-\\x{last:02x}"),
+        })
+        .collect();
+    format!("^[^{class}]*$")
+}
+/// Gives every free string of the requests a `pattern` saying which control characters
+/// are refused (docs/api.md "Text"), so that the document tells what the boundary checks
+/// (`extract::controls_in_json`, `ApiQuery`, the form readers) refuse: query parameters
+/// and form fields refuse every control character (`validation::refused_in_line`), JSON
+/// bodies all but tab, line feed and carriage return (`validation::refused_in_text`), the
+/// schemas they refer to included. A string with an `enum`, a `const`, a `format` or a pattern of its own is
+/// left as it is. Done on the whole document, so that no new field can be forgotten.
+fn forbid_control_characters(document: &mut Value) {
+    let line_pattern = pattern_without(refused_in_line);
+    let text_pattern = pattern_without(refused_in_text);
+    fn refs(schema: &Value, found: &mut Vec<String>) {
+        match schema {
+            Value::Object(object) => {
+                if let Some(name) = object.get("$ref").and_then(Value::as_str) {
+                    found.extend(name.strip_prefix("#/components/schemas/").map(str::to_owned));
+                }
+                object.values().for_each(|v| refs(v, found));
+            }
+            Value::Array(items) => items.iter().for_each(|v| refs(v, found)),
+            _ => {}
+        }
+    }
+    fn annotate(schema: &mut Value, pattern: &str) {
+        let Some(object) = schema.as_object_mut() else { return };
+        let is_string = match object.get("type") {
+            Some(Value::String(kind)) => kind == "string",
+            Some(Value::Array(kinds)) => kinds.iter().any(|k| k == "string"),
+            _ => false,
+        };
+        let constrained = ["enum", "const", "format", "pattern"].iter().any(|k| object.contains_key(*k));
+        if is_string && !constrained {
+            object.insert("pattern".into(), json!(pattern));
+        }
+        for key in ["items", "additionalProperties", "not"] {
+            if let Some(inner) = object.get_mut(key) {
+                annotate(inner, pattern);
+            }
+        }
+        if let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) {
+            properties.values_mut().for_each(|v| annotate(v, pattern));
+        }
+        for key in ["oneOf", "anyOf", "allOf", "prefixItems"] {
+            if let Some(inner) = object.get_mut(key).and_then(Value::as_array_mut) {
+                inner.iter_mut().for_each(|v| annotate(v, pattern));
+            }
+        }
+    }
+    // The components each pattern applies to: those a request refers to, transitively;
+    // a component a form and a JSON body share takes the stricter pattern.
+    let mut line: Vec<String> = Vec::new();
+    let mut text: Vec<String> = Vec::new();
+    if let Some(paths) = document["paths"].as_object_mut() {
+        for op in paths.values_mut().filter_map(Value::as_object_mut).flat_map(|item| item.values_mut()) {
+            if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
+                for param in params.iter_mut().filter(|p| p["in"] == "query") {
+                    refs(&param["schema"], &mut line);
+                    annotate(&mut param["schema"], &line_pattern);
+                }
+            }
+            if let Some(content) = op.pointer_mut("/requestBody/content").and_then(Value::as_object_mut) {
+                for (media_type, body) in content.iter_mut() {
+                    let (pattern, found) = if media_type.contains("json") {
+                        (&text_pattern, &mut text)
+                    } else {
+                        (&line_pattern, &mut line)
+                    };
+                    refs(&body["schema"], found);
+                    annotate(&mut body["schema"], pattern);
+                }
+            }
+        }
+    }
+    let Some(schemas) = document.pointer_mut("/components/schemas").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (found, pattern) in [(&mut line, &line_pattern), (&mut text, &text_pattern)] {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(name) = found.pop() {
+            if seen.insert(name.clone())
+                && let Some(schema) = schemas.get_mut(&name)
+            {
+                refs(schema, found);
+                annotate(schema, pattern);
+            }
+        }
+    }
+}
+
 impl ApiSpec {
     /// Builds the document from `register`, the same route registration the server uses.
     pub fn build(register: impl FnOnce(&mut ServiceConfig)) -> ApiSpec {
@@ -159,6 +269,7 @@ impl ApiSpec {
                 restrict(&mut properties["timezone"], &timezones);
             }
         }
+        forbid_control_characters(&mut document);
         let mut routes = Vec::new();
         let mut maturity: HashMap<String, HashMap<String, String>> = HashMap::new();
         let mut streamed = Vec::new();
@@ -227,5 +338,16 @@ impl ApiSpec {
     pub fn maturity(&self, method: &str, template: &str) -> Option<&str> {
         // Looked up on every response: borrowed keys, no allocation.
         self.maturity.get(template).and_then(|by_method| by_method.get(method)).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_patterns_are_the_rules_of_the_boundary() {
+        assert_eq!(pattern_without(refused_in_line), r"^[^\x00-\x1f\x7f-\x9f]*$");
+        assert_eq!(pattern_without(refused_in_text), r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$");
     }
 }

@@ -11,6 +11,7 @@ use actix_web::{HttpMessage, HttpRequest, HttpResponse, get, post, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use consular_application::auth::{ClientCredentials, IssuedTokens, OAuthError};
+use consular_domain::validation::refused_in_line;
 use governor::clock::{Clock, DefaultClock};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -157,7 +158,8 @@ fn invalid_request(message: &str) -> Reply {
 const KNOWN_PARAMETERS: [&str; 7] =
     ["grant_type", "scope", "client_id", "client_secret", "refresh_token", "token", "token_type_hint"];
 
-/// Parses a form body, refusing other media types and repeated parameters (RFC 6749 3.1).
+/// Parses a form body, refusing other media types, repeated parameters (RFC 6749 3.1)
+/// and a control character in a parameter it reads.
 fn parse_form(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>, Reply> {
     if req.mime_type().ok().flatten().is_none_or(|m| m.essence_str() != "application/x-www-form-urlencoded") {
         return Err(invalid_request("the body must be application/x-www-form-urlencoded"));
@@ -179,6 +181,9 @@ fn parse_form(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>,
         // a value MUST be treated as if they were omitted" (RFC 6749 section 3.1).
         if !KNOWN_PARAMETERS.contains(&key.as_ref()) || value.is_empty() {
             continue;
+        }
+        if value.chars().any(refused_in_line) {
+            return Err(invalid_request(&format!("the parameter `{key}` contains a control character")));
         }
         if form.insert(key.clone().into_owned(), value.into_owned()).is_some() {
             return Err(invalid_request(&format!("the parameter `{key}` is repeated")));

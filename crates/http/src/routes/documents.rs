@@ -196,7 +196,7 @@ fn multipart_error(error: MultipartError) -> ApiError {
     }
 }
 
-/// A text part, at most [`TEXT_PART_LIMIT`] bytes of UTF-8.
+/// A text part, at most [`TEXT_PART_LIMIT`] bytes of UTF-8 without control characters.
 async fn text_part(mut field: Field, name: &str) -> Result<String, ApiError> {
     let mut text = Vec::new();
     while let Some(chunk) = field.try_next().await.map_err(multipart_error)? {
@@ -205,7 +205,14 @@ async fn text_part(mut field: Field, name: &str) -> Result<String, ApiError> {
         }
         text.extend_from_slice(&chunk);
     }
-    String::from_utf8(text).map_err(|_| invalid(&format!("/{name}"), "invalid", "must be UTF-8 text"))
+    let text =
+        String::from_utf8(text).map_err(|_| invalid(&format!("/{name}"), "invalid", "must be UTF-8 text"))?;
+    // The boundary rule of every text the API reads (docs/api.md "Text").
+    use consular_domain::validation::{CONTROL_CHARACTER, NO_CONTROL_IN_LINE, refused_in_line};
+    if text.chars().any(refused_in_line) {
+        return Err(invalid(&format!("/{name}"), CONTROL_CHARACTER, NO_CONTROL_IN_LINE));
+    }
+    Ok(text)
 }
 
 fn uuid_part(text: &str, name: &str) -> Result<Uuid, ApiError> {

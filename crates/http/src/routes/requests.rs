@@ -407,8 +407,13 @@ pub struct PostList {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewPost {
-    /// 1 to 4000 characters.
-    #[schema(min_length = 1, max_length = 4000, pattern = r"\S")]
+    /// 1 to 4000 characters, not only white space; tab and line breaks but no other
+    /// control character.
+    #[schema(
+        min_length = 1,
+        max_length = 4000,
+        pattern = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$"
+    )]
     pub body: String,
 }
 
