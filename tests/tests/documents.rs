@@ -532,6 +532,41 @@ async fn refused_uploads_keep_nothing(backend: Backend) {
     assert!(!blobs[0].to_string_lossy().contains("passwd"), "{blobs:?}");
 }
 
+both!(path_like_file_names_are_judged_by_the_segment_kept);
+async fn path_like_file_names_are_judged_by_the_segment_kept(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let w = world(&app).await;
+    let token = &w.alice.token;
+    // Sent as the client wrote them (a backslash is escaped in the quoted filename); the
+    // extension, if any, is read from the last segment, the one kept, never from a
+    // directory: `x.y\scan` has none, `../../etc/passwd` neither.
+    let cases = [
+        ("../../etc/passwd", "passwd"),
+        ("C:\\\\Users\\\\x.y\\\\scan", "scan"),
+        ("C:\\\\Users\\\\x\\\\scan.pdf", "scan.pdf"),
+        ("..\\\\backup.2024/passport", "passport"),
+    ];
+    for (sent, kept) in cases {
+        let document =
+            upload(&app, token, "passport_photo", None, None, Part::File(sent, None, &pdf(3000))).await;
+        assert_eq!(document["file_name"], kept, "{sent}");
+        assert_eq!(document["media_type"], "application/pdf", "{sent}");
+        // Deleted, so that the kind may be uploaded again by the next case.
+        let response = delete(&app, token, &text(&document, "id")).await;
+        assert_eq!(response.status(), StatusCode::NO_CONTENT, "{sent}");
+    }
+    // The kept segment still has to agree with the bytes.
+    let response = upload_with(
+        &app,
+        token,
+        &[Part::Text("kind", "passport_photo"), Part::File("scans.pdf/photo.png", None, &pdf(3000))],
+        None,
+    )
+    .await;
+    expect_problem(response, 415, "unsupported_media_type").await;
+    assert!(stored_blobs(&app).is_empty(), "{:?}", stored_blobs(&app));
+}
+
 both!(other_citizens_and_missions_see_nothing);
 async fn other_citizens_and_missions_see_nothing(backend: Backend) {
     let app = TestApp::spawn(backend).await;

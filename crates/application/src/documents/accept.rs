@@ -4,6 +4,8 @@
 //! `scan.pdf` or an HTML page declared as `image/png` never gets in (docs/documents.md,
 //! "What is accepted").
 
+use consular_domain::document::last_path_segment;
+
 /// How many leading bytes are enough to recognise every accepted type.
 pub const SNIFF_LEN: usize = 512;
 
@@ -69,7 +71,9 @@ impl AcceptedTypes {
     /// The media type of a file that starts with `head` (at least its first [`SNIFF_LEN`]
     /// bytes, or the whole file when shorter), if it is accepted and agrees with what the
     /// client declared: `declared` is the part's `Content-Type` (absent or
-    /// `application/octet-stream` declares nothing), `file_name` the original name.
+    /// `application/octet-stream` declares nothing), `file_name` the name as sent, of
+    /// which only the part that is kept counts (`last_path_segment`: a directory named
+    /// `x.d` in `x.d/scan` is no extension, and `../../etc/passwd` has none).
     pub fn check(
         &self,
         head: &[u8],
@@ -91,7 +95,7 @@ impl AcceptedTypes {
         {
             return Err(TypeRefusal::DeclaredTypeMismatch { declared, detected: detected.to_owned() });
         }
-        if let Some((_, extension)) = file_name.rsplit_once('.') {
+        if let Some((_, extension)) = last_path_segment(file_name).rsplit_once('.') {
             let extension = extension.to_ascii_lowercase();
             if !extensions_of(detected).contains(&extension.as_str()) {
                 return Err(TypeRefusal::ExtensionMismatch { extension, detected: detected.to_owned() });
@@ -134,8 +138,16 @@ mod tests {
             (GIF, Some("image/gif"), "photo.gif", Err("not accepted")),
             (b"just some text", None, "notes.txt", Err("not accepted")),
             (b"", None, "empty.pdf", Err("not accepted")),
-            // The name is only metadata: a traversal-looking name changes nothing.
+            // The name is only metadata: a traversal-looking name changes nothing, and
+            // only the segment kept has an extension (both separators).
             (PDF, None, "../../etc/passwd.pdf", Ok("application/pdf")),
+            (PDF, None, "../../etc/passwd", Ok("application/pdf")),
+            (PDF, None, "..\\..\\passwd", Ok("application/pdf")),
+            (PDF, Some("application/pdf"), "C:\\Users\\x\\scan.pdf", Ok("application/pdf")),
+            (PDF, None, "C:\\Users\\x.y\\scan", Ok("application/pdf")),
+            (PDF, None, "./scans.d/passport", Ok("application/pdf")),
+            (PNG, None, "C:\\Users\\x\\scan.pdf", Err("extension")),
+            (PNG, None, "photos.png/scan.pdf", Err("extension")),
         ];
         for (head, declared, name, expected) in cases {
             let got = accepted.check(head, *declared, name);
