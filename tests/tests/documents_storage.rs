@@ -258,3 +258,61 @@ async fn fifty_concurrent_uploads_all_succeed(stack: Stack) {
     assert_eq!(app.blob_keys().await, keys, "one blob per row, nothing else");
     assert!(app.upload_leftovers().await.is_empty());
 }
+
+// Six uploads of one kind for one request at once (docs/documents.md "Re-upload"): they
+// all pass the check made before streaming, and the database lets one row through. The
+// others are 409 `document_already_present` naming that one, and nothing of them is kept:
+// one row, one blob, no unfinished upload. Then once more without a request, which is
+// one place too.
+stacks!(six_uploads_of_one_kind_at_once_keep_one);
+async fn six_uploads_of_one_kind_at_once_keep_one(stack: Stack) {
+    let app = TestApp::spawn_stack(stack, |_| {}).await;
+    let world = app.world().await;
+    let citizen = &world.citizen_a;
+    let request = app
+        .create_at("/api/v1/requests", &citizen.token, &json!({ "service_type_id": world.service["id"] }))
+        .await;
+    let request_id = text(&request, "id");
+    let mut kept = Vec::new();
+    for (round, fields) in
+        [vec![("kind", KIND), ("request_id", request_id.as_str())], vec![("kind", KIND)]].iter().enumerate()
+    {
+        let uploads = (0..6u32).map(|n| {
+            let (app, token) = (&app, citizen.token.clone());
+            async move {
+                // Large enough that every upload is still streaming when the first ends.
+                let bytes = pdf(2 * MIB, 10 * round as u32 + n);
+                let response =
+                    app.upload(&token, form(fields, file_part(bytes, "race.pdf", "application/pdf"))).await;
+                let status = response.status();
+                (status, response.json::<Value>().await.unwrap_or(Value::Null))
+            }
+        });
+        let results = futures_util::future::join_all(uploads).await;
+        let created: Vec<&Value> =
+            results.iter().filter(|(s, _)| *s == StatusCode::CREATED).map(|(_, b)| b).collect();
+        assert_eq!(created.len(), 1, "round {round}: exactly one upload is kept: {results:?}");
+        let winner = text(created[0], "id");
+        for (status, problem) in results.iter().filter(|(s, _)| *s != StatusCode::CREATED) {
+            assert_eq!(status.as_u16(), 409, "round {round}: {problem}");
+            assert_eq!(problem["code"], "document_already_present", "{problem}");
+            assert_eq!(
+                problem["existing_document_id"],
+                winner.as_str(),
+                "the loser names the winner: {problem}"
+            );
+        }
+        kept.push(app.document_row(&winner).await.expect("the winner's row").blob_key);
+        let live = app.live_documents().await;
+        assert_eq!(live.len(), round + 1, "round {round}: one row per round: {live:?}");
+        let mut expected = kept.clone();
+        expected.sort();
+        assert_eq!(app.blob_keys().await, expected, "round {round}: the losers' blobs are gone");
+        consular_tests::eventually(
+            std::time::Duration::from_secs(10),
+            "no unfinished upload is left",
+            || async { app.upload_leftovers().await.is_empty() },
+        )
+        .await;
+    }
+}

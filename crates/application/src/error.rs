@@ -22,6 +22,10 @@ pub enum ServiceError {
     /// The change conflicts with the current state (`code` names the rule).
     #[error("conflict: {detail}")]
     Conflict { code: &'static str, detail: String },
+    /// A live document of the kind is already there for the citizen and request (one
+    /// at a time, docs/documents.md "Re-upload"): `0.existing` names it.
+    #[error("conflict: {0}")]
+    DocumentAlreadyPresent(consular_domain::UploadRefused),
     /// The state machine refuses this change; `allowed` names what is possible instead.
     #[error("illegal transition: {detail}")]
     IllegalTransition { detail: String, allowed: Vec<String> },

@@ -12,6 +12,7 @@ use consular_domain::{FieldError, ValidationErrors};
 use serde::Serialize;
 use std::fmt;
 use utoipa::ToSchema;
+use uuid::Uuid;
 
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
@@ -46,6 +47,10 @@ pub struct Problem {
     /// (empty for a final request).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_actions: Option<Vec<String>>,
+    /// For `document_already_present`: the live document of the kind that is there (to
+    /// delete first if it must be replaced).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub existing_document_id: Option<Uuid>,
 }
 
 /// Marks an error response whose body is the operation's own, documented in the OpenAPI
@@ -61,8 +66,21 @@ pub struct ApiError {
     pub code: &'static str,
     pub detail: String,
     pub errors: Vec<FieldError>,
-    pub allowed_actions: Option<Vec<String>>,
+    /// What the problem adds for its kind (`allowed_actions`, `existing_document_id`).
+    pub extension: Extension,
     pub headers: Vec<(HeaderName, String)>,
+}
+
+/// The extension members of [`Problem`] that only some kinds of problem have, at most
+/// one per problem (one field, so that `ApiError`, in every handler's `Err`, stays small).
+#[derive(Debug, Clone, Default)]
+pub enum Extension {
+    #[default]
+    None,
+    /// `allowed_actions`, for an illegal transition.
+    AllowedActions(Vec<String>),
+    /// `existing_document_id`, for `document_already_present`.
+    ExistingDocument(Uuid),
 }
 
 impl ApiError {
@@ -72,7 +90,7 @@ impl ApiError {
             code,
             detail: detail.into(),
             errors: Vec::new(),
-            allowed_actions: None,
+            extension: Extension::None,
             headers: Vec::new(),
         }
     }
@@ -127,7 +145,14 @@ impl ApiError {
                     message: e.message.clone(),
                 })
                 .collect(),
-            allowed_actions: self.allowed_actions.clone(),
+            allowed_actions: match &self.extension {
+                Extension::AllowedActions(allowed) => Some(allowed.clone()),
+                _ => None,
+            },
+            existing_document_id: match self.extension {
+                Extension::ExistingDocument(id) => Some(id),
+                _ => None,
+            },
         }
     }
 
@@ -207,8 +232,12 @@ impl From<ServiceError> for ApiError {
                 errors,
             ),
             ServiceError::Conflict { code, detail } => ApiError::new(StatusCode::CONFLICT, code, detail),
+            ServiceError::DocumentAlreadyPresent(refused) => ApiError {
+                extension: Extension::ExistingDocument(refused.existing.as_uuid()),
+                ..ApiError::new(StatusCode::CONFLICT, "document_already_present", refused.to_string())
+            },
             ServiceError::IllegalTransition { detail, allowed } => ApiError {
-                allowed_actions: Some(allowed),
+                extension: Extension::AllowedActions(allowed),
                 ..ApiError::new(StatusCode::CONFLICT, "illegal_transition", detail)
             },
             ServiceError::PreconditionFailed => ApiError::new(

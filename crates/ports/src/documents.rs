@@ -17,6 +17,12 @@ pub struct DocumentFilter {
     pub statuses: Vec<DocumentStatus>,
 }
 
+/// The unique index that keeps one live (`uploaded` or `verified`) document per citizen,
+/// request (or none) and kind (docs/documents.md "Re-upload"): the `constraint` of the
+/// `Duplicate` that [`DocumentRepository::insert`] reports when another upload of the kind
+/// got there first.
+pub const ONE_LIVE_DOCUMENT: &str = "documents_one_live_kind";
+
 /// Document metadata (docs/documents.md "What is stored"): never the bytes, which live
 /// in the `BlobStore` under each document's `blob_key`. A deleted document stays as a
 /// tombstone row (status `deleted`) for the audit log.
@@ -25,8 +31,11 @@ pub struct DocumentFilter {
 pub trait DocumentRepository: Send + Sync {
     /// Inserts a new document, in one transaction with `meta`. A taken id is
     /// `Duplicate { constraint: "documents_pkey" }`, a taken blob key `Duplicate {
-    /// constraint: "documents_blob_key" }`; an unknown mission, citizen or request is
-    /// `Other` (the use cases check them first). A failed insert stores nothing of `meta`.
+    /// constraint: "documents_blob_key" }`, a second live (`uploaded` or `verified`)
+    /// document of the same citizen, request (or none) and kind `Duplicate { constraint:
+    /// ONE_LIVE_DOCUMENT }`, whatever the timing of the two inserts; an unknown mission,
+    /// citizen or request is `Other` (the use cases check them first). A failed insert
+    /// stores nothing of `meta`.
     async fn insert(&self, document: &Document, meta: &WriteMeta) -> Result<(), RepoError>;
     /// Replaces the stored document (verification, rejection, deletion as a tombstone) if
     /// its version is still `expected_version`: `VersionConflict` when it moved on,

@@ -40,7 +40,7 @@ pub use citizens::{CitizenFilter, CitizenRepository};
 pub use clients::{ClientFilter, ClientRepository};
 pub use clock::{Clock, SystemClock};
 pub use demo::{DemoRepository, SeededRequest};
-pub use documents::{DocumentFilter, DocumentRepository};
+pub use documents::{DocumentFilter, DocumentRepository, ONE_LIVE_DOCUMENT};
 pub use error::RepoError;
 pub use health::HealthCheck;
 pub use idempotency::{IdempotencyRecord, IdempotencyRepository, StoredOutcome};

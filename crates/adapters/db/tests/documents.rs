@@ -13,7 +13,9 @@ use consular_domain::{
     CitizenId, Document, DocumentId, DocumentStatus, MissionId, NewDocument, PageRequest, PrincipalId,
     PrincipalKind, Reason, RequestId, Role, ScanStatus, Subject,
 };
-use consular_ports::{DocumentFilter, DocumentRepository, RepoError, RequestRepository, WriteMeta};
+use consular_ports::{
+    DocumentFilter, DocumentRepository, ONE_LIVE_DOCUMENT, RepoError, RequestRepository, WriteMeta,
+};
 use std::collections::BTreeSet;
 use uuid::Uuid;
 
@@ -169,6 +171,65 @@ async fn the_table_refuses_inconsistent_documents(db: Database) {
     stored(&db, Document { file_name: "é".repeat(255), ..valid }).await;
 }
 
+/// One live (`uploaded` or `verified`) document per citizen, request (or none) and kind
+/// (docs/documents.md "Re-upload"): the table refuses a second one, whatever checked
+/// before, with the business name and nothing of its write kept; rejected documents and
+/// tombstones never count; other requests, kinds and citizens never collide.
+async fn a_second_live_document_of_a_kind_is_refused(db: Database) {
+    let (mission, alice, request) = setting(&db, "fr-paris").await;
+    let bob = stored_citizen(&db, mission, "BB2").await.id;
+    let audit_rows = async || db.count_rows("audit_events").await.unwrap();
+    for place in [Some(request), None] {
+        let first = stored(&db, document(mission, alice, place, "passport_photo")).await;
+        let before = audit_rows().await;
+        let second = document(mission, alice, place, "passport_photo");
+        let meta = WriteMeta {
+            events: vec![outbox_event("document.uploaded", second.id.0)],
+            ..audited("document", second.id.0)
+        };
+        let refused = DocumentRepository::insert(&db, &second, &meta).await;
+        assert!(is_duplicate(&refused, ONE_LIVE_DOCUMENT), "{place:?}: {refused:?}");
+        assert_eq!(DocumentRepository::get(&db, second.id).await.unwrap(), None);
+        assert_eq!(audit_rows().await, before, "nothing of the refused write is kept");
+
+        // A verified document blocks as an uploaded one does.
+        let first = moved_to(&db, first, DocumentStatus::Verified).await;
+        let refused = DocumentRepository::insert(&db, &second, &WriteMeta::default()).await;
+        assert!(is_duplicate(&refused, ONE_LIVE_DOCUMENT), "{place:?} verified: {refused:?}");
+        // Deleted, it blocks nothing; a rejected one neither.
+        moved_to(&db, first, DocumentStatus::Deleted).await;
+        let second = stored(&db, second).await;
+        moved_to(&db, second, DocumentStatus::Rejected).await;
+        stored(&db, document(mission, alice, place, "passport_photo")).await;
+        // Another kind, another citizen: never in the way.
+        stored(&db, document(mission, alice, place, "old_passport")).await;
+    }
+    stored(&db, document(mission, bob, None, "passport_photo")).await;
+    // A document of a request and one of no request are not the same place.
+    let visa = stored_service_type(&db, "visa").await;
+    let other = stored_request(&db, common::request(mission, alice, &visa)).await.id;
+    stored(&db, document(mission, alice, Some(other), "passport_photo")).await;
+
+    // Six inserts of one kind at once: exactly one row goes in.
+    let racers: Vec<_> = (0..6)
+        .map(|_| {
+            let (db, d) = (db.clone(), document(mission, alice, Some(other), "old_passport"));
+            tokio::spawn(
+                async move { DocumentRepository::insert(&db, &d, &audited("document", d.id.0)).await },
+            )
+        })
+        .collect();
+    let mut results = Vec::new();
+    for racer in racers {
+        results.push(racer.await.unwrap());
+    }
+    let won = results.iter().filter(|r| r.is_ok()).count();
+    let lost = results.iter().filter(|r| is_duplicate(r, ONE_LIVE_DOCUMENT)).count();
+    assert_eq!((won, lost), (1, 5), "{results:?}");
+    let live = DocumentRepository::for_request(&db, other).await.unwrap();
+    assert_eq!(live.iter().filter(|d| d.kind == "old_passport").count(), 1);
+}
+
 // ---------------------------------------------------------------- reads
 
 fn expected_list(all: &[Document], f: &DocumentFilter) -> Vec<DocumentId> {
@@ -196,6 +257,7 @@ async fn listed(db: &Database, filter: &DocumentFilter) -> Vec<DocumentId> {
 /// Two missions, two citizens, a request each (and a second one for Alice), every kind
 /// in every status, unattached documents among them.
 async fn library(db: &Database) -> (Vec<Document>, [MissionId; 2], [CitizenId; 2], [RequestId; 3]) {
+    use DocumentStatus::*;
     let (paris, alice, alice_renewal) = setting(db, "fr-paris").await;
     let (rome, bruno, bruno_renewal) = setting(db, "it-rome").await;
     let visa = stored_service_type(db, "visa").await;
@@ -210,8 +272,15 @@ async fn library(db: &Database) -> (Vec<Document>, [MissionId; 2], [CitizenId; 2
     ];
     for (mission, citizen, request) in places {
         for kind in ["passport_photo", "old_passport"] {
-            for status in DocumentStatus::ALL {
-                let d = stored(db, document(mission, citizen, request, kind)).await;
+            // One live (uploaded or verified) document per citizen, request and kind:
+            // every document goes in as uploaded, so the one that stays so comes last,
+            // and the verified one is of a kind of its own.
+            for status in [Rejected, Deleted, Verified, Uploaded] {
+                let kind = match status {
+                    Verified => format!("{kind}_copy"),
+                    _ => kind.to_owned(),
+                };
+                let d = stored(db, document(mission, citizen, request, &kind)).await;
                 all.push(moved_to(db, d, status).await);
             }
         }
@@ -409,6 +478,7 @@ on_both_databases!(
     documents_round_trip_and_updates_check_the_version,
     a_document_with_unknown_references_is_not_stored,
     the_table_refuses_inconsistent_documents,
+    a_second_live_document_of_a_kind_is_refused,
     documents_are_listed_newest_first_by_every_filter,
     document_pages_have_no_gaps_or_duplicates,
     a_requests_documents_are_its_live_ones_oldest_first,

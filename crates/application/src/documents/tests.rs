@@ -4,7 +4,7 @@
 use super::*;
 use crate::fixtures::{alice, principal, service_type};
 use bytes::Bytes;
-use consular_domain::{CitizenId, MissionId, Page, PrincipalKind, ScanStatus};
+use consular_domain::{CitizenId, MissionId, NewDocument, Page, PrincipalKind, ScanStatus};
 use consular_ports::{
     MockAuditRepository, MockBlobStore, MockBlobUpload, MockCitizenRepository, MockDocumentRepository,
     MockIdempotencyRepository, MockMalwareScanner, MockRequestRepository, MockScanSession,
@@ -181,6 +181,55 @@ async fn a_failed_insert_deletes_the_blob_it_wrote() {
     fixture.documents.expect_insert().times(1).returning(|_, _| Err(RepoError::Unavailable("down".into())));
     let refused = fixture.upload(vec![pdf(700)]).await.unwrap_err();
     assert!(matches!(refused, ServiceError::Unavailable(_)), "{refused:?}");
+}
+
+/// Two uploads of a kind at once both pass the check before streaming; the database
+/// refuses the second row. The loser is the same 409 as before streaming, naming the
+/// document that got in, and its blob is deleted.
+#[tokio::test]
+async fn an_upload_that_loses_the_race_names_the_winner_and_deletes_its_blob() {
+    let mut blobs = store_with_upload(1, 0);
+    blobs.expect_delete().times(1).withf(|key| key.starts_with("documents/")).returning(|_| Ok(()));
+    let mut fixture = Fixture::new(blobs);
+    let winner = Document::upload(
+        NewDocument {
+            mission_id: MissionId::new(),
+            citizen_id: CitizenId::new(),
+            request_id: None,
+            kind: "passport_photo".into(),
+            file_name: "first.pdf".into(),
+            media_type: "application/pdf".into(),
+            size_bytes: 700,
+            sha256: "ab".repeat(32),
+            scan: ScanStatus::NotConfigured,
+        },
+        consular_domain::document::new_blob_key(),
+        consular_domain::Subject { kind: PrincipalKind::Citizen, id: consular_domain::PrincipalId::new() },
+        time::OffsetDateTime::UNIX_EPOCH,
+    );
+    let winner_id = winner.id;
+    let mut documents = MockDocumentRepository::new();
+    // Nothing there before streaming; the winner there once the insert was refused (it
+    // is of the loser's citizen: `may_upload` compares).
+    let listed = std::sync::atomic::AtomicUsize::new(0);
+    let mut found = winner.clone();
+    documents.expect_list().times(2).returning(move |filter, _| {
+        found.citizen_id = filter.citizen_id.unwrap();
+        match listed.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+            0 => Ok(Page::empty()),
+            _ => Ok(Page { items: vec![found.clone()], next_after: None }),
+        }
+    });
+    documents
+        .expect_insert()
+        .times(1)
+        .returning(|_, _| Err(RepoError::Duplicate { constraint: consular_ports::ONE_LIVE_DOCUMENT.into() }));
+    fixture.documents = documents;
+    let refused = fixture.upload(vec![pdf(700)]).await.unwrap_err();
+    match refused {
+        ServiceError::DocumentAlreadyPresent(refused) => assert_eq!(refused.existing, winner_id),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]

@@ -20,7 +20,8 @@ use consular_domain::{
     ValidationErrors,
 };
 use consular_ports::{
-    BlobUpload, DocumentFilter, ScanError, ScanSession, ScanVerdict, ServiceTypeFilter, WriteMeta,
+    BlobUpload, DocumentFilter, ONE_LIVE_DOCUMENT, RepoError, ScanError, ScanSession, ScanVerdict,
+    ServiceTypeFilter, WriteMeta,
 };
 use futures_util::StreamExt;
 use futures_util::stream::LocalBoxStream;
@@ -142,16 +143,9 @@ impl DocumentService {
         };
         self.check_kind(actor, &form, &citizen).await?;
         validate_file_name(&form.file_name)?;
-        let filter = DocumentFilter {
-            citizen_id: Some(citizen.id),
-            request_id: form.request_id,
-            kind: Some(form.kind.clone()),
-            statuses: vec![DocumentStatus::Uploaded, DocumentStatus::Verified],
-            ..DocumentFilter::default()
-        };
-        let existing = all_pages(|page| ports.documents.list(filter.clone(), page)).await?;
-        may_upload(citizen.id, form.request_id, &form.kind, &existing)
-            .map_err(|refused| ServiceError::conflict("document_already_present", refused.to_string()))?;
+        // Checked before any byte is stored; the insert is the check that holds when two
+        // uploads of the kind run at once.
+        self.refuse_if_present(citizen.id, form.request_id, &form.kind).await?;
 
         let stored = self.store(body, &form).await?;
         let new = NewDocument {
@@ -168,7 +162,7 @@ impl DocumentService {
         let written = match new.validate() {
             Ok(()) => {
                 let document = Document::upload(new, stored.key.clone(), actor.subject, now);
-                self.insert(actor, &document, idempotency_key).await.map(|()| document)
+                self.insert_unless_present(actor, &document, idempotency_key).await.map(|()| document)
             }
             Err(errors) => Err(errors.into()),
         };
@@ -184,12 +178,58 @@ impl DocumentService {
         }
     }
 
-    async fn insert(
+    /// Refused (409 naming it) when a live document of `kind` is there for the citizen
+    /// and request (docs/documents.md "Re-upload").
+    async fn refuse_if_present(
+        &self,
+        citizen: CitizenId,
+        request: Option<RequestId>,
+        kind: &str,
+    ) -> Result<(), ServiceError> {
+        let filter = DocumentFilter {
+            citizen_id: Some(citizen),
+            request_id: request,
+            kind: Some(kind.to_owned()),
+            statuses: vec![DocumentStatus::Uploaded, DocumentStatus::Verified],
+            ..DocumentFilter::default()
+        };
+        let existing = all_pages(|page| self.ports.documents.list(filter.clone(), page)).await?;
+        // The listing's `request_id` filter cannot ask for "no request": `may_upload`
+        // keeps only the documents of `request` itself.
+        may_upload(citizen, request, kind, &existing).map_err(ServiceError::DocumentAlreadyPresent)
+    }
+
+    /// Inserts the document unless a live one of its citizen, request and kind got in
+    /// first: two uploads at once both pass the check made before streaming, and the
+    /// database's unique index lets one row through. The loser is refused naming the
+    /// winner, read once the index has refused; if that one is already gone again (deleted
+    /// in between), the insert is tried once more.
+    async fn insert_unless_present(
         &self,
         actor: &Principal,
         document: &Document,
         idempotency_key: Option<&IdempotencyRequest>,
     ) -> Result<(), ServiceError> {
+        for _ in 0..2 {
+            if self.insert(actor, document, idempotency_key).await? {
+                return Ok(());
+            }
+            self.refuse_if_present(document.citizen_id, document.request_id, &document.kind).await?;
+        }
+        Err(ServiceError::Unavailable(format!(
+            "uploads of a {} document for citizen {} keep colliding",
+            document.kind, document.citizen_id
+        )))
+    }
+
+    /// Whether the row went in (`false`: a live document of its citizen, request and kind
+    /// was there first, and nothing was written).
+    async fn insert(
+        &self,
+        actor: &Principal,
+        document: &Document,
+        idempotency_key: Option<&IdempotencyRequest>,
+    ) -> Result<bool, ServiceError> {
         let now = document.created_at;
         let meta = WriteMeta {
             audit: vec![audit(
@@ -207,8 +247,11 @@ impl DocumentService {
             )],
             idempotency: idempotency::record(actor, idempotency_key, document.id.as_uuid(), document, now)?,
         };
-        self.ports.documents.insert(document, &meta).await?;
-        Ok(())
+        match self.ports.documents.insert(document, &meta).await {
+            Ok(()) => Ok(true),
+            Err(RepoError::Duplicate { constraint }) if constraint == ONE_LIVE_DOCUMENT => Ok(false),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The kind must be one the catalog knows; attached to a request (one of the

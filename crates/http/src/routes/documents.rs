@@ -305,7 +305,7 @@ async fn read_form(multipart: &mut Multipart) -> Result<(UploadForm, Field), Api
         (status = 201, description = "Stored", body = DocumentBody, headers(
             ("Location" = String, description = "The new document"),
             ("ETag" = String, description = "Its version"))),
-        (status = 409, description = "A document of this kind is already uploaded or verified here (`document_already_present`), or the Idempotency-Key is in use",
+        (status = 409, description = "A document of this kind is already uploaded or verified for this citizen and request (`document_already_present`; `existing_document_id` names it), also when it was uploaded at the same time as this one, or the Idempotency-Key is in use",
             body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "The file exceeds the upload limit", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not multipart/form-data, or the file's bytes are not an accepted type or disagree with its declared type or name",

@@ -9,7 +9,7 @@ use crate::shared::columns::{actor_from_db, actor_to_db, corrupt, subject_from_d
 use crate::shared::repository;
 use crate::shared::sql_types::{DbTime, DbUuid};
 use consular_domain::{Document, DocumentId, Page, PageRequest, Reason, RequestId};
-use consular_ports::{DocumentFilter, DocumentRepository, WriteMeta};
+use consular_ports::{DocumentFilter, DocumentRepository, ONE_LIVE_DOCUMENT, WriteMeta};
 use diesel::prelude::*;
 
 diesel::table! {
@@ -42,9 +42,14 @@ diesel::table! {
     }
 }
 
-/// The unique constraints of `documents` (see `crate::error`).
-pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] =
-    &[("documents_pkey", "documents.id"), ("documents_blob_key", "documents.blob_key")];
+/// The unique constraints of `documents` (see `crate::error`). The one-live-document index
+/// is on an expression (the missing request counts as one value), which SQLite reports by
+/// the index's name rather than by its columns.
+pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[
+    ("documents_pkey", "documents.id"),
+    ("documents_blob_key", "documents.blob_key"),
+    (ONE_LIVE_DOCUMENT, "index 'documents_one_live_kind'"),
+];
 
 repository! {
     impl DocumentRepository for Database => documents {
