@@ -316,3 +316,59 @@ async fn six_uploads_of_one_kind_at_once_keep_one(stack: Stack) {
         .await;
     }
 }
+
+// HEAD on a download URL answers what GET does without the bytes: the real
+// `Content-Length` (whole, and for a range), the same type, disposition and ETag. On
+// the local stack the URL is the service's own; on S3 it is the store's presigned URL,
+// which the store answers. HEAD on the API's own resources keeps their length too.
+stacks!(head_on_a_download_url_answers_the_real_length);
+async fn head_on_a_download_url_answers_the_real_length(stack: Stack) {
+    let app = TestApp::spawn_stack(stack, |_| {}).await;
+    let world = app.world().await;
+    let citizen = &world.citizen_a;
+    let bytes = pdf(300 * 1024 + 7, 5);
+    let created =
+        app.upload_ok(&citizen.token, &[("kind", KIND)], bytes.clone(), "scan.pdf", "application/pdf").await;
+    let (document, _) = fetch(&app, &text(&created, "id"), &citizen.token).await;
+    let url = text(&document, "download_url");
+    let url = if url.starts_with('/') { app.url(&url) } else { url };
+    let client = consular_tests::http_client();
+
+    let get = client.get(&url).send().await.expect("GET");
+    assert_eq!(get.status(), StatusCode::OK);
+    let get_headers = get.headers().clone();
+    assert_eq!(get.bytes().await.expect("the bytes").len(), bytes.len());
+    let head = client.head(&url).send().await.expect("HEAD");
+    assert_eq!(head.status(), StatusCode::OK, "{url}");
+    assert_eq!(header(head.headers(), "content-length"), bytes.len().to_string(), "the real length");
+    if !stack.s3 {
+        // The service's own URL: every header GET has (S3 answers HEAD its own way).
+        for name in ["content-type", "content-disposition", "x-content-type-options", "etag", "accept-ranges"]
+        {
+            assert_eq!(header(head.headers(), name), header(&get_headers, name), "{name}");
+        }
+        assert!(head.bytes().await.expect("no body").is_empty());
+        let head =
+            client.head(&url).header("range", "bytes=100-299").send().await.expect("HEAD with a range");
+        assert_eq!(head.status(), StatusCode::PARTIAL_CONTENT);
+        assert_eq!(header(head.headers(), "content-length"), "200");
+        assert_eq!(header(head.headers(), "content-range"), format!("bytes 100-299/{}", bytes.len()));
+    }
+
+    // The API's own responses, a problem included.
+    let path = format!("{DOCUMENTS}/{}", text(&created, "id"));
+    let get = app.get(&path, &citizen.token).await;
+    let length = get.bytes().await.expect("the body").len();
+    let head = app.authed(Method::HEAD, &path, &citizen.token).send().await.expect("HEAD");
+    assert_eq!(head.status(), StatusCode::OK);
+    assert_eq!(header(head.headers(), "content-length"), length.to_string());
+    let missing = format!("{DOCUMENTS}/{}", uuid_v7_like());
+    let head = app.authed(Method::HEAD, &missing, &citizen.token).send().await.expect("HEAD");
+    assert_eq!(head.status(), StatusCode::NOT_FOUND);
+    assert_ne!(header(head.headers(), "content-length"), "0", "the problem's length");
+}
+
+/// An id no document has.
+fn uuid_v7_like() -> String {
+    "01900000-0000-7000-8000-000000000000".to_owned()
+}

@@ -8,7 +8,7 @@ use crate::edge::ClientAddress;
 use crate::metrics::{LatencyLabels, RequestLabels};
 use crate::problem::{ApiError, DocumentedBody, PROBLEM_JSON};
 use crate::state::AppState;
-use actix_web::body::{BoxBody, MessageBody};
+use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{ConnectionType, StatusCode};
@@ -90,6 +90,27 @@ fn body_timed_out(res: ServiceResponse<BoxBody>, timeouts: Option<BodyTimeouts>)
     let mut response = ApiError::new(StatusCode::REQUEST_TIMEOUT, "request_timeout", detail).error_response();
     response.head_mut().set_connection_type(ConnectionType::Close);
     ServiceResponse::new(request, response)
+}
+
+/// What a HEAD response sends in place of GET's body: no bytes, but GET's size, so that
+/// `Content-Length` is the one GET would send (RFC 9110 9.3.2; a document's download
+/// answers its real length). The server writes no body for a HEAD request; GET's body
+/// is dropped unread (an opened blob read is closed, never streamed).
+struct HeadBody(BodySize);
+
+impl MessageBody for HeadBody {
+    type Error = std::convert::Infallible;
+
+    fn size(&self) -> BodySize {
+        self.0
+    }
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<actix_web::web::Bytes, Self::Error>>> {
+        std::task::Poll::Ready(None)
+    }
 }
 
 pub async fn conventions(
@@ -190,7 +211,7 @@ pub async fn conventions(
     }
 
     if is_head {
-        res = res.map_body(|_, _| BoxBody::new(()));
+        res = res.map_body(|_, body| BoxBody::new(HeadBody(body.size())));
     }
 
     let elapsed = started.elapsed();
