@@ -9,7 +9,7 @@
 use crate::rules::{Side, Who};
 use consular_tests::files::pdf;
 use consular_tests::reqwest::{Method, StatusCode};
-use consular_tests::{SERVICES, TestApp, citizen_body, eventually, service_body, text};
+use consular_tests::{SERVICES, TestApp, citizen_body, eventually, service_body, text, token_claims};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -83,7 +83,7 @@ pub struct Fixtures {
     /// A refresh token and a second access token of the owner's client.
     pub owner_refresh: String,
     pub owner_spare_access: String,
-    fresh: [[String; 9]; FRESH],
+    fresh: [[String; Who::COUNT]; FRESH],
     /// Every id made in mission 1, and in mission 2, with what it is.
     ids: [Vec<(String, String)>; 2],
 }
@@ -134,7 +134,7 @@ impl Fixtures {
             secret: p.secret.clone(),
             token: p.token.clone(),
         };
-        let callers = vec![
+        let mut callers = vec![
             Caller::default(),
             issued(&w.citizen_a),
             issued(&w.citizen_b),
@@ -146,6 +146,19 @@ impl Fixtures {
             Caller { client_id: app.admin_id.clone(), secret: app.admin_secret.clone(), token: ga.clone() },
         ];
         let (owner, foreigner) = (&w.citizen_a, &w.citizen_c);
+        // The impostors: the tokens of mission 2's citizen and staff member with the ids
+        // of the owner and of staff member m1 as their principals (signed with the
+        // server's key, as a client so bound would get them).
+        for (like, kind, id) in
+            [(Who::Foreigner, "citizen", &owner.id), (Who::StaffM2, "staff", &w.staff_x.id)]
+        {
+            let mut claims = token_claims(&callers[like.index()].token);
+            claims["sub"] = json!(format!("{kind}:{id}"));
+            claims["jti"] = json!(uuid::Uuid::now_v7().to_string());
+            let token = app.forge(json!({}), claims).await;
+            callers.push(Caller { token, ..callers[like.index()].clone() });
+        }
+        assert_eq!(callers.len(), Who::COUNT);
         let mut ids: [Vec<(String, String)>; 2] = Default::default();
         let mut note =
             |side: usize, what: &str, id: &str| ids[side].push((id.to_lowercase(), what.to_owned()));
@@ -250,7 +263,7 @@ impl Fixtures {
         }
 
         // One fresh object per principal and operation that changes or ends it.
-        let mut fresh: [[String; 9]; FRESH] = Default::default();
+        let mut fresh: [[String; Who::COUNT]; FRESH] = Default::default();
         let mut kind = 31;
         for who in Who::ALL {
             let i = who.index();

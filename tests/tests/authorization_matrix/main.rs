@@ -1,8 +1,10 @@
 //! The authorization matrix (issue 23): every operation of the OpenAPI document, called
 //! by every kind of principal — no token, the citizen who owns the objects, another
 //! citizen of their mission, a citizen of another mission, staff and an admin of each
-//! mission, a global admin — on both databases, each call judged against the access
-//! rule its row in `rules.rs` gives it (the policy tables of crates/domain/src/policy).
+//! mission, a global admin, and two tokens of mission 2 that carry the ids of mission 1's
+//! owner and staff member (what a client bound to a person of another mission holds) —
+//! on both databases, each call judged against the access rule its row in `rules.rs`
+//! gives it (the policy tables of crates/domain/src/policy).
 //!
 //! It fails on any 2xx that should be a refusal, any refusal with the wrong status or
 //! code, any refusal of a call that should pass, any 5xx, and any response carrying an
