@@ -66,10 +66,6 @@ pub struct Sent {
     pub lost: usize,
 }
 
-/// One claimed email and, when it was sent under its renewed lease, the mailer's answer
-/// (none: the lease was lost before the send, which did not happen).
-type Attempt = (Email, Option<Result<(), MailError>>);
-
 /// The jitter draw of an attempt, in `[0, 1)`: from the email's id and the attempt
 /// number, so that a backlog's retries spread out (ids differ) and a test can predict
 /// them.
@@ -89,57 +85,52 @@ impl NotificationService {
         };
         let emails = self.ports.notifications.claim_emails(&self.claim(self.config.email_claim())).await?;
         let mut sent = Sent { claimed: emails.len(), ..Sent::default() };
+        // Each email's whole attempt (renewal, send, record) runs inside the stream: a
+        // query awaited out here, between two polls of the stream, could wait for a
+        // connection that an attempt in the stream holds and cannot give back until the
+        // stream is polled again (SQLite has one).
         let mut attempts = futures_util::stream::iter(emails)
             .map(|email| self.attempt(mailer.as_ref(), email))
             .buffer_unordered(self.config.send_concurrency.max(1));
         while let Some(attempt) = attempts.next().await {
-            let (email, Some(result)) = attempt? else {
-                sent.lost += 1;
-                continue;
-            };
-            let (outcome, error) = match result {
-                Ok(()) => (AttemptOutcome::Delivered, None),
-                Err(MailError::Temporary(why)) => (AttemptOutcome::Temporary, Some(why)),
-                Err(MailError::Permanent(why)) => (AttemptOutcome::Permanent, Some(why)),
-            };
-            let now = self.ports.clock.now();
-            let after = self.config.retry.after(outcome, email.attempts, email.created_at, now, draw(&email));
-            match after.status {
-                EmailStatus::Delivered => sent.delivered += 1,
-                EmailStatus::TemporaryFailure => sent.temporary_failures += 1,
-                _ => sent.permanent_failures += 1,
-            }
-            if let Some(why) = &error {
-                tracing::info!(email = %email.id, attempts = email.attempts, status = %after.status, error = %why, "email not delivered");
-            }
-            let recorded = self
-                .ports
-                .notifications
-                .record_attempt(email.id, &self.config.node, after, error, now)
-                .await?;
-            if !recorded {
-                tracing::warn!(email = %email.id, "an email's outcome was not recorded: another sender took it over after its send outlasted the lease");
+            match attempt? {
+                None => sent.lost += 1,
+                Some(EmailStatus::Delivered) => sent.delivered += 1,
+                Some(EmailStatus::TemporaryFailure) => sent.temporary_failures += 1,
+                Some(_) => sent.permanent_failures += 1,
             }
         }
         Ok(sent)
     }
 
-    /// Sends `email` if this node still holds its lease, renewed first to now + `lease`
-    /// (which outlasts the send) by the database in one guarded statement; not at all
-    /// when the lease was lost.
-    async fn attempt(&self, mailer: &dyn Mailer, email: Email) -> Result<Attempt, ServiceError> {
+    /// One attempt at `email`: if this node still holds its lease, renewed first to now +
+    /// `lease` (which outlasts the send) by the database in one guarded statement, sends
+    /// it and records the outcome by the retry policy; the status it recorded, or none
+    /// when the lease was lost (nothing sent, nothing recorded).
+    async fn attempt(&self, mailer: &dyn Mailer, email: Email) -> Result<Option<EmailStatus>, ServiceError> {
+        let node = &self.config.node;
         let now = self.ports.clock.now();
-        let held = self
-            .ports
-            .notifications
-            .renew_email_lease(email.id, &self.config.node, now, now + self.config.lease)
-            .await?;
+        let held =
+            self.ports.notifications.renew_email_lease(email.id, node, now, now + self.config.lease).await?;
         if !held {
             tracing::warn!(email = %email.id, "an email's lease was lost before it was sent; not sending it");
-            return Ok((email, None));
+            return Ok(None);
         }
-        let result = mailer.send(&email).await;
-        Ok((email, Some(result)))
+        let (outcome, error) = match mailer.send(&email).await {
+            Ok(()) => (AttemptOutcome::Delivered, None),
+            Err(MailError::Temporary(why)) => (AttemptOutcome::Temporary, Some(why)),
+            Err(MailError::Permanent(why)) => (AttemptOutcome::Permanent, Some(why)),
+        };
+        let now = self.ports.clock.now();
+        let after = self.config.retry.after(outcome, email.attempts, email.created_at, now, draw(&email));
+        if let Some(why) = &error {
+            tracing::info!(email = %email.id, attempts = email.attempts, status = %after.status, error = %why, "email not delivered");
+        }
+        let status = after.status;
+        if !self.ports.notifications.record_attempt(email.id, node, after, error, now).await? {
+            tracing::warn!(email = %email.id, "an email's outcome was not recorded: another sender took it over after its send outlasted the lease");
+        }
+        Ok(Some(status))
     }
 }
 
