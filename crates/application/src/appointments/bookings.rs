@@ -318,7 +318,10 @@ impl AppointmentService {
             starts_before: None,
         };
         match policy::list(actor, filter.mission_id, filter.citizen_id) {
-            Listing::Within(RequestReach::Citizen(own)) => filter.citizen_id = Some(own),
+            Listing::Within(RequestReach::Citizen(own, mission)) => {
+                filter.citizen_id = Some(own);
+                filter.mission_id = Some(mission);
+            }
             Listing::Within(RequestReach::Mission(mission)) => {
                 filter.mission_id = filter.mission_id.or(mission)
             }

@@ -242,7 +242,10 @@ impl DocumentService {
         page: PageRequest,
     ) -> Result<Page<Document>, ServiceError> {
         match policy::list(actor, filter.mission_id, filter.citizen_id) {
-            Listing::Within(RequestReach::Citizen(own)) => filter.citizen_id = Some(own),
+            Listing::Within(RequestReach::Citizen(own, mission)) => {
+                filter.citizen_id = Some(own);
+                filter.mission_id = Some(mission);
+            }
             Listing::Within(RequestReach::Mission(mission)) => filter.mission_id = mission,
             Listing::Empty => return Ok(Page::empty()),
         }

@@ -295,7 +295,7 @@ async fn lists_are_scoped_to_the_caller() {
     fixture
         .requests
         .expect_list()
-        .withf(move |f, _| f.citizen_id == Some(CitizenId(citizen_id)) && f.mission_id.is_none())
+        .withf(move |f, _| f.citizen_id == Some(CitizenId(citizen_id)) && f.mission_id == Some(mission))
         .times(1)
         .returning(|_, _| Ok(Page { items: vec![], next_after: None }));
     fixture
@@ -309,6 +309,9 @@ async fn lists_are_scoped_to_the_caller() {
     svc.list(&me, RequestFilter::default(), PageRequest::default()).await.unwrap();
     let someone_else = RequestFilter { citizen_id: Some(CitizenId::new()), ..Default::default() };
     assert!(svc.list(&me, someone_else, PageRequest::default()).await.unwrap().items.is_empty());
+    // The same id through a client of another mission lists nothing of this mission.
+    let other_mission = RequestFilter { mission_id: Some(MissionId::new()), ..Default::default() };
+    assert!(svc.list(&me, other_mission, PageRequest::default()).await.unwrap().items.is_empty());
     let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(mission));
     let overdue = RequestFilter { overdue: Some(true), ..Default::default() };
     svc.list(&staff, overdue, PageRequest::default()).await.unwrap();

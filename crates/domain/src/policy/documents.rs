@@ -120,8 +120,9 @@ mod tests {
                 assert_eq!(list(&actor, mission, citizen), expected, "{label} / {mission:?} {citizen:?}");
             }
         }
-        let own = Listing::Within(RequestReach::Citizen(CitizenId(OWNER)));
-        assert_eq!(list(&caller("owner"), Some(OTHER), None), own, "a citizen lists their own, wherever");
+        let own = Listing::Within(RequestReach::Citizen(CitizenId(OWNER), HERE));
+        assert_eq!(list(&caller("owner"), None, None), own, "a citizen lists their own");
+        assert_eq!(list(&caller("owner"), Some(OTHER), None), Listing::Empty, "not in another mission");
         assert_eq!(list(&caller("staff here"), Some(OTHER), None), Listing::Empty);
     }
 }

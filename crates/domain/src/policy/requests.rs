@@ -13,8 +13,10 @@ use crate::{CitizenId, MissionId, Principal, PrincipalKind, Role, Scope, StaffId
 /// Which requests a list may show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestReach {
-    /// Those of this citizen (the caller themself).
-    Citizen(CitizenId),
+    /// Those of this citizen (the caller themself) in this mission (their token's): the
+    /// mission is part of the identity, so a client of another mission bearing the same
+    /// id lists nothing of theirs.
+    Citizen(CitizenId, MissionId),
     /// Those of this mission; `None`: every mission.
     Mission(Option<MissionId>),
 }
@@ -39,10 +41,14 @@ pub fn list(
 ) -> Listing<RequestReach> {
     if actor.subject.kind == PrincipalKind::Citizen || !actor.has_any(STAFF_OR_ADMIN) {
         let own = CitizenId(actor.subject.id.as_uuid());
-        if actor.subject.kind != PrincipalKind::Citizen || asked_citizen.is_some_and(|c| c != own) {
+        let Some(mission) = actor.mission else { return Listing::Empty };
+        if actor.subject.kind != PrincipalKind::Citizen
+            || asked_citizen.is_some_and(|c| c != own)
+            || asked_mission.is_some_and(|m| m != mission)
+        {
             return Listing::Empty;
         }
-        return Listing::Within(RequestReach::Citizen(own));
+        return Listing::Within(RequestReach::Citizen(own, mission));
     }
     match restrict_to_own_mission(actor, asked_mission) {
         Listing::Within(mission) => Listing::Within(RequestReach::Mission(mission)),
@@ -122,7 +128,7 @@ mod tests {
     #[test]
     fn who_lists_which_requests_and_reads_which_queue() {
         let (owner, member) = (CitizenId(OWNER), StaffId(MEMBER));
-        let own = "Within(Citizen((OWNER)))";
+        let own = "Within(Citizen((OWNER), (HERE)))";
         let here = "Within(Mission(Some((HERE))))";
         let (nf, scope) = ("404", "403 scope");
         check(
@@ -162,13 +168,24 @@ mod tests {
                         nf,
                     ],
                 ),
-                ("owner", [own, own, own, own, scope]),
+                ("owner", [own, own, "Empty", own, scope]),
+                // The owner's id through a client of another mission: that mission only.
+                (
+                    "owner elsewhere",
+                    [
+                        "Within(Citizen((OWNER), (OTHER)))",
+                        "Empty",
+                        "Within(Citizen((OWNER), (OTHER)))",
+                        "Within(Citizen((OWNER), (OTHER)))",
+                        scope,
+                    ],
+                ),
                 (
                     "citizen here",
                     [
-                        "Within(Citizen((SELF)))",
-                        "Within(Citizen((SELF)))",
-                        "Within(Citizen((SELF)))",
+                        "Within(Citizen((SELF), (HERE)))",
+                        "Within(Citizen((SELF), (HERE)))",
+                        "Empty",
                         "Empty",
                         scope,
                     ],
