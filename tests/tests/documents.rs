@@ -567,6 +567,59 @@ async fn path_like_file_names_are_judged_by_the_segment_kept(backend: Backend) {
     assert!(stored_blobs(&app).is_empty(), "{:?}", stored_blobs(&app));
 }
 
+both!(a_deleted_document_keeps_its_history_in_the_timeline);
+async fn a_deleted_document_keeps_its_history_in_the_timeline(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let w = world(&app).await;
+    let bytes = pdf(5000);
+    let file = || Part::File("photo.pdf", None, &bytes);
+    // Alice uploads a photo, staff reject it, Alice deletes it; staff verify her old
+    // passport, then delete it.
+    let photo = upload(&app, &w.alice.token, "passport_photo", Some(&w.request), None, file()).await;
+    let photo_id = text(&photo, "id");
+    let rejected = json!({"status": "rejected", "reason": "The photo is blurred"});
+    expect(decide(&app, &w.staff.token, &photo_id, Some("\"1\""), &rejected).await, StatusCode::OK, "reject")
+        .await;
+    assert_eq!(delete(&app, &w.alice.token, &photo_id).await.status(), StatusCode::NO_CONTENT);
+    let old = upload(&app, &w.staff.token, "old_passport", Some(&w.request), Some(&w.alice.id), file()).await;
+    let old_id = text(&old, "id");
+    let verified = json!({"status": "verified"});
+    expect(decide(&app, &w.staff.token, &old_id, Some("\"1\""), &verified).await, StatusCode::OK, "verify")
+        .await;
+    assert_eq!(delete(&app, &w.staff.token, &old_id).await.status(), StatusCode::NO_CONTENT);
+
+    // The citizen's view: every item of both documents, oldest first, ending with their
+    // deletion by whoever deleted them; the checklist no longer counts them.
+    let (_, details) = read(&app, &w.alice.token, &w.request).await;
+    let items: Vec<Value> = details["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"].as_str().is_some_and(|k| k.starts_with("document_")))
+        .map(|i| json!([i["kind"], i["item_id"], i["document_kind"], i["actor"]["id"], i["text"]]))
+        .collect();
+    let (alice, staff) = (w.alice.id.as_str(), w.staff.id.as_str());
+    let expected = [
+        json!(["document_uploaded", photo_id, "passport_photo", alice, null]),
+        json!(["document_rejected", photo_id, "passport_photo", staff, "The photo is blurred"]),
+        json!(["document_deleted", photo_id, "passport_photo", alice, null]),
+        json!(["document_uploaded", old_id, "old_passport", staff, null]),
+        json!(["document_verified", old_id, "old_passport", staff, null]),
+        json!(["document_deleted", old_id, "old_passport", staff, null]),
+    ];
+    assert_eq!(items, expected, "{:#}", details["timeline"]);
+    let instants: Vec<_> =
+        details["timeline"].as_array().unwrap().iter().map(|i| consular_tests::instant(&i["at"])).collect();
+    assert!(instants.windows(2).all(|w| w[0] <= w[1]), "oldest first: {instants:?}");
+    assert_eq!(
+        checklist(&app, &w.alice.token, &w.request).await,
+        [json!(["passport_photo", "missing", null]), json!(["old_passport", "missing", null])]
+    );
+    // The documents themselves stay gone.
+    expect_problem(app.get(&format!("{DOCUMENTS}/{photo_id}"), &w.alice.token).await, 404, "not_found").await;
+    assert!(list_all(&app, &w.alice.token, DOCUMENTS).await.is_empty());
+}
+
 both!(other_citizens_and_missions_see_nothing);
 async fn other_citizens_and_missions_see_nothing(backend: Backend) {
     let app = TestApp::spawn(backend).await;

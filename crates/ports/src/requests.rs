@@ -68,7 +68,8 @@ pub struct RequestRecord {
     pub messages: Vec<Message>,
     /// The staff notes, oldest first, when they were asked for.
     pub notes: Option<Vec<Note>>,
-    /// Its live documents, oldest first.
+    /// Its documents, tombstones included (the timeline keeps a deleted document's
+    /// history; the checklist counts live ones only), oldest first.
     pub documents: Vec<Document>,
     /// The changes of the bookings linked to it.
     pub appointments: Vec<AppointmentEntry>,
@@ -103,7 +104,7 @@ pub trait RequestRepository: Send + Sync {
     ) -> Result<(), RepoError>;
     async fn get(&self, id: RequestId) -> Result<Option<ServiceRequest>, RepoError>;
     /// The request with its service type's required documents, history, messages, notes
-    /// (only when `notes`), live documents and booking changes, read in one snapshot on one
+    /// (only when `notes`), documents (tombstones too) and booking changes, read in one snapshot on one
     /// connection (docs/requests.md "Reading"); `None` when there is no such request.
     async fn detail(&self, id: RequestId, notes: bool) -> Result<Option<RequestRecord>, RepoError>;
     /// Requests newest first (id descending), before `page.after`, through indexes only

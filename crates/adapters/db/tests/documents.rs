@@ -54,7 +54,7 @@ async fn moved_to(db: &Database, mut d: Document, status: DocumentStatus) -> Doc
         DocumentStatus::Uploaded => return d,
         DocumentStatus::Verified => d.verify(Role::Staff, staff(), now()).unwrap(),
         DocumentStatus::Rejected => d.reject(Role::Staff, reason("blurred"), staff(), now()).unwrap(),
-        DocumentStatus::Deleted => d.delete(Role::Staff, now()).unwrap(),
+        DocumentStatus::Deleted => d.delete(Role::Staff, staff(), now()).unwrap(),
     }
     DocumentRepository::update(db, &d, expected, &WriteMeta::default()).await.unwrap();
     d
@@ -97,7 +97,8 @@ async fn documents_round_trip_and_updates_check_the_version(db: Database) {
     d.reject(Role::Staff, reason("Quotes \" and ünïcode ✓"), staff(), now()).unwrap();
     DocumentRepository::update(&db, &d, 1, &audited("document", d.id.0)).await.unwrap();
     assert_eq!(DocumentRepository::get(&db, d.id).await.unwrap(), Some(d.clone()));
-    d.delete(Role::Citizen, now()).unwrap();
+    d.delete(Role::Citizen, Subject { kind: PrincipalKind::Citizen, id: PrincipalId(d.citizen_id.0) }, now())
+        .unwrap();
     DocumentRepository::update(&db, &d, 2, &WriteMeta::default()).await.unwrap();
     let tombstone = DocumentRepository::get(&db, d.id).await.unwrap().unwrap();
     assert_eq!(tombstone, d);
@@ -353,9 +354,15 @@ async fn a_requests_documents_are_its_live_ones_oldest_first(db: Database) {
             .collect();
         assert_eq!(found.iter().collect::<Vec<_>>(), expected, "stored in creation order");
         assert_eq!(found.len(), 6);
-        // The request's detail reads the same documents in its one snapshot.
+        // The request's detail reads them in its one snapshot, tombstones too (its
+        // timeline keeps a deleted document's history), with who deleted each.
         let detail = RequestRepository::detail(&db, request, false).await.unwrap().unwrap();
-        assert_eq!(detail.documents, found);
+        let history: Vec<&Document> = all.iter().filter(|d| d.request_id == Some(request)).collect();
+        assert_eq!(detail.documents.iter().collect::<Vec<_>>(), history);
+        assert_eq!(detail.documents.len(), 8);
+        let tombstones: Vec<&Document> = detail.documents.iter().filter(|d| d.is_deleted()).collect();
+        assert_eq!(tombstones.len(), 2);
+        assert!(tombstones.iter().all(|d| d.deleted_by.is_some() && d.deleted_at.is_some()), "{tombstones:?}");
     }
     assert!(DocumentRepository::for_request(&db, RequestId::new()).await.unwrap().is_empty());
 }

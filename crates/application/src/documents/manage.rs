@@ -223,7 +223,7 @@ impl DocumentService {
         let stored_version = document.version;
         require_version(expected_versions, stored_version)?;
         let now = self.ports.clock.now();
-        document.delete(role, now).map_err(illegal)?;
+        document.delete(role, actor.subject, now).map_err(illegal)?;
         let meta = WriteMeta {
             audit: vec![audit(actor, now, AuditAction::Deleted, &document, &["status"])],
             events: vec![event(EventKind::DocumentDeleted, &document, json!({}), now)],

@@ -71,48 +71,56 @@ pub enum TimelineItem {
     Message(Message),
     /// Only in the timelines staff and admins read.
     Note(Note),
-    /// A live document of the request was uploaded, verified or rejected.
+    /// A document of the request was uploaded, verified, rejected or deleted.
     Document(DocumentEvent),
     /// A booking linked to the request was made, moved, cancelled or attended.
     Appointment(AppointmentEntry),
 }
 
-/// Something that happened to one of a request's (live) documents.
+/// Something that happened to one of a request's documents, deleted ones included: a
+/// citizen's history does not rewrite itself (docs/documents.md "States").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DocumentEvent {
     pub at: OffsetDateTime,
     pub document_id: DocumentId,
     /// The document kind (`passport_photo`).
     pub kind: String,
-    /// `Uploaded`, `Verified` or `Rejected`.
+    /// What happened: `Uploaded`, `Verified`, `Rejected` or `Deleted`.
     pub status: DocumentStatus,
-    pub actor: Subject,
+    /// Who did it (unknown only for a deletion recorded before who deleted was kept).
+    pub actor: Option<Subject>,
     /// A rejection's reason.
     pub reason: Option<String>,
 }
 
 impl DocumentEvent {
-    /// The upload, and the decision if there was one.
+    /// The upload, the decision if there was one, and the deletion if there was one.
     fn of(document: &Document) -> Vec<DocumentEvent> {
         let uploaded = DocumentEvent {
             at: document.created_at,
             document_id: document.id,
             kind: document.kind.clone(),
             status: DocumentStatus::Uploaded,
-            actor: document.uploaded_by,
+            actor: Some(document.uploaded_by),
             reason: None,
         };
-        let decided = match (document.decided_at, document.decided_by) {
-            (Some(at), Some(actor)) => Some(DocumentEvent {
+        let decided = match (document.decided_at, document.decision()) {
+            (Some(at), Some(decision)) => Some(DocumentEvent {
                 at,
-                status: document.status,
-                actor,
+                status: decision,
+                actor: document.decided_by,
                 reason: document.rejection_reason.as_ref().map(|r| r.as_str().to_owned()),
                 ..uploaded.clone()
             }),
             _ => None,
         };
-        std::iter::once(uploaded).chain(decided).collect()
+        let deleted = document.deleted_at.map(|at| DocumentEvent {
+            at,
+            status: DocumentStatus::Deleted,
+            actor: document.deleted_by,
+            ..uploaded.clone()
+        });
+        std::iter::once(uploaded).chain(decided).chain(deleted).collect()
     }
 }
 

@@ -426,3 +426,57 @@ async fn approval_waits_for_every_required_document_to_be_verified() {
         }
     }
 }
+
+/// A document's timeline items: its upload, its decision and its deletion, each by whoever
+/// did it; a tombstone keeps what was decided (never shown as another upload).
+#[test]
+fn a_deleted_documents_history_stays_in_the_timeline() {
+    use consular_domain::{NewDocument, Reason, Role, ScanStatus};
+    let at = |hours| OffsetDateTime::UNIX_EPOCH + Duration::hours(hours);
+    let (owner, staff) = (
+        Subject { kind: PrincipalKind::Citizen, id: PrincipalId::new() },
+        Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() },
+    );
+    let new = NewDocument {
+        mission_id: MissionId::new(),
+        citizen_id: CitizenId::new(),
+        request_id: Some(RequestId::new()),
+        kind: "passport_photo".into(),
+        file_name: "photo.pdf".into(),
+        media_type: "application/pdf".into(),
+        size_bytes: 10,
+        sha256: "ab".repeat(32),
+        scan: ScanStatus::Clean,
+    };
+    let mut rejected = Document::upload(new.clone(), "documents/a".into(), owner, at(1));
+    rejected.reject(Role::Staff, Reason::required(Some("Blurred".into())).unwrap(), staff, at(2)).unwrap();
+    rejected.delete(Role::Citizen, owner, at(3)).unwrap();
+    let seen: Vec<_> = DocumentEvent::of(&rejected)
+        .into_iter()
+        .map(|e| (e.status, e.actor, e.at, e.reason, e.document_id))
+        .collect();
+    let id = rejected.id;
+    assert_eq!(
+        seen,
+        [
+            (DocumentStatus::Uploaded, Some(owner), at(1), None, id),
+            (DocumentStatus::Rejected, Some(staff), at(2), Some("Blurred".to_owned()), id),
+            (DocumentStatus::Deleted, Some(owner), at(3), None, id),
+        ]
+    );
+
+    let mut verified = Document::upload(new, "documents/b".into(), owner, at(1));
+    verified.verify(Role::Staff, staff, at(2)).unwrap();
+    verified.delete(Role::Staff, staff, at(3)).unwrap();
+    // A tombstone written before who deleted was kept.
+    verified.deleted_by = None;
+    let seen: Vec<_> = DocumentEvent::of(&verified).into_iter().map(|e| (e.status, e.actor)).collect();
+    assert_eq!(
+        seen,
+        [
+            (DocumentStatus::Uploaded, Some(owner)),
+            (DocumentStatus::Verified, Some(staff)),
+            (DocumentStatus::Deleted, None),
+        ]
+    );
+}

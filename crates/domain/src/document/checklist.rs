@@ -122,7 +122,7 @@ mod tests {
                 let reason = Reason::required(Some(format!("{kind} unreadable"))).unwrap();
                 d.reject(Role::Staff, reason, staff(), now).unwrap();
             }
-            Deleted => d.delete(Role::Staff, now).unwrap(),
+            Deleted => d.delete(Role::Staff, staff(), now).unwrap(),
         }
         d
     }

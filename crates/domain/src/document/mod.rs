@@ -208,6 +208,9 @@ pub struct Document {
     pub decided_by: Option<Subject>,
     pub decided_at: Option<OffsetDateTime>,
     pub deleted_at: Option<OffsetDateTime>,
+    /// Who made it a tombstone (`None` on a tombstone written before this was kept).
+    #[serde(default)]
+    pub deleted_by: Option<Subject>,
     pub version: i64,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
@@ -235,10 +238,21 @@ impl Document {
             decided_by: None,
             decided_at: None,
             deleted_at: None,
+            deleted_by: None,
             version: 1,
             created_at: now,
             updated_at: now,
         }
+    }
+
+    /// What staff decided about it, if they did: `Verified` or `Rejected`, also once it
+    /// is a tombstone (a rejection always has its reason, a verification never).
+    pub fn decision(&self) -> Option<DocumentStatus> {
+        self.decided_at?;
+        Some(match self.rejection_reason {
+            Some(_) => DocumentStatus::Rejected,
+            None => DocumentStatus::Verified,
+        })
     }
 
     /// The actions `role` may take now.
@@ -287,11 +301,18 @@ impl Document {
     }
 
     /// Makes the document a tombstone: gone from every listing and checklist, its bytes
-    /// to be removed from storage; the decision and reason stay for the audit trail.
-    pub fn delete(&mut self, role: Role, now: OffsetDateTime) -> Result<(), IllegalDocumentTransition> {
+    /// to be removed from storage; the decision and reason stay for the audit trail and
+    /// the request's timeline, with who deleted it and when.
+    pub fn delete(
+        &mut self,
+        role: Role,
+        by: Subject,
+        now: OffsetDateTime,
+    ) -> Result<(), IllegalDocumentTransition> {
         self.check(role, DocumentAction::Delete)?;
         self.status = DocumentStatus::Deleted;
         self.deleted_at = Some(now);
+        self.deleted_by = Some(by);
         self.touch(now);
         Ok(())
     }
@@ -380,7 +401,7 @@ pub(crate) mod tests {
         match action {
             Verify => d.verify(role, staff(), now),
             Reject => d.reject(role, reason("blurred"), staff(), now),
-            Delete => d.delete(role, now),
+            Delete => d.delete(role, staff(), now),
         }
     }
 
@@ -457,9 +478,14 @@ pub(crate) mod tests {
             (rejected.decided_by, rejected.decided_at, rejected.updated_at),
             (Some(by), Some(now), now)
         );
-        rejected.delete(Role::Citizen, now).unwrap();
-        assert_eq!((rejected.status, rejected.deleted_at, rejected.version), (Deleted, Some(now), 3));
+        let owner = Subject { kind: PrincipalKind::Citizen, id: PrincipalId(rejected.citizen_id.0) };
+        rejected.delete(Role::Citizen, owner, now).unwrap();
+        assert_eq!(
+            (rejected.status, rejected.deleted_at, rejected.deleted_by, rejected.version),
+            (Deleted, Some(now), Some(owner), 3)
+        );
         assert!(rejected.rejection_reason.is_some(), "a tombstone keeps its history");
+        assert_eq!(rejected.decision(), Some(Rejected), "and its decision");
         assert!(rejected.allowed_actions(Role::Staff).is_empty());
 
         let mut verified = document(Uploaded);
@@ -470,8 +496,12 @@ pub(crate) mod tests {
         );
         assert_eq!(verified.allowed_actions(Role::Citizen), []);
         assert_eq!(verified.allowed_actions(Role::Staff), [Delete]);
-        let refused = verified.delete(Role::Citizen, now).unwrap_err();
+        let refused = verified.delete(Role::Citizen, by, now).unwrap_err();
         assert_eq!(refused.to_string(), "a verified document cannot be deleted by its owner");
+        assert_eq!(verified.deleted_by, None, "a refused change changes nothing");
+        verified.delete(Role::Staff, by, now).unwrap();
+        assert_eq!(verified.decision(), Some(Verified));
+        assert_eq!(document(Uploaded).decision(), None);
     }
 
     #[test]
@@ -499,6 +529,7 @@ pub(crate) mod tests {
             decided_by: None,
             decided_at: None,
             deleted_at: None,
+            deleted_by: None,
             version: 1,
             created_at: now,
             updated_at: now,

@@ -130,12 +130,16 @@ pub enum TimelineKind {
     Message,
     /// Internal notes appear only for staff and admins.
     Note,
-    /// A document of the request was uploaded (`text`: its kind).
+    /// A document of the request was uploaded (`document_kind`: its kind).
     DocumentUploaded,
     /// Staff verified a document of the request.
     DocumentVerified,
-    /// Staff rejected a document of the request (`reason`).
+    /// Staff rejected a document of the request (`text`: the reason).
     DocumentRejected,
+    /// A document of the request was deleted (by its owner, staff or an admin; `actor`
+    /// null for a deletion recorded before who deleted was kept). The document's earlier
+    /// items stay.
+    DocumentDeleted,
     /// An appointment was booked for the request (`item_id`: the appointment, with its
     /// `starts_at` and `ends_at`).
     AppointmentBooked,
@@ -233,15 +237,16 @@ impl From<&TimelineItem> for TimelineItemBody {
             },
             TimelineItem::Document(d) => {
                 let kind = match d.status {
+                    DocumentStatus::Uploaded => TimelineKind::DocumentUploaded,
                     DocumentStatus::Verified => TimelineKind::DocumentVerified,
                     DocumentStatus::Rejected => TimelineKind::DocumentRejected,
-                    DocumentStatus::Uploaded | DocumentStatus::Deleted => TimelineKind::DocumentUploaded,
+                    DocumentStatus::Deleted => TimelineKind::DocumentDeleted,
                 };
                 TimelineItemBody {
                     text: d.reason.clone(),
                     item_id: Some(d.document_id.as_uuid()),
                     document_kind: Some(d.kind.clone()),
-                    ..TimelineItemBody::new(d.at, kind, Some(d.actor.into()))
+                    ..TimelineItemBody::new(d.at, kind, d.actor.map(Into::into))
                 }
             }
             TimelineItem::Appointment(a) => {

@@ -36,6 +36,8 @@ diesel::table! {
         decided_by_id -> Nullable<PortableUuid>,
         decided_at -> Nullable<PortableTimestamp>,
         deleted_at -> Nullable<PortableTimestamp>,
+        deleted_by_kind -> Nullable<Text>,
+        deleted_by_id -> Nullable<PortableUuid>,
         version -> BigInt,
         created_at -> PortableTimestamp,
         updated_at -> PortableTimestamp,
@@ -97,6 +99,8 @@ pub(crate) struct DocumentRow {
     pub decided_by_id: Option<DbUuid>,
     pub decided_at: Option<DbTime>,
     pub deleted_at: Option<DbTime>,
+    pub deleted_by_kind: Option<String>,
+    pub deleted_by_id: Option<DbUuid>,
     pub version: i64,
     pub created_at: DbTime,
     pub updated_at: DbTime,
@@ -106,6 +110,7 @@ impl TryFrom<&Document> for DocumentRow {
     type Error = Failure;
     fn try_from(d: &Document) -> Result<Self, Failure> {
         let (decided_by_kind, decided_by_id) = actor_to_db(d.decided_by);
+        let (deleted_by_kind, deleted_by_id) = actor_to_db(d.deleted_by);
         Ok(DocumentRow {
             id: DbUuid(d.id.0),
             mission_id: DbUuid(d.mission_id.0),
@@ -126,6 +131,8 @@ impl TryFrom<&Document> for DocumentRow {
             decided_by_id,
             decided_at: d.decided_at.map(DbTime),
             deleted_at: d.deleted_at.map(DbTime),
+            deleted_by_kind,
+            deleted_by_id,
             version: d.version,
             created_at: DbTime(d.created_at),
             updated_at: DbTime(d.updated_at),
@@ -162,6 +169,7 @@ impl TryFrom<DocumentRow> for Document {
             decided_by: actor_from_db("documents.decided_by_kind", row.decided_by_kind, row.decided_by_id)?,
             decided_at: row.decided_at.map(|t| t.0),
             deleted_at: row.deleted_at.map(|t| t.0),
+            deleted_by: actor_from_db("documents.deleted_by_kind", row.deleted_by_kind, row.deleted_by_id)?,
             version: row.version,
             created_at: row.created_at.0,
             updated_at: row.updated_at.0,

@@ -120,12 +120,17 @@ pub(crate) async fn for_request(conn: &mut Conn, request: RequestId) -> Result<V
 }
 
 /// The live documents of a request, oldest first.
-pub(crate) fn for_request_query(request: RequestId) -> BoxedSelect<documents::table, DocumentRow> {
+fn for_request_query(request: RequestId) -> BoxedSelect<documents::table, DocumentRow> {
+    request_history_query(request).filter(live())
+}
+
+/// Every document of a request, tombstones included, oldest first: what its timeline
+/// shows (a deleted document keeps its upload, decision and deletion there).
+pub(crate) fn request_history_query(request: RequestId) -> BoxedSelect<documents::table, DocumentRow> {
     documents::table
         .select(DocumentRow::as_select())
         .into_boxed()
         .filter(documents::request_id.eq(DbUuid(request.0)))
-        .filter(live())
         .order(documents::id.asc())
 }
 

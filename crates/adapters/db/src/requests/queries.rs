@@ -145,7 +145,7 @@ pub(crate) async fn detail(
                         false => Ok(None),
                     }
                 },
-                documents::for_request_query(id).load::<DocumentRow>(conn),
+                documents::request_history_query(id).load::<DocumentRow>(conn),
                 appointments::request_history_query(id).load::<EntryRow>(conn),
             )?)
         })
@@ -178,7 +178,7 @@ pub(crate) async fn request_detail_statements(
         shown::<Backend, _>(&history_query(id)).to_string(),
         shown::<Backend, _>(&messages_query(id)).to_string(),
         shown::<Backend, _>(&notes_query(id)).to_string(),
-        shown::<Backend, _>(&documents::for_request_query(id)).to_string(),
+        shown::<Backend, _>(&documents::request_history_query(id)).to_string(),
         shown::<Backend, _>(&appointments::request_history_query(id)).to_string(),
     ])
 }
