@@ -42,7 +42,8 @@ async fn a_global_admin_creates_reads_and_lists_clients(backend: Backend) {
     let admin = app.admin_token().await;
     let mission = app.create_mission(&admin, "fr-paris").await;
     // A second client for a staff member: the principal must exist (issue 23).
-    let member = app.create_at("/api/v1/staff", &admin, &staff_body(&text(&mission, "id"), "Paula Desk")).await;
+    let member =
+        app.create_at("/api/v1/staff", &admin, &staff_body(&text(&mission, "id"), "Paula Desk")).await;
     let principal = uuid::Uuid::parse_str(&text(&member, "id")).unwrap();
     let response = app
         .post_json(
@@ -314,9 +315,7 @@ async fn a_client_names_an_existing_principal_of_its_kind_and_mission(backend: B
     let app = TestApp::spawn(backend).await;
     let w = app.world().await;
     let before = listed_ids(&app, &w.admin, 100).await;
-    let bind = |scopes: &[&str], mission: &str, principal: &str| {
-        json!({ "name": "bound", "scopes": scopes, "mission_id": mission, "principal_id": principal })
-    };
+    let bind = |scopes: &[&str], mission: &str, principal: &str| json!({ "name": "bound", "scopes": scopes, "mission_id": mission, "principal_id": principal });
     let refused = |code: &'static str| vec![("/principal_id".to_owned(), code.to_owned())];
     let mut cases = Vec::new();
     for scopes in [&["admin"][..], &["staff"], &["citizen"], &["admin", "staff"]] {

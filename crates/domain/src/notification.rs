@@ -10,8 +10,8 @@
 mod inbox;
 
 pub use inbox::{
-    Details, Email, EmailPreferences, EventFacts, Language, Notification, Person, Produced, REMINDER_LEAD, Recipient,
-    produce, reminder_due,
+    Details, Email, EmailPreferences, EventFacts, Language, Notification, Person, Produced, REMINDER_LEAD,
+    Recipient, produce, reminder_due,
 };
 
 use crate::PrincipalKind;

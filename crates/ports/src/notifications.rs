@@ -4,7 +4,9 @@
 
 use crate::{OutboxEvent, RepoError, WriteMeta};
 use async_trait::async_trait;
-use consular_domain::notification::{AfterAttempt, Email, EmailPreferences, Notification, Produced, Recipient};
+use consular_domain::notification::{
+    AfterAttempt, Email, EmailPreferences, Notification, Produced, Recipient,
+};
 use consular_domain::{
     Appointment, AppointmentId, EmailId, NotificationId, Page, PageRequest, PrincipalId, RequestId,
 };

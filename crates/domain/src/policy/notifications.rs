@@ -85,7 +85,9 @@ mod tests {
             |actor| {
                 let own = inbox(actor);
                 [
-                    (own.id == actor.subject.id && own.kind == actor.subject.kind && own.mission == actor.mission)
+                    (own.id == actor.subject.id
+                        && own.kind == actor.subject.kind
+                        && own.mission == actor.mission)
                         .to_string(),
                     show(read(actor, &owners)),
                     show(read(actor, &members)),

@@ -18,7 +18,8 @@ use crate::shared::columns::{corrupt, from_json, to_json};
 use crate::shared::repository;
 use crate::shared::sql_types::{DbJson, DbTime, DbUuid};
 use consular_domain::notification::{
-    AfterAttempt, Category, Details, Email, EmailPreferences, Notification, NotificationKind, Produced, Recipient,
+    AfterAttempt, Category, Details, Email, EmailPreferences, Notification, NotificationKind, Produced,
+    Recipient,
 };
 use consular_domain::{
     Appointment, AppointmentId, EmailId, NotificationId, Page, PageRequest, PrincipalId, RequestId,

@@ -329,8 +329,7 @@ pub(crate) async fn explain_notification_list(
 }
 
 pub(crate) async fn unread_count(conn: &mut Conn, recipient: Recipient) -> Result<u64, Failure> {
-    let count: i64 =
-        unread_of!(notifications::table, recipient, |q| q.count().get_result(conn).await?);
+    let count: i64 = unread_of!(notifications::table, recipient, |q| q.count().get_result(conn).await?);
     Ok(count_of(count))
 }
 
