@@ -43,6 +43,13 @@ impl Reason {
         raw.map(Self::parse).transpose()
     }
 
+    /// A reason as it was stored: it was checked when it was given, by the rules of its
+    /// day, and is read back as it is (a rule made stricter since, like the refusal of
+    /// control characters, must not make earlier rows unreadable).
+    pub fn stored(text: String) -> Reason {
+        Reason(text)
+    }
+
     fn parse(text: String) -> Result<Reason, ValidationErrors> {
         if text.chars().count() > MAX_TEXT {
             return Err(too_long("reason"));

@@ -362,7 +362,10 @@ async fn a_requests_documents_are_its_live_ones_oldest_first(db: Database) {
         assert_eq!(detail.documents.len(), 8);
         let tombstones: Vec<&Document> = detail.documents.iter().filter(|d| d.is_deleted()).collect();
         assert_eq!(tombstones.len(), 2);
-        assert!(tombstones.iter().all(|d| d.deleted_by.is_some() && d.deleted_at.is_some()), "{tombstones:?}");
+        assert!(
+            tombstones.iter().all(|d| d.deleted_by.is_some() && d.deleted_at.is_some()),
+            "{tombstones:?}"
+        );
     }
     assert!(DocumentRepository::for_request(&db, RequestId::new()).await.unwrap().is_empty());
 }
@@ -481,7 +484,27 @@ async fn a_service_secret_keeps_its_first_value(db: Database) {
 
 // ---------------------------------------------------------------- both databases
 
+/// A reason stored before control characters were refused (issue 23) is read back as it
+/// is: a stricter rule must not make earlier rows, and the lists holding them, a 500.
+async fn a_reason_stored_under_earlier_rules_is_read_back(db: Database) {
+    let (mission, alice, request) = setting(&db, "fr-paris").await;
+    let mut d = stored(&db, document(mission, alice, Some(request), "passport_photo")).await;
+    let earlier = "blurred\u{1}\u{1b}[2J photo".to_owned();
+    assert!(Reason::required(Some(earlier.clone())).is_err(), "today's rule refuses it");
+    d.reject(Role::Staff, Reason::stored(earlier.clone()), staff(), now()).unwrap();
+    DocumentRepository::update(&db, &d, 1, &WriteMeta::default()).await.unwrap();
+    let read = DocumentRepository::get(&db, d.id).await.unwrap().unwrap();
+    assert_eq!(read.rejection_reason.as_ref().map(Reason::as_str), Some(earlier.as_str()));
+    let rejected = DocumentFilter {
+        citizen_id: Some(alice),
+        statuses: vec![DocumentStatus::Rejected],
+        ..DocumentFilter::default()
+    };
+    assert_eq!(listed(&db, &rejected).await, [d.id]);
+}
+
 on_both_databases!(
+    a_reason_stored_under_earlier_rules_is_read_back,
     documents_round_trip_and_updates_check_the_version,
     a_document_with_unknown_references_is_not_stored,
     the_table_refuses_inconsistent_documents,

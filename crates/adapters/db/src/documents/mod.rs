@@ -143,10 +143,7 @@ impl TryFrom<&Document> for DocumentRow {
 impl TryFrom<DocumentRow> for Document {
     type Error = Failure;
     fn try_from(row: DocumentRow) -> Result<Self, Failure> {
-        let rejection_reason = row
-            .rejection_reason
-            .map(|text| Reason::required(Some(text)).map_err(|e| corrupt("documents.rejection_reason", e)))
-            .transpose()?;
+        let rejection_reason = row.rejection_reason.map(Reason::stored);
         Ok(Document {
             id: row.id.0.into(),
             mission_id: row.mission_id.0.into(),
