@@ -11,7 +11,7 @@ mod requests_support;
 use consular_tests::reqwest::{Method, StatusCode, header::ACCEPT};
 use consular_tests::{Backend, TestApp, both, expect_problem, header};
 use requests_support::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const VIEWS: [&str; 3] = ["overview", "services", "staff"];
 
@@ -230,3 +230,127 @@ async fn bad_parameters_are_problems_that_name_each_field(backend: Backend) {
     assert_eq!(past["totals"]["processing_median_seconds"], Value::Null);
 }
 both!(bad_parameters_are_problems_that_name_each_field);
+
+/// The statuses a request is open in, and those that end it.
+const OPEN_STATUSES: [&str; 4] = ["submitted", "in_review", "action_required", "approved"];
+const FINAL_STATUSES: [&str; 3] = ["rejected", "completed", "cancelled"];
+
+/// How long the writers and readers of [`every_answer_agrees_with_itself_while_requests_are_written`]
+/// run.
+const RACE: std::time::Duration = std::time::Duration::from_secs(6);
+
+/// What one answer of a view breaks of the identities its figures obey when every request of
+/// the scope was submitted inside the range (docs/analytics.md): the backlog at the end of
+/// the range (the last bucket's, and the total's) is the open count taken at `generated_at`;
+/// the submitted requests by their status at that instant add up to the submitted ones, those
+/// in an open status to the open count, those in a final status to the closed ones.
+fn broken_identities(what: &str, totals: &Value, series: &Value, open: &Value) -> Vec<String> {
+    let n = |value: &Value| value.as_u64().unwrap_or_else(|| panic!("{what}: not a count: {value}"));
+    let by_status = |statuses: &[&str]| -> u64 { statuses.iter().map(|s| n(&totals["by_status"][*s])).sum() };
+    let open = n(open);
+    let last = &series.as_array().unwrap().last().unwrap()["requests"];
+    let checks = [
+        ("totals.backlog", n(&totals["backlog"]), open),
+        ("the last bucket's backlog", n(&last["backlog"]), open),
+        ("by_status in open statuses", by_status(&OPEN_STATUSES), open),
+        ("by_status in final statuses", by_status(&FINAL_STATUSES), n(&totals["closed"])),
+        ("submitted", n(&totals["submitted"]), n(&totals["closed"]) + open),
+    ];
+    checks
+        .into_iter()
+        .filter(|(_, got, want)| got != want)
+        .map(|(figure, got, want)| format!("{what}: {figure} is {got}, {want} expected (open {open})"))
+        .collect()
+}
+
+/// A staff view's answer: each mission's open load is its unassigned requests plus its
+/// members', and the members' shares are of that load.
+fn broken_staff_identities(answer: &Value) -> Vec<String> {
+    let mut broken = Vec::new();
+    for load in answer["missions"].as_array().unwrap() {
+        let members: Vec<&Value> = answer["staff"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["mission_id"] == load["mission_id"])
+            .collect();
+        let assigned: u64 = members.iter().map(|m| m["open_assigned"].as_u64().unwrap()).sum();
+        let open = load["open"].as_u64().unwrap();
+        if assigned + load["unassigned_open"].as_u64().unwrap() != open {
+            broken.push(format!("staff: members' {assigned} + unassigned ≠ open {open}"));
+        }
+        for member in members {
+            let share = member["share_of_open_load"].as_f64();
+            let want = (open > 0).then(|| member["open_assigned"].as_u64().unwrap() as f64 / open as f64);
+            if share != want {
+                broken.push(format!("staff: share {share:?}, want {want:?}"));
+            }
+        }
+    }
+    broken
+}
+
+/// Issue 30: one writer submits requests and at once cancels them, another submits, takes
+/// and rejects them, while a global admin reads the three views over and over; every answer
+/// must agree with itself, the figures "taken now" (`open`, the staff's loads) with the
+/// backlog and the statuses counted at `generated_at`, although writes commit between the
+/// instant the view is generated at and the moment its snapshot opens.
+async fn every_answer_agrees_with_itself_while_requests_are_written(backend: Backend) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let app = TestApp::spawn(backend).await;
+    let cast = cast(&app).await;
+    let second = citizen(&app, &cast.admin, &cast.mission, "X0000B").await;
+    let deadline = tokio::time::Instant::now() + RACE;
+    let writes = AtomicU64::new(0);
+
+    let cancelling = async {
+        while tokio::time::Instant::now() < deadline {
+            let id = text(&submit_own(&app, &cast.citizen, &cast.service).await, "id");
+            let response = app.post_json(&at(&id, "/cancel"), &cast.citizen.token, &json!({})).await;
+            expect(response, StatusCode::OK, "cancel").await;
+            writes.fetch_add(2, Ordering::Relaxed);
+        }
+    };
+    let rejecting = async {
+        while tokio::time::Instant::now() < deadline {
+            let id = text(&submit_own(&app, &second, &cast.service).await, "id");
+            let take = json!({ "status": "in_review", "reason": "r", "assignee_id": cast.staff.id });
+            let response = patch(&app, &cast.staff.token, &id, Some("\"1\""), &take).await;
+            expect(response, StatusCode::OK, "take").await;
+            let response = patch(&app, &cast.staff.token, &id, Some("\"2\""), &to("rejected", "r")).await;
+            expect(response, StatusCode::OK, "reject").await;
+            writes.fetch_add(3, Ordering::Relaxed);
+        }
+    };
+    let reading = async {
+        let (mut answers, mut broken) = (0u64, Vec::new());
+        while tokio::time::Instant::now() < deadline {
+            let overview = get_view(&app, &cast.admin, "overview", &[]).await;
+            broken.extend(broken_identities(
+                "overview",
+                &overview["totals"],
+                &overview["series"],
+                &overview["open"],
+            ));
+            let services = get_view(&app, &cast.admin, "services", &[]).await;
+            for service in services["services"].as_array().unwrap() {
+                broken.extend(broken_identities(
+                    "services",
+                    &service["totals"],
+                    &service["series"],
+                    &service["open"],
+                ));
+            }
+            let staff = get_view(&app, &cast.admin, "staff", &[]).await;
+            broken.extend(broken_staff_identities(&staff));
+            answers += 3;
+        }
+        (answers, broken)
+    };
+    let ((answers, broken), (), ()) = tokio::join!(reading, cancelling, rejecting);
+    let writes = writes.into_inner();
+    eprintln!("{backend:?}: {answers} answers during {writes} writes, {} broken identities", broken.len());
+    assert!(broken.is_empty(), "{} of {answers} answers disagree with themselves: {broken:#?}", broken.len());
+    assert!(answers >= 30 && writes >= 30, "too little happened: {answers} answers, {writes} writes");
+}
+both!(every_answer_agrees_with_itself_while_requests_are_written);

@@ -3,10 +3,11 @@
 //! match them exactly). The use cases turn them into rates and views; every formula is in
 //! docs/analytics.md and every piece that needs no I/O in `consular_domain::analytics`.
 
-use crate::RepoError;
+use crate::{Clock, RepoError};
 use async_trait::async_trait;
 use consular_domain::analytics::DurationSummary;
 use consular_domain::{MissionId, RequestStatus, ServiceType, ServiceTypeId, StaffMember};
+use std::sync::Arc;
 use time::OffsetDateTime;
 
 /// Which missions' rows are counted. Every count, denominator and duration list is
@@ -33,14 +34,13 @@ pub struct AnalyticsQuery {
     pub missions: MissionScope,
     /// Only requests (and spells) of this service type; appointments ignore it.
     pub service_type: Option<ServiceTypeId>,
-    /// The buckets' boundaries: `n + 1` instants in ascending order, bucket `i` being
-    /// `[boundaries[i], boundaries[i + 1])`. The use case clips them to `now` (the last
-    /// bucket of a range ending today ends at `now`), so the last boundary is the instant
-    /// `E` the statuses of `by_status` are taken at; a call at the very instant a bucket
+    /// The buckets' boundaries as the period gives them: `n + 1` instants in ascending
+    /// order, bucket `i` being `[boundaries[i], boundaries[i + 1])`. The repository clips
+    /// them to the instant its snapshot is taken at, `generated_at` (the last bucket of a
+    /// range ending today ends there), so the last clipped boundary is the instant `E`
+    /// the statuses of `by_status` are taken at; a call at the very instant a bucket
     /// starts clips that bucket to nothing (two equal boundaries: an empty bucket).
     pub boundaries: Vec<OffsetDateTime>,
-    /// The instant of the call: what the figures marked "now" are taken at.
-    pub now: OffsetDateTime,
 }
 
 impl AnalyticsQuery {
@@ -110,9 +110,10 @@ pub struct RequestGroup {
     pub buckets: Vec<RequestCounts>,
     /// Requests open at `boundaries[0]` (`open_at`): the backlog before the first bucket.
     pub open_at_start: u64,
-    /// Now: requests in an open status.
+    /// Now: requests open at `generated_at` (`open_at`: submitted before it, and not
+    /// closed or closed at or after it).
     pub open_now: u64,
-    /// Now: of those, `sla_due_at < now`.
+    /// Now: of those, `sla_due_at < generated_at`.
     pub overdue_now: u64,
 }
 
@@ -151,6 +152,8 @@ impl std::ops::AddAssign for SeatCounts {
 /// The overview's raw figures, read in one snapshot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OverviewFigures {
+    /// The instant the figures marked "now" are taken at (see [`AnalyticsRepository`]).
+    pub generated_at: OffsetDateTime,
     pub requests: RequestGroup,
     /// One per bucket.
     pub appointments: Vec<SeatCounts>,
@@ -159,24 +162,48 @@ pub struct OverviewFigures {
 /// The services view's raw figures, read in one snapshot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServiceFigures {
+    /// The instant the figures marked "now" are taken at (see [`AnalyticsRepository`]).
+    pub generated_at: OffsetDateTime,
     /// One per service type with a non-zero figure.
     pub requests: Vec<RequestGroup>,
     /// One per (service type, stage) with at least one spell in the range.
     pub stages: Vec<StageGroup>,
 }
 
+/// The staff view's raw figures, read in one snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StaffGroups {
+    /// The instant the figures marked "now" are taken at (see [`AnalyticsRepository`]).
+    pub generated_at: OffsetDateTime,
+    /// One per (mission, current assignee) with a non-zero figure; unassigned requests
+    /// included (`key: None`), for the missions' open totals.
+    pub groups: Vec<RequestGroup>,
+}
+
 /// The analytics reads. Each method reads in one snapshot (a read-only transaction), so
-/// that its figures agree with each other under concurrent writes.
+/// that its figures agree with each other under concurrent writes, and takes the instant
+/// of its figures marked "now", `generated_at`, from `clock` **once that snapshot has
+/// started**: every write the snapshot sees was stamped before it. Every figure "now" is
+/// then computed *at* `generated_at` from the requests' instants (open at it, past their
+/// SLA at it), like the backlog at the end of the range, so that the two agree whatever
+/// the snapshot holds (docs/analytics.md "How the figures are computed").
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait AnalyticsRepository: Send + Sync {
     /// Overview: requests grouped by nothing, and appointments.
-    async fn overview(&self, query: &AnalyticsQuery) -> Result<OverviewFigures, RepoError>;
+    async fn overview(
+        &self,
+        query: &AnalyticsQuery,
+        clock: &Arc<dyn Clock>,
+    ) -> Result<OverviewFigures, RepoError>;
     /// Services: requests grouped by service type, and stage spells.
-    async fn services(&self, query: &AnalyticsQuery) -> Result<ServiceFigures, RepoError>;
-    /// Staff: requests grouped by (mission, assignee); unassigned ones included (`key:
-    /// None`), for the missions' open totals.
-    async fn staff(&self, query: &AnalyticsQuery) -> Result<Vec<RequestGroup>, RepoError>;
+    async fn services(
+        &self,
+        query: &AnalyticsQuery,
+        clock: &Arc<dyn Clock>,
+    ) -> Result<ServiceFigures, RepoError>;
+    /// Staff: requests grouped by (mission, assignee).
+    async fn staff(&self, query: &AnalyticsQuery, clock: &Arc<dyn Clock>) -> Result<StaffGroups, RepoError>;
     /// Every service type of the catalog, inactive ones too, by code.
     async fn service_types(&self) -> Result<Vec<ServiceType>, RepoError>;
     /// Every staff member of the missions in scope, inactive ones too, by id.

@@ -28,7 +28,7 @@ mod write;
 
 pub use analytics::{
     AnalyticsQuery, AnalyticsRepository, MissionScope, OverviewFigures, RequestCounts, RequestGroup,
-    SeatCounts, ServiceFigures, StageGroup, StatusCounts,
+    SeatCounts, ServiceFigures, StaffGroups, StageGroup, StatusCounts,
 };
 pub use appointments::{
     AppointmentFilter, AppointmentRepository, AvailabilityQuery, BookOutcome, SlotUpsert, StartPage,

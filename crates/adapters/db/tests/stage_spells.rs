@@ -18,9 +18,10 @@ use consular_domain::{
     Citizen, HistoryEntry, Mission, RequestId, RequestStatus, ServiceRequest, ServiceType, Stage,
 };
 use consular_ports::{
-    AnalyticsQuery, AnalyticsRepository, DemoRepository, MissionScope, RequestRepository, SeededRequest,
-    WriteMeta,
+    AnalyticsQuery, AnalyticsRepository, Clock, DemoRepository, MissionScope, RequestRepository,
+    SeededRequest, WriteMeta,
 };
+use std::sync::Arc;
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 
@@ -167,6 +168,15 @@ async fn stored_days(
     db.stored_spell_days().await.unwrap().into_iter().filter(|((_, t, _), _)| *t == service_type).collect()
 }
 
+/// A clock stopped at the end of T's day: the views' instant "now".
+struct DayAfter;
+
+impl Clock for DayAfter {
+    fn now(&self) -> OffsetDateTime {
+        T.replace_time(time::Time::MIDNIGHT) + Duration::days(1)
+    }
+}
+
 /// How many spells of each stage of `f`'s service type the services view over all
 /// missions counts on T's day.
 async fn counted(db: &Database, f: &Fixture) -> Vec<(u32, u64)> {
@@ -175,9 +185,9 @@ async fn counted(db: &Database, f: &Fixture) -> Vec<(u32, u64)> {
         missions: MissionScope::All,
         service_type: Some(f.service_type.id),
         boundaries: vec![day, day + Duration::days(1)],
-        now: day + Duration::days(1),
     };
-    let figures = AnalyticsRepository::services(db, &query).await.unwrap();
+    let clock: Arc<dyn Clock> = Arc::new(DayAfter);
+    let figures = AnalyticsRepository::services(db, &query, &clock).await.unwrap();
     figures.stages.iter().map(|g| (g.stage, g.range.count)).collect()
 }
 

@@ -3,8 +3,10 @@
 //! A view is read in four steps: the policy decides whose figures the caller sees
 //! ([`policy::view`]); the view's time zone follows (the mission's, or UTC for every mission
 //! together); the period is parsed against today in that zone and cut into buckets of
-//! instants by the domain; the repository counts in one snapshot, and [`views`] turns its
-//! counts into the figures (rates, backlogs, shares), each by its formula in the docs.
+//! instants by the domain; the repository counts in one snapshot, taking the instant of
+//! the figures marked "now" (`generated_at`) from the clock once its snapshot has started,
+//! and [`views`] turns its counts into the figures (rates, backlogs, shares), each by its
+//! formula in the docs.
 
 mod views;
 
@@ -51,9 +53,24 @@ pub struct AnalyticsService {
 
 /// A resolved request: whose figures, in which zone, over which buckets.
 struct Resolved {
-    scope: ViewScope,
+    scope: ResolvedScope,
     buckets: Vec<Bucket>,
     query: AnalyticsQuery,
+}
+
+/// A [`ViewScope`] but for the instant of its figures, which the repository reads.
+struct ResolvedScope {
+    mission_id: Option<MissionId>,
+    timezone: String,
+    period: Period,
+    service_type_id: Option<ServiceTypeId>,
+}
+
+impl ResolvedScope {
+    fn at(self, generated_at: OffsetDateTime) -> ViewScope {
+        let ResolvedScope { mission_id, timezone, period, service_type_id } = self;
+        ViewScope { mission_id, timezone, period, service_type_id, generated_at }
+    }
 }
 
 impl AnalyticsService {
@@ -69,24 +86,27 @@ impl AnalyticsService {
     /// Volume, completion, SLA and appointment figures.
     pub async fn overview(&self, actor: &Principal, request: ViewRequest) -> Result<Overview, ServiceError> {
         let resolved = self.resolve(actor, request).await?;
-        let figures = self.analytics.overview(&resolved.query).await?;
-        Ok(views::overview(resolved.scope, &resolved.buckets, figures))
+        let figures = self.analytics.overview(&resolved.query, &self.clock).await?;
+        let scope = resolved.scope.at(figures.generated_at);
+        Ok(views::overview(scope, &resolved.buckets, figures))
     }
 
     /// The overview's figures per service type, with the time spent in each stage.
     pub async fn services(&self, actor: &Principal, request: ViewRequest) -> Result<Services, ServiceError> {
         let resolved = self.resolve(actor, request).await?;
-        let figures = self.analytics.services(&resolved.query).await?;
+        let figures = self.analytics.services(&resolved.query, &self.clock).await?;
         let catalog = self.analytics.service_types().await?;
-        Ok(views::services(resolved.scope, &resolved.buckets, figures, catalog))
+        let scope = resolved.scope.at(figures.generated_at);
+        Ok(views::services(scope, &resolved.buckets, figures, catalog))
     }
 
     /// Workload and throughput per staff member.
     pub async fn staff(&self, actor: &Principal, request: ViewRequest) -> Result<StaffView, ServiceError> {
         let resolved = self.resolve(actor, request).await?;
-        let groups = self.analytics.staff(&resolved.query).await?;
+        let figures = self.analytics.staff(&resolved.query, &self.clock).await?;
         let members = self.analytics.staff_members(resolved.query.missions).await?;
-        Ok(views::staff(resolved.scope, &resolved.buckets, groups, members))
+        let scope = resolved.scope.at(figures.generated_at);
+        Ok(views::staff(scope, &resolved.buckets, figures.groups, members))
     }
 
     async fn resolve(&self, actor: &Principal, request: ViewRequest) -> Result<Resolved, ServiceError> {
@@ -99,8 +119,9 @@ impl AnalyticsService {
             self.check_service_type(service_type).await?;
         }
         let timezone = mission.as_ref().map_or(GLOBAL_TIMEZONE, |m| m.timezone.as_str()).to_owned();
-        let now = self.clock.now();
-        let today = local_date(&timezone, now).ok_or_else(|| bad_zone(&timezone))?;
+        // The day of the call, which the period's defaults and checks are relative to. The
+        // figures' own instant is read later, by the repository inside its snapshot.
+        let today = local_date(&timezone, self.clock.now()).ok_or_else(|| bad_zone(&timezone))?;
         let period = Period::parse(
             request.from.as_deref(),
             request.to.as_deref(),
@@ -111,15 +132,13 @@ impl AnalyticsService {
         let query = AnalyticsQuery {
             missions: mission.as_ref().map_or(MissionScope::All, |m| MissionScope::One(m.id)),
             service_type: request.service_type_id,
-            boundaries: boundaries(&buckets, now),
-            now,
+            boundaries: boundaries(&buckets),
         };
-        let scope = ViewScope {
+        let scope = ResolvedScope {
             mission_id: mission.map(|m| m.id),
             timezone,
             period,
             service_type_id: request.service_type_id,
-            generated_at: now,
         };
         Ok(Resolved { scope, buckets, query })
     }
@@ -150,15 +169,11 @@ impl AnalyticsService {
 }
 
 /// The buckets' boundaries as the repository takes them: each bucket's start, then the
-/// last one's end, every one clipped to `now` (a range ending today is counted up to the
-/// call; nothing after it exists yet, and the statuses of `by_status` are taken there).
-fn boundaries(buckets: &[Bucket], now: OffsetDateTime) -> Vec<OffsetDateTime> {
-    buckets
-        .iter()
-        .map(|b| b.starts_at)
-        .chain(buckets.last().map(|b| b.ends_at))
-        .map(|instant| instant.min(now))
-        .collect()
+/// last one's end. The repository clips them to the instant of its snapshot (a range ending
+/// today is counted up to it; nothing after it exists yet, and the statuses of `by_status`
+/// are taken there).
+fn boundaries(buckets: &[Bucket]) -> Vec<OffsetDateTime> {
+    buckets.iter().map(|b| b.starts_at).chain(buckets.last().map(|b| b.ends_at)).collect()
 }
 
 /// A mission whose stored zone the zone database does not know: the missions area

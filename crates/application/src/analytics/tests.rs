@@ -9,7 +9,8 @@ use consular_domain::analytics::{DurationSummary, Granularity};
 use consular_domain::{PrincipalKind, RequestStatus, ServiceType, StaffId, StaffMember};
 use consular_ports::{
     MockAnalyticsRepository, MockClock, MockMissionRepository, MockServiceTypeRepository, OverviewFigures,
-    RequestCounts, RequestGroup, SeatCounts, ServiceFigures as RawServices, StageGroup, StatusCounts,
+    RequestCounts, RequestGroup, SeatCounts, ServiceFigures as RawServices, StaffGroups, StageGroup,
+    StatusCounts,
 };
 use time::macros::datetime;
 use uuid::Uuid;
@@ -125,20 +126,21 @@ async fn a_mission_view_is_bucketed_in_its_zone_up_to_now_and_its_backlog_carrie
     let mut analytics = MockAnalyticsRepository::new();
     analytics
         .expect_overview()
-        .withf(move |query| {
-            // Paris is UTC+1: its days start at 23:00 UTC; today's bucket ends now.
+        .withf(move |query, _| {
+            // Paris is UTC+1: its days start at 23:00 UTC. Today's bucket is whole: the
+            // repository clips it to the instant of its snapshot.
             query.missions == MissionScope::One(mission)
                 && query.boundaries
                     == [
                         datetime!(2026-11-21 23:00 UTC),
                         datetime!(2026-11-22 23:00 UTC),
                         datetime!(2026-11-23 23:00 UTC),
-                        NOW,
+                        datetime!(2026-11-24 23:00 UTC),
                     ]
-                && query.now == NOW
         })
-        .returning(|_| {
+        .returning(|_, _| {
             Ok(OverviewFigures {
+                generated_at: NOW,
                 requests: RequestGroup {
                     range: counts(5, 2, 1, 2, vec![100, 200, 400]),
                     buckets: vec![
@@ -163,6 +165,7 @@ async fn a_mission_view_is_bucketed_in_its_zone_up_to_now_and_its_backlog_carrie
     let overview = service.overview(&admin_with("admin", None), asked).await.unwrap();
 
     assert_eq!(overview.scope.timezone, "Europe/Paris");
+    assert_eq!(overview.scope.generated_at, NOW);
     assert_eq!(overview.scope.period.granularity(), Granularity::Day);
     let labels: Vec<&str> = overview.series.iter().map(|p| p.bucket.label.as_str()).collect();
     assert_eq!(labels, ["2026-11-22", "2026-11-23", "2026-11-24"]);
@@ -186,6 +189,7 @@ async fn a_mission_view_is_bucketed_in_its_zone_up_to_now_and_its_backlog_carrie
 /// An overview with nothing in any bucket of `query`.
 fn empty_overview(query: &AnalyticsQuery) -> OverviewFigures {
     OverviewFigures {
+        generated_at: NOW,
         requests: RequestGroup {
             buckets: vec![RequestCounts::default(); query.bucket_count()],
             ..RequestGroup::default()
@@ -199,13 +203,13 @@ async fn the_global_view_is_in_utc_and_defaults_to_the_last_30_days() {
     let mut analytics = MockAnalyticsRepository::new();
     analytics
         .expect_overview()
-        .withf(|query| {
+        .withf(|query, _| {
             query.missions == MissionScope::All
                 && query.boundaries.len() == 31
                 && query.boundaries[0] == datetime!(2026-10-26 00:00 UTC)
-                && query.boundaries[30] == NOW
+                && query.boundaries[30] == datetime!(2026-11-25 00:00 UTC)
         })
-        .returning(|query| Ok(empty_overview(query)));
+        .returning(|query, _| Ok(empty_overview(query)));
     let overview = service(analytics, MockMissionRepository::new())
         .overview(&admin_with("admin", None), ViewRequest::default())
         .await
@@ -215,8 +219,8 @@ async fn the_global_view_is_in_utc_and_defaults_to_the_last_30_days() {
     assert_eq!(overview.totals.processing_median_seconds, None);
 }
 
-/// A call at the very instant today starts: today's bucket is clipped to nothing, and
-/// is still in the series (with no figure).
+/// A call at the very instant today starts: today's bucket is listed (the repository
+/// clips it to nothing, docs/analytics.md), with no figure.
 #[tokio::test]
 async fn a_call_at_midnight_ends_on_an_empty_bucket() {
     const MIDNIGHT: OffsetDateTime = datetime!(2026-11-24 00:00 UTC);
@@ -225,13 +229,12 @@ async fn a_call_at_midnight_ends_on_an_empty_bucket() {
     let mut analytics = MockAnalyticsRepository::new();
     analytics
         .expect_overview()
-        .withf(|query| {
+        .withf(|query, _| {
             query.boundaries.len() == 31
                 && query.boundaries[29] == MIDNIGHT
-                && query.boundaries[30] == MIDNIGHT
-                && query.now == MIDNIGHT
+                && query.boundaries[30] == datetime!(2026-11-25 00:00 UTC)
         })
-        .returning(|query| Ok(empty_overview(query)));
+        .returning(|query, _| Ok(empty_overview(query)));
     let service = AnalyticsService::new(
         Arc::new(analytics),
         Arc::new(MockMissionRepository::new()),
@@ -256,7 +259,7 @@ async fn services_list_active_types_with_zeros_and_inactive_ones_only_with_figur
     ];
     let mut analytics = MockAnalyticsRepository::new();
     analytics.expect_service_types().returning(move || Ok(catalog.clone()));
-    analytics.expect_services().returning(move |query| {
+    analytics.expect_services().returning(move |query, _| {
         let group = |id: ServiceTypeId| RequestGroup {
             key: Some(id.as_uuid()),
             range: counts(1, 1, 0, 1, vec![60]),
@@ -264,6 +267,7 @@ async fn services_list_active_types_with_zeros_and_inactive_ones_only_with_figur
             ..RequestGroup::default()
         };
         Ok(RawServices {
+            generated_at: NOW,
             requests: vec![group(active_id), group(retired_id)],
             stages: vec![StageGroup {
                 service_type: active_id,
@@ -310,7 +314,7 @@ async fn a_members_share_counts_the_missions_unassigned_requests_too() {
     let members = vec![bea.clone(), gone, ana];
     let mut analytics = MockAnalyticsRepository::new();
     analytics.expect_staff_members().returning(move |_| Ok(members.clone()));
-    analytics.expect_staff().returning(move |query| {
+    analytics.expect_staff().returning(move |query, _| {
         let group = |key: Option<Uuid>, open_now: u64| RequestGroup {
             mission: Some(mission),
             key,
@@ -320,7 +324,7 @@ async fn a_members_share_counts_the_missions_unassigned_requests_too() {
             buckets: vec![RequestCounts::default(); query.bucket_count()],
             ..RequestGroup::default()
         };
-        Ok(vec![group(Some(ana_id.as_uuid()), 3), group(None, 1)])
+        Ok(StaffGroups { generated_at: NOW, groups: vec![group(Some(ana_id.as_uuid()), 3), group(None, 1)] })
     });
     let view = service(analytics, any_mission())
         .staff(&admin_with("admin", Some(mission)), ViewRequest::default())
@@ -333,4 +337,42 @@ async fn a_members_share_counts_the_missions_unassigned_requests_too() {
     assert_eq!((view.staff[0].closed, view.staff[0].handling_median_seconds), (2, Some(60.0)));
     assert_eq!(view.staff[1].share_of_open_load, Some(0.0));
     assert_eq!(view.staff[1].series.len(), 30);
+}
+
+/// Issue 30: the instant of the figures marked "now" is the one the repository read from
+/// the clock inside its snapshot, not the earlier one the period was resolved at: a write
+/// committed in between is then either in the snapshot and stamped before that instant,
+/// or not in it at all.
+#[tokio::test]
+async fn the_figures_now_are_dated_by_the_repositorys_snapshot_not_by_the_call() {
+    const LATER: OffsetDateTime = datetime!(2026-11-24 09:30:00.000_270 UTC);
+    let mut clock = MockClock::new();
+    clock.expect_now().times(1..).return_const(NOW);
+    let clock: Arc<dyn Clock> = Arc::new(clock);
+    let mut analytics = MockAnalyticsRepository::new();
+    // The repository is handed the service's clock, to read once its snapshot has begun.
+    let expected_clock = Arc::clone(&clock);
+    analytics
+        .expect_overview()
+        .withf(move |_, clock| Arc::ptr_eq(clock, &expected_clock))
+        .returning(|query, _| Ok(OverviewFigures { generated_at: LATER, ..empty_overview(query) }));
+    analytics
+        .expect_services()
+        .returning(|_, _| Ok(RawServices { generated_at: LATER, requests: vec![], stages: vec![] }));
+    analytics.expect_service_types().returning(|| Ok(vec![]));
+    analytics.expect_staff().returning(|_, _| Ok(StaffGroups { generated_at: LATER, groups: vec![] }));
+    analytics.expect_staff_members().returning(|_| Ok(vec![]));
+    let service = AnalyticsService::new(
+        Arc::new(analytics),
+        Arc::new(MockMissionRepository::new()),
+        Arc::new(MockServiceTypeRepository::new()),
+        clock,
+    );
+    let admin = admin_with("admin", None);
+    let overview = service.overview(&admin, ViewRequest::default()).await.unwrap();
+    assert_eq!(overview.scope.generated_at, LATER);
+    let services = service.services(&admin, ViewRequest::default()).await.unwrap();
+    assert_eq!(services.scope.generated_at, LATER);
+    let staff = service.staff(&admin, ViewRequest::default()).await.unwrap();
+    assert_eq!(staff.scope.generated_at, LATER);
 }

@@ -18,8 +18,8 @@ use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-/// What a query reads: its buckets (as instants), the range `[start, end)`, `now`, and
-/// the filters. `end` is `E`, the instant of `by_status`.
+/// What a query reads: its buckets (as instants, clipped to `now`), the range
+/// `[start, end)`, `now`, and the filters. `end` is `E`, the instant of `by_status`.
 #[derive(Debug, Clone)]
 pub(crate) struct Window {
     /// The boundaries in Unix nanoseconds, which order instants as they do: a view sorts a
@@ -29,6 +29,8 @@ pub(crate) struct Window {
     boundaries: Vec<i128>,
     pub start: OffsetDateTime,
     pub end: OffsetDateTime,
+    /// `generated_at`: the instant read inside the view's snapshot, which the figures
+    /// marked "now" are taken at.
     pub now: OffsetDateTime,
     /// `MissionScope::One`: every table is filtered by this mission.
     pub mission: Option<MissionId>,
@@ -37,23 +39,25 @@ pub(crate) struct Window {
 }
 
 impl Window {
-    /// The window of `query`, whose boundaries must not descend (at least one: a single
-    /// boundary is an empty range with no bucket). Two equal boundaries make an empty
-    /// bucket, which no instant is in: the use case clips the last boundary to now, so a
-    /// call at the very instant a day starts ends on a bucket of no length.
-    pub(crate) fn of(query: &AnalyticsQuery) -> Result<Window, Failure> {
+    /// The window of `query` at `now`, whose boundaries must not descend (at least one: a
+    /// single boundary is an empty range with no bucket). Every boundary is clipped to
+    /// `now` (a range ending today is counted up to it; nothing after it exists yet), so
+    /// two boundaries may be equal: an empty bucket, which no instant is in (a call at the
+    /// very instant a day starts ends on a bucket of no length).
+    pub(crate) fn of(query: &AnalyticsQuery, now: OffsetDateTime) -> Result<Window, Failure> {
         let invalid = |why: &str| Failure::Outcome(RepoError::Other(format!("analytics query: {why}")));
-        let (Some(&start), Some(&end)) = (query.boundaries.first(), query.boundaries.last()) else {
-            return Err(invalid("no bucket boundary"));
-        };
         if query.boundaries.windows(2).any(|pair| matches!(pair, [a, b] if a > b)) {
             return Err(invalid("the bucket boundaries descend"));
         }
+        let clipped: Vec<OffsetDateTime> = query.boundaries.iter().map(|b| (*b).min(now)).collect();
+        let (Some(&start), Some(&end)) = (clipped.first(), clipped.last()) else {
+            return Err(invalid("no bucket boundary"));
+        };
         Ok(Window {
-            boundaries: query.boundaries.iter().map(|b| b.unix_timestamp_nanos()).collect(),
+            boundaries: clipped.iter().map(|b| b.unix_timestamp_nanos()).collect(),
             start,
             end,
-            now: query.now,
+            now,
             mission: query.missions.mission(),
             service_type: query.service_type,
         })
@@ -277,8 +281,8 @@ impl GroupFold<'_> {
     }
 
     /// Requests open at the start of the range (`open_at(start)`; those closed in the
-    /// range are counted by [`GroupFold::closed`]), open now, and open and past their SLA
-    /// now.
+    /// range are counted by [`GroupFold::closed`]), open at `now` (`open_at(now)`), and of
+    /// those, past their SLA at `now`.
     pub(crate) fn open(&mut self, open_at_start: u64, open_now: u64, overdue_now: u64) {
         self.sums.open_at_start += open_at_start;
         self.sums.open_now += open_now;
@@ -407,22 +411,21 @@ mod tests {
             missions: MissionScope::All,
             service_type: None,
             boundaries: (0..=buckets).map(|day| T0 + Duration::days(day)).collect(),
-            now: T0 + Duration::days(buckets),
         };
-        Window::of(&query).unwrap()
+        Window::of(&query, T0 + Duration::days(buckets)).unwrap()
     }
 
     #[test]
     fn boundaries_must_not_descend() {
         let mut query =
-            AnalyticsQuery { missions: MissionScope::All, service_type: None, boundaries: vec![], now: T0 };
-        assert!(Window::of(&query).is_err());
+            AnalyticsQuery { missions: MissionScope::All, service_type: None, boundaries: vec![] };
+        assert!(Window::of(&query, T0).is_err());
         query.boundaries = vec![T0, T0 - Duration::nanoseconds(1)];
-        assert!(Window::of(&query).is_err());
+        assert!(Window::of(&query, T0).is_err());
         query.boundaries = vec![T0];
-        assert_eq!(Window::of(&query).unwrap().len(), 0);
+        assert_eq!(Window::of(&query, T0).unwrap().len(), 0);
         query.boundaries = vec![T0, T0];
-        assert_eq!(Window::of(&query).unwrap().len(), 1);
+        assert_eq!(Window::of(&query, T0).unwrap().len(), 1);
     }
 
     /// A call at the instant a day starts: the last bucket, clipped to now, has no length
@@ -433,11 +436,10 @@ mod tests {
         let query = AnalyticsQuery {
             missions: MissionScope::All,
             service_type: None,
-            boundaries: vec![T0, end, end],
-            now: end,
+            boundaries: vec![T0, end, end + Duration::days(1)],
         };
-        let window = Window::of(&query).unwrap();
-        assert_eq!(window.len(), 2);
+        let window = Window::of(&query, end).unwrap();
+        assert_eq!((window.len(), window.end, window.now), (2, end, end));
         assert_eq!(window.bucket(T0), Some(0));
         assert_eq!(window.bucket(end - Duration::nanoseconds(1)), Some(0));
         assert_eq!(window.bucket(end), None);
@@ -461,8 +463,8 @@ mod tests {
             T0 + Duration::hours(48) + Duration::nanoseconds(1),
             T0 + Duration::days(30),
         ];
-        let query = AnalyticsQuery { missions: MissionScope::All, service_type: None, boundaries, now: T0 };
-        let window = Window::of(&query).unwrap();
+        let query = AnalyticsQuery { missions: MissionScope::All, service_type: None, boundaries };
+        let window = Window::of(&query, T0 + Duration::days(30)).unwrap();
         let buckets: Vec<Bucket> = query
             .boundaries
             .windows(2)

@@ -6,7 +6,11 @@
 //!
 //! # How a view is read
 //!
-//! Each port method reads in one snapshot (`read_tx!`, `queries.rs`). The database selects
+//! Each port method reads in one snapshot (`read_tx!`, `queries.rs`), and reads the instant
+//! of its figures marked "now" from the clock once that snapshot has started
+//! (`queries.rs::snapshot_instant`); every "now" figure is computed *at* that instant from
+//! the requests' own instants, as the backlog at the end of the range is, so that the two
+//! always agree (docs/analytics.md "How the figures are computed"). The database selects
 //! the rows a view needs (a range scan of a covering index each, see the migration
 //! `2026-11-24-000010_analytics`) and hands over the few columns the figures are made of;
 //! [`fold`] turns them into the port's figures with the domain's definitions (the bucket
@@ -51,11 +55,12 @@ use crate::shared::{repository, run};
 use consular_domain::analytics::{StageSpell, stage_spells};
 use consular_domain::{HistoryEntry, RequestId, ServiceRequest, ServiceType, StaffMember};
 use consular_ports::{
-    AnalyticsQuery, AnalyticsRepository, MissionScope, OverviewFigures, RepoError, RequestGroup,
-    ServiceFigures,
+    AnalyticsQuery, AnalyticsRepository, Clock, MissionScope, OverviewFigures, RepoError, ServiceFigures,
+    StaffGroups,
 };
 use deadpool::managed::Timeouts;
 use diesel::prelude::*;
+use std::sync::Arc;
 use std::time::Duration;
 
 diesel::table! {
@@ -112,25 +117,26 @@ pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[
     ("analytics_rollups_pkey", "analytics_rollups.name"),
 ];
 
-/// `view!(db, function(query))`: as `run!`, and on PostgreSQL with a second connection
+/// `view!(db, function(query, clock))`: as `run!`, and on PostgreSQL with a second connection
 /// when the pool has one free at once (never waiting for it: without one, the view is read
 /// on one connection), which [`AnalyticsReads::read`] runs its longest statement on.
 macro_rules! view {
-    ($db:expr, $function:ident ( $query:expr )) => {{
+    ($db:expr, $function:ident ( $query:expr, $clock:expr )) => {{
         let result: Result<_, Failure> = match $db.pools() {
             Pools::Postgres { pool, .. } => {
                 async {
                     let mut conn = pool.get().await?;
                     let at_once = Timeouts { wait: Some(Duration::ZERO), ..pool.timeouts() };
                     let mut helper = pool.timeout_get(&at_once).await.ok();
-                    crate::pg::queries::analytics::$function(&mut conn, helper.as_deref_mut(), $query).await
+                    crate::pg::queries::analytics::$function(&mut conn, helper.as_deref_mut(), $query, $clock)
+                        .await
                 }
                 .await
             }
             Pools::Sqlite { pool, .. } => {
                 async {
                     let mut conn = pool.get().await?;
-                    crate::sqlite::queries::analytics::$function(&mut conn, None, $query).await
+                    crate::sqlite::queries::analytics::$function(&mut conn, None, $query, $clock).await
                 }
                 .await
             }
@@ -141,16 +147,24 @@ macro_rules! view {
 
 #[async_trait::async_trait]
 impl AnalyticsRepository for Database {
-    async fn overview(&self, query: &AnalyticsQuery) -> Result<OverviewFigures, RepoError> {
-        view!(self, overview(query))
+    async fn overview(
+        &self,
+        query: &AnalyticsQuery,
+        clock: &Arc<dyn Clock>,
+    ) -> Result<OverviewFigures, RepoError> {
+        view!(self, overview(query, clock))
     }
 
-    async fn services(&self, query: &AnalyticsQuery) -> Result<ServiceFigures, RepoError> {
-        view!(self, services(query))
+    async fn services(
+        &self,
+        query: &AnalyticsQuery,
+        clock: &Arc<dyn Clock>,
+    ) -> Result<ServiceFigures, RepoError> {
+        view!(self, services(query, clock))
     }
 
-    async fn staff(&self, query: &AnalyticsQuery) -> Result<Vec<RequestGroup>, RepoError> {
-        view!(self, staff(query))
+    async fn staff(&self, query: &AnalyticsQuery, clock: &Arc<dyn Clock>) -> Result<StaffGroups, RepoError> {
+        view!(self, staff(query, clock))
     }
 
     async fn service_types(&self) -> Result<Vec<ServiceType>, RepoError> {

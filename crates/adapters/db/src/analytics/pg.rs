@@ -24,11 +24,10 @@
 
 use super::SpellDayRow;
 use super::fold::{Folds, GroupKey, Grouping, Window};
-use super::statement::{Statement, status_at_end};
+use super::statement::{Statement, open_counts, status_at_end};
 use super::{AnalyticsReads, appointment_status, count, stage, status};
 use crate::error::Failure;
 use crate::pg::queries::analytics::{spell_days, spell_days_current};
-use crate::requests::OPEN;
 use crate::shared::sql_types::{DbTime, DbUuid, PortableTimestamp, PortableUuid};
 use diesel::QueryableByName;
 use diesel::pg::Pg;
@@ -178,26 +177,16 @@ fn closed(window: &Window, grouping: Grouping) -> Query {
     ))
 }
 
-/// Open now, and past their SLA now ($2); open at the start of the range ($1), save those
-/// closed in the range, which the fold counts from [`closed`]'s rows (`open_at`): the open
-/// requests submitted before the start, and those submitted before it and closed at or
-/// after the end ($3). Sums per group.
+/// [`open_counts`] per group.
 fn open(window: &Window, grouping: Grouping) -> Query {
     let keys = key_columns(grouping);
     let mut statement = Statement::<Pg>::new(&[window.start, window.now, window.end]);
     let scope = statement.scope(window, "service_requests", true);
+    let counts = open_counts::<Pg>(keys, &scope);
     statement.query(&format!(
         "SELECT group_mission, group_key, sum(open_at_start)::bigint AS open_at_start, \
-         sum(open_now)::bigint AS open_now, sum(overdue_now)::bigint AS overdue_now FROM (\
-             SELECT {keys}, \
-             CASE WHEN service_requests.submitted_at < $1 THEN 1 ELSE 0 END AS open_at_start, \
-             1 AS open_now, \
-             CASE WHEN service_requests.sla_due_at < $2 THEN 1 ELSE 0 END AS overdue_now \
-             FROM service_requests WHERE {OPEN}{scope} \
-             UNION ALL \
-             SELECT {keys}, 1, 0, 0 FROM service_requests \
-             WHERE service_requests.closed_at >= $3 AND service_requests.submitted_at < $1{scope}\
-         ) AS open GROUP BY 1, 2"
+         sum(open_now)::bigint AS open_now, sum(overdue_now)::bigint AS overdue_now \
+         FROM ({counts}) AS open GROUP BY 1, 2"
     ))
 }
 

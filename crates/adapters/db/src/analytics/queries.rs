@@ -13,18 +13,21 @@ use crate::error::Failure;
 use crate::shared::sql_types::{DbDate, DbUuid};
 use consular_domain::analytics::StageSpell;
 use consular_domain::{RequestId, ServiceRequest, ServiceType, StaffMember};
-use consular_ports::{AnalyticsQuery, MissionScope, OverviewFigures, RequestGroup, ServiceFigures};
+use consular_ports::{AnalyticsQuery, Clock, MissionScope, OverviewFigures, ServiceFigures, StaffGroups};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use std::sync::Arc;
 use time::OffsetDateTime;
 
 pub(crate) async fn overview(
     conn: &mut Conn,
     helper: Option<&mut Conn>,
     query: &AnalyticsQuery,
+    clock: &Arc<dyn Clock>,
 ) -> Result<OverviewFigures, Failure> {
-    let window = Window::of(query)?;
     read_tx!(conn, async |conn: &mut Conn| -> Result<OverviewFigures, Failure> {
+        let generated_at = snapshot_instant(conn, clock).await?;
+        let window = Window::of(query, generated_at)?;
         let mut folds = Folds {
             requests: RequestFold::new(&window, Grouping::Overview),
             stages: None,
@@ -34,7 +37,8 @@ pub(crate) async fn overview(
         let Folds { requests, seats, .. } = folds;
         // The overview's fold always has its one group.
         let requests = requests.finish().pop().unwrap_or_default();
-        Ok(OverviewFigures { requests, appointments: seats.map(SeatFold::finish).unwrap_or_default() })
+        let appointments = seats.map(SeatFold::finish).unwrap_or_default();
+        Ok(OverviewFigures { generated_at, requests, appointments })
     })
     .await
 }
@@ -43,9 +47,11 @@ pub(crate) async fn services(
     conn: &mut Conn,
     helper: Option<&mut Conn>,
     query: &AnalyticsQuery,
+    clock: &Arc<dyn Clock>,
 ) -> Result<ServiceFigures, Failure> {
-    let window = Window::of(query)?;
     read_tx!(conn, async |conn: &mut Conn| -> Result<ServiceFigures, Failure> {
+        let generated_at = snapshot_instant(conn, clock).await?;
+        let window = Window::of(query, generated_at)?;
         let mut folds = Folds {
             requests: RequestFold::new(&window, Grouping::ServiceType),
             stages: Some(StageFold::new(&window)),
@@ -54,6 +60,7 @@ pub(crate) async fn services(
         conn.read(helper, &window, &mut folds).await?;
         let Folds { requests, stages, .. } = folds;
         Ok(ServiceFigures {
+            generated_at,
             requests: requests.finish(),
             stages: stages.map(StageFold::finish).unwrap_or_default(),
         })
@@ -65,15 +72,30 @@ pub(crate) async fn staff(
     conn: &mut Conn,
     helper: Option<&mut Conn>,
     query: &AnalyticsQuery,
-) -> Result<Vec<RequestGroup>, Failure> {
-    let window = Window::of(query)?;
-    read_tx!(conn, async |conn: &mut Conn| -> Result<Vec<RequestGroup>, Failure> {
+    clock: &Arc<dyn Clock>,
+) -> Result<StaffGroups, Failure> {
+    read_tx!(conn, async |conn: &mut Conn| -> Result<StaffGroups, Failure> {
+        let generated_at = snapshot_instant(conn, clock).await?;
+        let window = Window::of(query, generated_at)?;
         let mut folds =
             Folds { requests: RequestFold::new(&window, Grouping::Staff), stages: None, seats: None };
         conn.read(helper, &window, &mut folds).await?;
-        Ok(folds.requests.finish())
+        Ok(StaffGroups { generated_at, groups: folds.requests.finish() })
     })
     .await
+}
+
+/// Opens the view's snapshot, inside its read transaction, and then reads the instant of
+/// its figures marked "now" (`generated_at`) from `clock` (docs/analytics.md "How the
+/// figures are computed"). The snapshot starts with the transaction's first statement that
+/// reads a table: on PostgreSQL a REPEATABLE READ transaction takes it at its first
+/// statement, and SQLite a deferred transaction's at its first read (it keeps that read
+/// mark until the end). So this statement reads a table, and the clock is read once it has
+/// answered: every write the snapshot holds committed before it started, and was stamped
+/// (by the same clock, before its commit) before `generated_at`.
+async fn snapshot_instant(conn: &mut Conn, clock: &Arc<dyn Clock>) -> Result<OffsetDateTime, Failure> {
+    analytics_rollups::table.count().get_result::<i64>(conn).await?;
+    Ok(clock.now())
 }
 
 /// The catalog, by code (the service types area's query).

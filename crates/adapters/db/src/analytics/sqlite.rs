@@ -6,10 +6,9 @@
 //! summarised by `DurationSummary::of` (docs/analytics.md "Percentile").
 
 use super::fold::{Folds, RequestFold, SeatFold, StageFold, Window};
-use super::statement::{Statement, status_at_end};
+use super::statement::{Statement, open_counts, status_at_end};
 use super::{AnalyticsReads, appointment_status, count, stage, status};
 use crate::error::Failure;
-use crate::requests::OPEN;
 use crate::shared::sql_types::{DbTime, DbUuid, PortableTimestamp, PortableUuid};
 use crate::sqlite::queries::analytics::{spell_days, spell_days_current};
 use diesel::QueryableByName;
@@ -140,28 +139,17 @@ async fn requests(conn: &mut Conn, window: &Window, fold: &mut RequestFold<'_>) 
         fold.group(key).closed(closed, row.submitted_at.0, row.closed_at.0, row.sla_due_at.0);
     }
 
-    // Open now, and past their SLA now (?2); open at the start of the range (?1), save
-    // those closed in the range, which the fold counts from the rows above (`open_at`):
-    // the open requests submitted before the start, and those submitted before it and
-    // closed at or after the end (?3). Counted per (mission, service type, assignee), which
-    // every grouping's key is made of.
+    // `open_counts` per (mission, service type, assignee), which every grouping's key is
+    // made of.
     let mut statement = Statement::<Sqlite>::new(&[window.start, window.now, window.end]);
     let scope = statement.scope(window, "service_requests", true);
+    let keys = "service_requests.mission_id AS mission_id, \
+                service_requests.service_type_id AS service_type_id, \
+                service_requests.assignee_id AS assignee_id";
+    let counts = open_counts::<Sqlite>(keys, &scope);
     let sql = format!(
         "SELECT mission_id, service_type_id, assignee_id, sum(open_at_start) AS open_at_start, \
-         sum(open_now) AS open_now, sum(overdue_now) AS overdue_now FROM (\
-             SELECT service_requests.mission_id AS mission_id, \
-             service_requests.service_type_id AS service_type_id, \
-             service_requests.assignee_id AS assignee_id, \
-             CASE WHEN service_requests.submitted_at < ?1 THEN 1 ELSE 0 END AS open_at_start, \
-             1 AS open_now, \
-             CASE WHEN service_requests.sla_due_at < ?2 THEN 1 ELSE 0 END AS overdue_now \
-             FROM service_requests WHERE {OPEN}{scope} \
-             UNION ALL \
-             SELECT service_requests.mission_id, service_requests.service_type_id, \
-             service_requests.assignee_id, 1, 0, 0 FROM service_requests \
-             WHERE service_requests.closed_at >= ?3 AND service_requests.submitted_at < ?1{scope}\
-         ) GROUP BY 1, 2, 3"
+         sum(open_now) AS open_now, sum(overdue_now) AS overdue_now FROM ({counts}) GROUP BY 1, 2, 3"
     );
     let rows: Vec<OpenRow> = statement.query(&sql).load(conn).await?;
     for row in rows {

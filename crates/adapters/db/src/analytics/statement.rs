@@ -4,6 +4,7 @@
 //! PostgreSQL, `?n` on SQLite; both let a parameter appear several times).
 
 use super::fold::Window;
+use crate::requests::OPEN;
 use crate::shared::sql_types::{DbTime, DbUuid, PortableTimestamp, PortableUuid};
 use diesel::backend::{Backend, DieselReserveSpecialization};
 use diesel::pg::Pg;
@@ -88,24 +89,67 @@ where
 /// The status of each request of `service_requests` at the end of the window, `E` (the
 /// statement's parameter 2), `status_at(E)` (docs/analytics.md "Overview", `by_status`):
 ///
-/// - for a range ending now (the last boundary is `now`, the use case clips it so), the
-///   current status, as docs/analytics.md says: "for a range ending today, the current
-///   status";
-/// - otherwise, the current status of a request closed before `E` (nothing changes a
-///   final request), and for one still open at `E`, the `to_status` of its last history
-///   entry before `E` (entries at the same instant in their order, by id): one backward
-///   probe of `request_history_request_at_idx` per such request, which is why the probe
-///   is reserved to them.
+/// - the current status of a request closed before `E` (nothing changes a final request);
+/// - for a range ending now (the last boundary is `now`, the instant read inside the
+///   snapshot), the current status of a request still open: nothing the snapshot holds was
+///   stamped after `now` ([`super::queries::snapshot_instant`]), so its last entry is
+///   before `E`;
+/// - otherwise (still open at `E` in a past range, or, with a range ending now, closed at
+///   or after it, which only a clock behind another node's could show), the `to_status`
+///   of its last history entry before `E` (entries at the same instant in their order, by
+///   id): one backward probe of `request_history_request_at_idx` per such request, which
+///   is why the probe is reserved to them. So a request is in a final status here exactly
+///   when it was closed before `E`, as the closed counts and the backlog say.
 pub(super) fn status_at_end<DB: Parameters>(window: &Window) -> String {
-    if window.end >= window.now {
-        return "service_requests.status".to_owned();
-    }
     let end = DB::parameter(2);
+    let current = if window.end >= window.now {
+        format!("service_requests.closed_at IS NULL OR service_requests.closed_at < {end}")
+    } else {
+        format!("service_requests.closed_at < {end}")
+    };
     format!(
-        "CASE WHEN service_requests.closed_at < {end} THEN service_requests.status ELSE (\
+        "CASE WHEN {current} THEN service_requests.status ELSE (\
              SELECT request_history.to_status FROM request_history \
              WHERE request_history.request_id = service_requests.id AND request_history.at < {end} \
              ORDER BY request_history.at DESC, request_history.id DESC LIMIT 1\
          ) END"
+    )
+}
+
+/// The rows whose sums are the open counts of the window (parameters: 1 its start, 2
+/// `now`, 3 its end `E`; `keys` the group columns, `scope` the window's filters, which bind
+/// after them), one per request that may count, each `open_at_start`, `open_now` and
+/// `overdue_now` as 0 or 1:
+///
+/// - `open_at_start`: open at the start (`open_at(start)`), save those closed in the range,
+///   which the fold counts from the closed requests' rows: the open requests submitted
+///   before the start, and those submitted before it and closed at or after `E`;
+/// - `open_now`: **open at `now`** (`open_at(now)`: submitted before it, and open or
+///   closed at or after it), the instant the backlog at the end of a range ending today is
+///   taken at too; not "in an open status", so that the two agree whatever the snapshot
+///   holds (docs/analytics.md "How the figures are computed");
+/// - `overdue_now`: of those, `sla_due_at < now`.
+///
+/// Read from the open requests (the partial index) and those closed at or after `E`
+/// (`closed_at` index; `now ≥ E`), so never the whole table.
+pub(super) fn open_counts<DB: Parameters>(keys: &str, scope: &str) -> String {
+    let (start, now, end) = (DB::parameter(1), DB::parameter(2), DB::parameter(3));
+    format!(
+        "SELECT {keys}, \
+         CASE WHEN service_requests.submitted_at < {start} THEN 1 ELSE 0 END AS open_at_start, \
+         CASE WHEN service_requests.submitted_at < {now} THEN 1 ELSE 0 END AS open_now, \
+         CASE WHEN service_requests.submitted_at < {now} AND service_requests.sla_due_at < {now} \
+         THEN 1 ELSE 0 END AS overdue_now \
+         FROM service_requests WHERE {OPEN}{scope} \
+         UNION ALL \
+         SELECT {keys}, \
+         CASE WHEN service_requests.submitted_at < {start} THEN 1 ELSE 0 END, \
+         CASE WHEN service_requests.closed_at >= {now} AND service_requests.submitted_at < {now} \
+         THEN 1 ELSE 0 END, \
+         CASE WHEN service_requests.closed_at >= {now} AND service_requests.submitted_at < {now} \
+         AND service_requests.sla_due_at < {now} THEN 1 ELSE 0 END \
+         FROM service_requests \
+         WHERE service_requests.closed_at >= {end} \
+         AND (service_requests.submitted_at < {start} OR service_requests.closed_at >= {now}){scope}"
     )
 }

@@ -151,7 +151,7 @@ async fn appointments_fill_the_overview_per_bucket(db: Database) {
         for fate in &p.fates {
             let mut a = Appointment::book(&slot, p.citizen, passport.id, None, subject, booked_at);
             let outcome =
-                AppointmentRepository::book(&db, &a, &entry_of(&a), booked_at, &WriteMeta::default())
+                AppointmentRepository::book(&db, &a, &entry_of(&a), None, booked_at, &WriteMeta::default())
                     .await
                     .unwrap();
             assert_eq!(outcome, BookOutcome::Booked);
@@ -240,9 +240,9 @@ async fn appointments_fill_the_overview_per_bucket(db: Database) {
         ),
     ];
     for (q, what) in &cases {
-        let overview = AnalyticsRepository::overview(&db, q).await.unwrap();
+        let overview = AnalyticsRepository::overview(&db, q, &at(now)).await.unwrap();
         assert_eq!(overview.appointments, seats(q), "{what}");
-        assert_eq!(overview.requests, expected::overview(&[], q), "{what}: no request");
+        assert_eq!(overview.requests, expected::overview(&[], q, now), "{what}: no request");
     }
     // The figures the fixture was built for, spelled out.
     let all = seats(&cases[0].0);

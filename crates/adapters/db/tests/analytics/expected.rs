@@ -68,6 +68,7 @@ fn counts(
 fn group(
     requests: &[&SeededRequest],
     q: &AnalyticsQuery,
+    now: OffsetDateTime,
     mission: Option<MissionId>,
     key: Option<uuid::Uuid>,
 ) -> RequestGroup {
@@ -80,10 +81,16 @@ fn group(
         key,
         range: counts(requests, start, e, e),
         buckets: b.windows(2).map(|w| counts(requests, w[0], w[1], e)).collect(),
-        open_at_start: count(&|r| r.submitted_at < start && r.closed_at.is_none_or(|c| c >= start)),
-        open_now: count(&|r| r.status.is_open()),
-        overdue_now: count(&|r| r.status.is_open() && r.sla_due_at < q.now),
+        open_at_start: count(&|r| open_at(r, start)),
+        open_now: count(&|r| open_at(r, now)),
+        overdue_now: count(&|r| open_at(r, now) && r.sla_due_at < now),
     }
+}
+
+/// Open at `t`: submitted before it, and not closed before it (closed exactly at `t` is
+/// still open at `t`).
+fn open_at(r: &ServiceRequest, t: OffsetDateTime) -> bool {
+    r.submitted_at < t && r.closed_at.is_none_or(|c| c >= t)
 }
 
 /// Whether a group has anything to show (the services and staff views list only those).
@@ -101,6 +108,7 @@ fn grouped<K: Ord + Copy>(
     q: &AnalyticsQuery,
     key_of: impl Fn(&ServiceRequest) -> K,
     label: impl Fn(K) -> (Option<MissionId>, Option<uuid::Uuid>),
+    now: OffsetDateTime,
 ) -> Vec<RequestGroup> {
     let mut groups: BTreeMap<K, Vec<&SeededRequest>> = BTreeMap::new();
     for s in scoped(all, q) {
@@ -110,7 +118,7 @@ fn grouped<K: Ord + Copy>(
         .into_iter()
         .map(|(k, rs)| {
             let (mission, key) = label(k);
-            group(&rs, q, mission, key)
+            group(&rs, q, now, mission, key)
         })
         .filter(nonzero)
         .collect();
@@ -119,18 +127,18 @@ fn grouped<K: Ord + Copy>(
 }
 
 /// The overview's requests: one group of everything in scope.
-pub fn overview(all: &[SeededRequest], q: &AnalyticsQuery) -> RequestGroup {
-    group(&scoped(all, q), q, None, None)
+pub fn overview(all: &[SeededRequest], q: &AnalyticsQuery, now: OffsetDateTime) -> RequestGroup {
+    group(&scoped(all, q), q, now, None, None)
 }
 
 /// The services view's groups, by service type.
-pub fn services(all: &[SeededRequest], q: &AnalyticsQuery) -> Vec<RequestGroup> {
-    grouped(all, q, |r| r.service_type_id, |t| (None, Some(t.0)))
+pub fn services(all: &[SeededRequest], q: &AnalyticsQuery, now: OffsetDateTime) -> Vec<RequestGroup> {
+    grouped(all, q, |r| r.service_type_id, |t| (None, Some(t.0)), now)
 }
 
 /// The staff view's groups, by (mission, current assignee).
-pub fn staff(all: &[SeededRequest], q: &AnalyticsQuery) -> Vec<RequestGroup> {
-    grouped(all, q, |r| (r.mission_id, r.assignee_id), |(m, a)| (Some(m), a.map(|a| a.0)))
+pub fn staff(all: &[SeededRequest], q: &AnalyticsQuery, now: OffsetDateTime) -> Vec<RequestGroup> {
+    grouped(all, q, |r| (r.mission_id, r.assignee_id), |(m, a)| (Some(m), a.map(|a| a.0)), now)
 }
 
 /// The stage spells that ended in the range, by (service type, stage position).

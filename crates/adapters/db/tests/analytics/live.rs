@@ -17,7 +17,13 @@ async fn stored_requests(db: &Database, ids: &[RequestId]) -> Vec<SeededRequest>
 type Step = (Role, Action, f64);
 
 /// Applies `action` at `at` and stores it as the use case does.
-async fn step(db: &Database, r: &mut ServiceRequest, role: Role, action: Action, at: OffsetDateTime) {
+pub(super) async fn step(
+    db: &Database,
+    r: &mut ServiceRequest,
+    role: Role,
+    action: Action,
+    at: OffsetDateTime,
+) {
     let version = r.version;
     let actor = match role {
         Role::Citizen => Subject { kind: PrincipalKind::Citizen, id: PrincipalId(r.citizen_id.0) },
@@ -205,7 +211,7 @@ async fn stage_spells_follow_live_transitions(db: Database) {
     ];
     let mut before = Vec::new();
     for (q, what) in &queries {
-        let figures = check(&db, &stored, q, what).await;
+        let figures = check(&db, &stored, q, now, what).await;
         assert!(!figures.services.stages.is_empty(), "{what}");
         before.push(figures);
     }
@@ -229,7 +235,7 @@ async fn stage_spells_follow_live_transitions(db: Database) {
     assert_eq!(db.recompute_stage_spells().await.unwrap(), spells.len() as u64);
     assert_eq!(db.stored_stage_spells().await.unwrap(), spells, "the rows rebuilt");
     for ((q, what), before) in queries.iter().zip(&before) {
-        let after = check(&db, &stored, q, &format!("{what}, rebuilt")).await;
+        let after = check(&db, &stored, q, now, &format!("{what}, rebuilt")).await;
         assert_eq!(after.overview, before.overview, "{what}");
         assert_eq!(after.services.requests, before.services.requests, "{what}");
         assert_eq!(after.services.stages, before.services.stages, "{what}");

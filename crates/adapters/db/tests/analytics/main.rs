@@ -15,6 +15,7 @@ mod appointments;
 /// The brute force: docs/analytics.md restated as loops.
 mod expected;
 mod live;
+mod now;
 
 use common::*;
 
@@ -29,9 +30,9 @@ use consular_domain::{
     ServiceRequest, ServiceType, ServiceTypeId, Slot, SlotId, StaffMember, Stage, Subject,
 };
 use consular_ports::{
-    AnalyticsQuery, AnalyticsRepository, AppointmentRepository, BookOutcome, MissionScope, OverviewFigures,
-    RequestCounts, RequestGroup, RequestRepository, SeatCounts, SeededRequest, ServiceFigures,
-    ServiceTypeRepository, SlotUpsert, StaffRepository, StageGroup, SystemClock, WriteMeta,
+    AnalyticsQuery, AnalyticsRepository, AppointmentRepository, BookOutcome, Clock, MissionScope,
+    OverviewFigures, RequestCounts, RequestGroup, RequestRepository, SeatCounts, SeededRequest,
+    ServiceFigures, ServiceTypeRepository, SlotUpsert, StaffRepository, StageGroup, SystemClock, WriteMeta,
 };
 use std::sync::Arc;
 use time::{Date, Duration, OffsetDateTime};
@@ -73,8 +74,9 @@ fn today(timezone: &str, now: OffsetDateTime) -> Date {
     local_date(timezone, now).unwrap()
 }
 
-/// The query of the days `from..=to` in `timezone`, as the use case makes it: the
-/// buckets' boundaries, the last one clipped to `now`.
+/// The query of the days `from..=to` in `timezone`: the buckets' boundaries, the last one
+/// clipped to `now` (as the repository clips them to the instant it reads, `now` here,
+/// which the brute force takes them at).
 fn query(
     missions: MissionScope,
     service_type: Option<ServiceTypeId>,
@@ -87,7 +89,20 @@ fn query(
     let buckets = buckets(&period, timezone).unwrap();
     let mut boundaries: Vec<OffsetDateTime> = buckets.iter().map(|b| b.starts_at).collect();
     boundaries.push(buckets.last().unwrap().ends_at.min(now));
-    AnalyticsQuery { missions, service_type, boundaries, now }
+    AnalyticsQuery { missions, service_type, boundaries }
+}
+
+/// A clock stopped at `now`: the instant the repository reads inside its snapshot.
+struct At(OffsetDateTime);
+
+impl Clock for At {
+    fn now(&self) -> OffsetDateTime {
+        self.0
+    }
+}
+
+fn at(now: OffsetDateTime) -> Arc<dyn Clock> {
+    Arc::new(At(now))
 }
 
 /// The last `days` days in `timezone`, today included.
@@ -153,19 +168,28 @@ struct Figures {
 }
 
 /// The three reads of `q`, each compared with the brute force over `requests`.
-async fn check(db: &Database, requests: &[SeededRequest], q: &AnalyticsQuery, what: &str) -> Figures {
-    let overview = AnalyticsRepository::overview(db, q).await.unwrap();
-    assert_group(&overview.requests, &expected::overview(requests, q), &format!("{what}: overview"));
+async fn check(
+    db: &Database,
+    requests: &[SeededRequest],
+    q: &AnalyticsQuery,
+    now: OffsetDateTime,
+    what: &str,
+) -> Figures {
+    let overview = AnalyticsRepository::overview(db, q, &at(now)).await.unwrap();
+    assert_eq!(overview.generated_at, now, "{what}: the instant read from the clock");
+    assert_group(&overview.requests, &expected::overview(requests, q, now), &format!("{what}: overview"));
     assert_eq!(overview.appointments.len(), q.bucket_count(), "{what}: one seat count per bucket");
 
-    let services = AnalyticsRepository::services(db, q).await.unwrap();
-    let groups =
-        assert_groups(services.requests, &expected::services(requests, q), &format!("{what}: services"));
+    let services = AnalyticsRepository::services(db, q, &at(now)).await.unwrap();
+    assert_eq!(services.generated_at, now, "{what}");
+    let expected = expected::services(requests, q, now);
+    let groups = assert_groups(services.requests, &expected, &format!("{what}: services"));
     let stages = assert_stages(services.stages, &expected::stages(requests, q), &format!("{what}: stages"));
 
-    let staff = AnalyticsRepository::staff(db, q).await.unwrap();
-    let staff = assert_groups(staff, &expected::staff(requests, q), &format!("{what}: staff"));
-    Figures { overview, services: ServiceFigures { requests: groups, stages }, staff }
+    let staff = AnalyticsRepository::staff(db, q, &at(now)).await.unwrap();
+    assert_eq!(staff.generated_at, now, "{what}");
+    let staff = assert_groups(staff.groups, &expected::staff(requests, q, now), &format!("{what}: staff"));
+    Figures { overview, services: ServiceFigures { generated_at: now, requests: groups, stages }, staff }
 }
 
 /// Within one group, the buckets add up to the range (medians aside).
@@ -230,7 +254,7 @@ async fn the_last_thirty_days_of_every_mission_in_utc(db: Database) {
     assert_eq!(q.bucket_count(), 30);
     assert_eq!(*q.boundaries.last().unwrap(), now, "a range ending today ends now");
 
-    let all = check(&db, &s.requests, &q, "global, 30 UTC days").await;
+    let all = check(&db, &s.requests, &q, now, "global, 30 UTC days").await;
     let overview = &all.overview.requests;
     assert_eq!(all.overview.appointments, vec![SeatCounts::default(); 30], "no appointment seeded");
     assert_buckets_add_up(overview, "global");
@@ -250,7 +274,7 @@ async fn the_last_thirty_days_of_every_mission_in_utc(db: Database) {
     let mut staff_groups = 0;
     for mission in s.generator.missions() {
         let one = AnalyticsQuery { missions: MissionScope::One(mission.id), ..q.clone() };
-        let figures = check(&db, &s.requests, &one, &format!("{} in UTC", mission.timezone)).await;
+        let figures = check(&db, &s.requests, &one, now, &format!("{} in UTC", mission.timezone)).await;
         let g = &figures.overview.requests;
         assert!(g.range.submitted < overview.range.submitted, "one mission is not all of them");
         submitted += g.range.submitted;
@@ -302,7 +326,7 @@ async fn one_mission_in_its_own_zone_by_weeks(db: Database) {
             _ => {}
         }
 
-        let figures = check(&db, &s.requests, &q, &format!("{timezone} by weeks")).await;
+        let figures = check(&db, &s.requests, &q, now, &format!("{timezone} by weeks")).await;
         let g = &figures.overview.requests;
         assert_buckets_add_up(g, timezone);
         let theirs = s.requests.iter().filter(|r| r.request.mission_id == mission).count() as u64;
@@ -321,13 +345,13 @@ async fn a_service_type_filter_narrows_every_view(db: Database) {
     let now = s.now();
     let from = today("UTC", s.generator.start());
     let q = query(MissionScope::All, None, "UTC", (from, today("UTC", now)), Granularity::Month, now);
-    let all = check(&db, &s.requests, &q, "all types by months").await;
+    let all = check(&db, &s.requests, &q, now, "all types by months").await;
 
     let mut submitted = 0;
     let mut spells = 0;
     for t in s.generator.service_types() {
         let one = AnalyticsQuery { service_type: Some(t.id), ..q.clone() };
-        let figures = check(&db, &s.requests, &one, &format!("{} by months", t.code)).await;
+        let figures = check(&db, &s.requests, &one, now, &format!("{} by months", t.code)).await;
         assert!(figures.services.requests.iter().all(|g| g.key == Some(t.id.0)), "{}", t.code);
         assert!(figures.services.stages.iter().all(|g| g.service_type == t.id), "{}", t.code);
         assert_eq!(figures.overview.appointments, vec![SeatCounts::default(); q.bucket_count()]);
@@ -348,10 +372,10 @@ async fn a_service_type_filter_narrows_every_view(db: Database) {
         Granularity::Day,
         now,
     );
-    check(&db, &s.requests, &q, "visas of New Delhi by days").await;
+    check(&db, &s.requests, &q, now, "visas of New Delhi by days").await;
     // A type nobody asked for: nothing but the overview's zeros.
     let none = AnalyticsQuery { service_type: Some(ServiceTypeId::new()), ..q.clone() };
-    let figures = check(&db, &s.requests, &none, "an unknown type").await;
+    let figures = check(&db, &s.requests, &none, now, "an unknown type").await;
     assert_eq!(figures.overview.requests.range, RequestCounts::default());
     assert_eq!(figures.overview.requests.open_now, 0);
     assert!(figures.services.requests.is_empty() && figures.services.stages.is_empty());
@@ -370,14 +394,18 @@ async fn empty_ranges_count_nothing(db: Database) {
     let now = now();
     let q = query(MissionScope::All, None, "UTC", last_days("UTC", now, 30), Granularity::Day, now);
     for q in [q.clone(), AnalyticsQuery { missions: MissionScope::One(MissionId::new()), ..q.clone() }] {
-        let overview = AnalyticsRepository::overview(&db, &q).await.unwrap();
+        let overview = AnalyticsRepository::overview(&db, &q, &at(now)).await.unwrap();
         assert_eq!(
             overview,
-            OverviewFigures { requests: zero_group(30), appointments: vec![SeatCounts::default(); 30] }
+            OverviewFigures {
+                generated_at: now,
+                requests: zero_group(30),
+                appointments: vec![SeatCounts::default(); 30]
+            }
         );
-        let services = AnalyticsRepository::services(&db, &q).await.unwrap();
+        let services = AnalyticsRepository::services(&db, &q, &at(now)).await.unwrap();
         assert!(services.requests.is_empty() && services.stages.is_empty(), "{services:?}");
-        assert!(AnalyticsRepository::staff(&db, &q).await.unwrap().is_empty());
+        assert!(AnalyticsRepository::staff(&db, &q, &at(now)).await.unwrap().groups.is_empty());
     }
 
     let s = seeded(&db).await;
@@ -392,7 +420,7 @@ async fn empty_ranges_count_nothing(db: Database) {
         for missions in [MissionScope::All, MissionScope::One(s.mission("Europe/London"))] {
             let q = query(missions, None, timezone, range, granularity, now);
             let what = format!("before the data, {timezone} {granularity:?} {missions:?}");
-            let figures = check(&db, &s.requests, &q, &what).await;
+            let figures = check(&db, &s.requests, &q, now, &what).await;
             let g = &figures.overview.requests;
             assert_eq!(
                 (&g.range, &g.buckets, g.open_at_start),
@@ -424,7 +452,7 @@ async fn the_same_dates_in_two_zones_are_different_instants(db: Database) {
         for granularity in [Granularity::Day, Granularity::Week] {
             let q = query(MissionScope::All, None, timezone, range, granularity, now);
             assert!(*q.boundaries.last().unwrap() < now);
-            let f = check(&db, &s.requests, &q, &format!("{timezone} {granularity:?}")).await;
+            let f = check(&db, &s.requests, &q, now, &format!("{timezone} {granularity:?}")).await;
             assert_buckets_add_up(&f.overview.requests, timezone);
             figures.push((q, f));
         }
