@@ -21,7 +21,9 @@
 //!    checked against the bench's copy.
 //! 4. Booking: `POST /api/v1/appointments` by the mission's staff for its citizen, a
 //!    fresh `Idempotency-Key` each, on spread slots (every booking a different slot, in
-//!    random order over 49 missions) and on one hot slot; every answer must be 201.
+//!    random order over 49 missions) and on one hot slot (each of its bookings for
+//!    another of `HOT_PER_SLOT` citizens of the last mission: a citizen holds one
+//!    booking of a slot without a request); every answer must be 201.
 //!    Beside each, `pgbench` runs the guarded seat statement of the adapter
 //!    (`UPDATE slots SET booked = booked + 1 WHERE ... booked < capacity ...`): on a
 //!    random slot per transaction, and on one slot. The ratio HTTP / pgbench is printed
@@ -144,6 +146,8 @@ struct World {
     /// The staff member and the citizen of each mission.
     staff: Vec<Issued>,
     citizens: Vec<String>,
+    /// The citizens of the last mission the hot run books for, one per booking of a slot.
+    hot_citizens: Arc<Vec<String>>,
     /// The service type every slot serves.
     service: String,
     slots: usize,
@@ -182,6 +186,11 @@ async fn seed(app: &TestApp, target: usize, timing: Timing) -> Result<World> {
         staff.push(app.staff_with_client(&admin_token, staff_body(mission, &format!("Officer {n}"))).await);
         let citizen = citizen_body(mission, &format!("BENCH{n:04}"));
         citizens.push(text(&app.create_at(CITIZENS, &admin_token, &citizen).await, "id"));
+    }
+    let mut hot_citizens = Vec::with_capacity(HOT_PER_SLOT);
+    for n in 0..HOT_PER_SLOT {
+        let citizen = citizen_body(&missions[MISSIONS - 1], &format!("HOT{n:05}"));
+        hot_citizens.push(text(&app.create_at(CITIZENS, &admin_token, &citizen).await, "id"));
     }
     let api_done = started.elapsed();
 
@@ -254,6 +263,7 @@ async fn seed(app: &TestApp, target: usize, timing: Timing) -> Result<World> {
         missions,
         staff,
         citizens,
+        hot_citizens: Arc::new(hot_citizens),
         service,
         slots,
         per_day,
@@ -647,25 +657,29 @@ async fn booking(
     );
     let staff: Arc<Vec<String>> = Arc::new(world.staff.iter().map(|s| s.token.clone()).collect());
     let citizens = Arc::new(world.citizens.clone());
+    let hot_citizens = world.hot_citizens.clone();
     let service = world.service.clone();
     let endpoint = app.url("/api/v1/appointments");
     let (spread, hot) = (world.spread.clone(), world.hot.clone());
     // The last hot slot is pgbench's.
     let hot_slots = hot.len() - 1;
     let make: MakeRequest = Arc::new(move |http: &Client, i: usize| {
-        let (mission, slot) = match hotness {
+        let (mission, slot, citizen) = match hotness {
             Hotness::Spread => {
-                let (mission, slot) = &spread[i % spread.len()];
-                (*mission, slot)
+                // The mission's citizen books each slot once.
+                let (mission, slot) = spread.get(i).ok_or_else(|| {
+                    format!("the {} spread slots loaded are used up: raise BENCH_SLOTS", spread.len())
+                })?;
+                (*mission, slot, &citizens[*mission])
             }
             Hotness::Hot => {
                 let slot = hot.get(i / HOT_PER_SLOT).filter(|_| i / HOT_PER_SLOT < hot_slots).ok_or_else(|| {
                     format!("the hot pool ({hot_slots} slots of {HOT_PER_SLOT} bookings) is used up: raise HOT_POOL")
                 })?;
-                (MISSIONS - 1, slot)
+                (MISSIONS - 1, slot, &hot_citizens[i % HOT_PER_SLOT])
             }
         };
-        let body = json!({ "slot_id": slot, "service_type_id": service, "citizen_id": citizens[mission] });
+        let body = json!({ "slot_id": slot, "service_type_id": service, "citizen_id": citizen });
         Ok(http
             .post(&endpoint)
             .bearer_auth(&staff[mission])

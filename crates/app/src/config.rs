@@ -2,6 +2,7 @@
 //! then an optional TOML file, then `CONSULAR_*` environment variables. A bad value
 //! stops the start with one line naming the setting.
 
+use consular_application::appointments::DEFAULT_MAX_ACTIVE_BOOKINGS;
 use consular_application::auth::KeyEncryptionKey;
 use consular_application::documents::accept::{AcceptedTypes, DEFAULT_MEDIA_TYPES};
 use consular_http::{BodyTimeouts, EdgePolicy, ProxyHeader};
@@ -122,6 +123,9 @@ pub struct Settings {
     pub request_body_idle_timeout_secs: u32,
     /// How long a body read whole (JSON, forms: not uploads) may take to arrive in all.
     pub request_body_timeout_secs: u32,
+    /// The most upcoming bookings a citizen may hold when booking themself, 1..=100
+    /// (docs/appointments.md "Bookings per citizen"); staff and admins book beyond it.
+    pub max_active_bookings_per_citizen: u32,
 }
 
 impl Default for Settings {
@@ -168,6 +172,7 @@ impl Default for Settings {
             proxy_header: "x-forwarded-for".into(),
             request_body_idle_timeout_secs: 10,
             request_body_timeout_secs: 30,
+            max_active_bookings_per_citizen: DEFAULT_MAX_ACTIVE_BOOKINGS,
         }
     }
 }
@@ -195,7 +200,7 @@ fn describe(error: figment::Error) -> ConfigError {
 
 impl Settings {
     /// Every setting's key (its environment variable is `CONSULAR_` + the key in capitals).
-    pub const KEYS: [&'static str; 41] = [
+    pub const KEYS: [&'static str; 42] = [
         "database_url",
         "storage_url",
         "bind",
@@ -237,6 +242,7 @@ impl Settings {
         "proxy_header",
         "request_body_idle_timeout_secs",
         "request_body_timeout_secs",
+        "max_active_bookings_per_citizen",
     ];
 
     /// The HTTP worker threads: `workers`, or the number of cores when 0.
@@ -318,6 +324,9 @@ impl Settings {
         }
         if !(1..=86_400).contains(&self.download_url_ttl_secs) {
             return bad("download_url_ttl_secs", "must be between 1 and 86400".into());
+        }
+        if !(1..=100).contains(&self.max_active_bookings_per_citizen) {
+            return bad("max_active_bookings_per_citizen", "must be between 1 and 100".into());
         }
         if let Some(addr) = &self.clamav_addr
             && !addr
@@ -606,6 +615,24 @@ mod tests {
                 error.contains("`request_body_timeout_secs`: must be between request_body_idle_timeout_secs"),
                 "{error}"
             );
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn the_booking_limit_is_checked() {
+        assert_eq!(Settings::default().max_active_bookings_per_citizen, 3);
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("CONSULAR_MAX_ACTIVE_BOOKINGS_PER_CITIZEN", "10");
+            assert_eq!(Settings::load(None).unwrap().max_active_bookings_per_citizen, 10);
+            for bad in ["0", "101"] {
+                jail.set_env("CONSULAR_MAX_ACTIVE_BOOKINGS_PER_CITIZEN", bad);
+                let error = Settings::load(None).unwrap_err().to_string();
+                assert!(
+                    error.contains("`max_active_bookings_per_citizen`: must be between 1 and 100"),
+                    "{error}"
+                );
+            }
             Ok(())
         });
     }

@@ -152,7 +152,8 @@ async fn on_database(settings: &Settings, database: Database) -> Result<Services
             service_types: db.clone(),
             idempotency: db.clone(),
             clock: clock.clone(),
-        }),
+        })
+        .with_max_active_bookings(settings.max_active_bookings_per_citizen),
         analytics: AnalyticsService::new(db.clone(), db.clone(), db.clone(), clock.clone()),
         tokens,
         health: HealthService::new(checks),

@@ -26,6 +26,11 @@ pub enum ServiceError {
     /// at a time, docs/documents.md "Re-upload"): `0.existing` names it.
     #[error("conflict: {0}")]
     DocumentAlreadyPresent(consular_domain::UploadRefused),
+    /// The citizen already has the active booking this one would duplicate (for the same
+    /// request, or without a request in the same slot for the same service type,
+    /// docs/appointments.md "The seat invariant"): `existing` names it.
+    #[error("conflict: {detail}")]
+    AlreadyBooked { existing: consular_domain::AppointmentId, detail: String },
     /// The state machine refuses this change; `allowed` names what is possible instead.
     #[error("illegal transition: {detail}")]
     IllegalTransition { detail: String, allowed: Vec<String> },

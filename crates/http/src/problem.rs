@@ -51,6 +51,10 @@ pub struct Problem {
     /// delete first if it must be replaced).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub existing_document_id: Option<Uuid>,
+    /// For `already_booked`: the citizen's active booking that the booking would
+    /// duplicate (to cancel first, or to keep).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub existing_appointment_id: Option<Uuid>,
 }
 
 /// Marks an error response whose body is the operation's own, documented in the OpenAPI
@@ -66,7 +70,8 @@ pub struct ApiError {
     pub code: &'static str,
     pub detail: String,
     pub errors: Vec<FieldError>,
-    /// What the problem adds for its kind (`allowed_actions`, `existing_document_id`).
+    /// What the problem adds for its kind (`allowed_actions`, `existing_document_id`,
+    /// `existing_appointment_id`).
     pub extension: Extension,
     pub headers: Vec<(HeaderName, String)>,
 }
@@ -81,6 +86,8 @@ pub enum Extension {
     AllowedActions(Vec<String>),
     /// `existing_document_id`, for `document_already_present`.
     ExistingDocument(Uuid),
+    /// `existing_appointment_id`, for `already_booked`.
+    ExistingAppointment(Uuid),
 }
 
 impl ApiError {
@@ -151,6 +158,10 @@ impl ApiError {
             },
             existing_document_id: match self.extension {
                 Extension::ExistingDocument(id) => Some(id),
+                _ => None,
+            },
+            existing_appointment_id: match self.extension {
+                Extension::ExistingAppointment(id) => Some(id),
                 _ => None,
             },
         }
@@ -235,6 +246,10 @@ impl From<ServiceError> for ApiError {
             ServiceError::DocumentAlreadyPresent(refused) => ApiError {
                 extension: Extension::ExistingDocument(refused.existing.as_uuid()),
                 ..ApiError::new(StatusCode::CONFLICT, "document_already_present", refused.to_string())
+            },
+            ServiceError::AlreadyBooked { existing, detail } => ApiError {
+                extension: Extension::ExistingAppointment(existing.as_uuid()),
+                ..ApiError::new(StatusCode::CONFLICT, "already_booked", detail)
             },
             ServiceError::IllegalTransition { detail, allowed } => ApiError {
                 extension: Extension::AllowedActions(allowed),

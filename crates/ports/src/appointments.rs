@@ -56,9 +56,14 @@ pub enum BookOutcome {
     /// The guarded seat statement updated no row: the slot's state says why (`Full`
     /// when the slot looks bookable again by the time it is read: it was full then).
     Refused(BookingRefused),
-    /// The citizen already has an active booking for this request (the unique partial
-    /// index `appointments_one_per_request`).
-    AlreadyBooked,
+    /// The citizen already has an active (`booked`) booking for this request (the unique
+    /// partial index `appointments_one_per_request`) or, without a request, in this slot
+    /// for this service type (`appointments_one_per_slot`): the one named, read after the
+    /// index refused the row (docs/appointments.md "The seat invariant").
+    AlreadyBooked(AppointmentId),
+    /// The citizen already holds the `limit` given to [`AppointmentRepository::book`] in
+    /// upcoming bookings (docs/appointments.md "Bookings per citizen").
+    LimitReached,
 }
 
 /// Slots and appointments (docs/appointments.md). The seat count of a slot (`booked`)
@@ -99,13 +104,19 @@ pub trait AppointmentRepository: Send + Sync {
     /// Takes a seat in `appointment.slot_id` and stores the (new, `booked`) appointment,
     /// in one transaction with `meta`. The seat is taken by one guarded `UPDATE` (open,
     /// serving the service type, before the booking cut-off at `now`, `booked <
-    /// capacity`); when it updates no row nothing is stored and the outcome is `Refused`.
-    /// An active booking of the same citizen for the same request is `AlreadyBooked`
+    /// capacity`, and with a `limit`, fewer than `limit` upcoming bookings of the
+    /// citizen); when it updates no row nothing is stored and the outcome is `Refused`
+    /// (the slot's reason first) or `LimitReached`. Upcoming bookings are the citizen's
+    /// `booked` appointments ending after `now`; bookings with a limit run one at a time
+    /// per citizen, so concurrent ones never exceed it. An active booking of the same
+    /// citizen for the same request, or without a request in the same slot for the same
+    /// service type, is `AlreadyBooked` naming it, whatever the timing of the two
     /// (nothing stored). An unknown slot is `NotFound`.
     async fn book(
         &self,
         appointment: &Appointment,
         entry: &AppointmentEntry,
+        limit: Option<u32>,
         now: OffsetDateTime,
         meta: &WriteMeta,
     ) -> Result<BookOutcome, RepoError>;
@@ -113,7 +124,9 @@ pub trait AppointmentRepository: Send + Sync {
     /// bumped), `from` the slot it leaves. In one transaction with `meta`: a seat taken in
     /// the new slot by the guarded statement (else `Refused`, nothing changes), the seat in
     /// `from` released, the appointment replaced if still `booked` at `expected_version`
-    /// (`VersionConflict` / `NotFound` otherwise, nothing changes).
+    /// (`VersionConflict` / `NotFound` otherwise, nothing changes). A booking without a
+    /// request moved into a slot where the citizen already has one for the same service
+    /// type is `AlreadyBooked` naming that one (nothing changes).
     async fn reschedule(
         &self,
         appointment: &Appointment,

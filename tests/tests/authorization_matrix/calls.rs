@@ -198,7 +198,12 @@ pub fn call(op: &Operation, headers: Headers, who: Who, f: &Fixtures, n: usize) 
         "book_appointment" => (
             None,
             String::new(),
-            Payload::Json(json!({ "slot_id": f.slot, "service_type_id": f.service, "citizen_id": f.owner })),
+            Payload::Json(json!({
+                "slot_id": f.slot,
+                "service_type_id": f.service,
+                "citizen_id": f.owner,
+                "request_id": f.fresh(Fresh::BookRequest, who),
+            })),
         ),
         "get_appointment" => (own(&f.appointment), String::new(), Payload::Empty),
         "reschedule_appointment" => (

@@ -28,6 +28,9 @@ pub enum Fresh {
     StatusRequest,
     /// A submitted request of the owner that the caller cancels.
     CancelRequest,
+    /// A submitted request of the owner that the caller books a seat for (one active
+    /// booking per citizen and request, docs/appointments.md).
+    BookRequest,
     /// A document of the owner (not verified) that the caller verifies.
     VerifyDocument,
     /// A document of the owner that the caller deletes.
@@ -40,12 +43,13 @@ pub enum Fresh {
     DisableClient,
 }
 
-const FRESH: usize = 7;
+const FRESH: usize = 8;
 
 impl Fresh {
     const ALL: [Fresh; FRESH] = [
         Fresh::StatusRequest,
         Fresh::CancelRequest,
+        Fresh::BookRequest,
         Fresh::VerifyDocument,
         Fresh::DeleteDocument,
         Fresh::RescheduleAppointment,
@@ -267,7 +271,7 @@ impl Fixtures {
         let mut kind = 31;
         for who in Who::ALL {
             let i = who.index();
-            for purpose in [Fresh::StatusRequest, Fresh::CancelRequest] {
+            for purpose in [Fresh::StatusRequest, Fresh::CancelRequest, Fresh::BookRequest] {
                 let body = json!({ "service_type_id": service });
                 fresh[purpose as usize][i] =
                     text(&created(app, "/api/v1/requests", &owner.token, &body).await, "id");
@@ -281,7 +285,14 @@ impl Fixtures {
                     .await;
                 fresh[purpose as usize][i] = text(&document, "id");
             }
+            // Each for a request of its own: the owner holds one booking of the slot
+            // without a request (`appointment`).
             for purpose in [Fresh::RescheduleAppointment, Fresh::CancelAppointment] {
+                let body = json!({ "service_type_id": service });
+                let request = text(&created(app, "/api/v1/requests", &owner.token, &body).await, "id");
+                ids[0].push((request.clone(), "request of a fresh appointment".to_owned()));
+                let mut book = book.clone();
+                book["request_id"] = json!(request);
                 let appointment = created(app, "/api/v1/appointments", &owner.token, &book).await;
                 fresh[purpose as usize][i] = text(&appointment, "id");
             }

@@ -170,6 +170,8 @@ async fn every_operation_answers_every_principal_as_the_policy_says(backend: Bac
         set_setting(s, "outbox_poll_ms", json!(50));
         // Every principal asks for tokens from the one test address.
         set_setting(s, "token_rate_limit_per_minute", json!(100_000));
+        // The owner holds a booking per fresh object: more than a citizen may book alone.
+        set_setting(s, "max_active_bookings_per_citizen", json!(100));
     })
     .await;
     let spec: Value =

@@ -1,8 +1,10 @@
 //! The contract of `AppointmentRepository`, checked against both databases with the
 //! harness of `common/mod.rs`: slot submissions (insert, configuration changes under
 //! their guards, cancellations by the mission), bookings by the guarded seat statement,
-//! moves and cancellations, the lists and their indexes, and the seat invariant under
-//! concurrency (docs/appointments.md "The seat invariant").
+//! moves and cancellations, the lists and their indexes, the seat invariant, one active
+//! booking per citizen and request or slot, and the limit of a citizen's upcoming
+//! bookings, under concurrency (docs/appointments.md "The seat invariant", "Bookings per
+//! citizen").
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -23,13 +25,15 @@ use time::Duration;
 
 // ---------------------------------------------------------------- fixtures
 
-/// What slots and bookings hang on: a mission, two service types, a citizen with a request.
+/// What slots and bookings hang on: a mission, two service types, a citizen with two
+/// requests.
 struct Setting {
     mission: MissionId,
     passport: ServiceTypeId,
     visa: ServiceTypeId,
     citizen: CitizenId,
     request: RequestId,
+    other_request: RequestId,
 }
 
 async fn setting(db: &Database) -> Setting {
@@ -38,7 +42,25 @@ async fn setting(db: &Database) -> Setting {
     let visa = stored_service_type(db, "visa").await;
     let alice = stored_citizen(db, mission.id, "AA1").await;
     let r = stored_request(db, request(mission.id, alice.id, &passport)).await;
-    Setting { mission: mission.id, passport: passport.id, visa: visa.id, citizen: alice.id, request: r.id }
+    let other = stored_request(db, request(mission.id, alice.id, &passport)).await;
+    Setting {
+        mission: mission.id,
+        passport: passport.id,
+        visa: visa.id,
+        citizen: alice.id,
+        request: r.id,
+        other_request: other.id,
+    }
+}
+
+/// `n` more citizens of the setting's mission (a citizen books a slot once).
+async fn citizens(db: &Database, s: &Setting, n: usize) -> Vec<CitizenId> {
+    let mut stored = Vec::with_capacity(n);
+    for i in 0..n {
+        let passport = format!("C{i}{}", &uuid::Uuid::now_v7().simple().to_string()[20..]);
+        stored.push(stored_citizen(db, s.mission, &passport).await.id);
+    }
+    stored
 }
 
 /// A slot starting `hours` from now, 30 minutes long, serving the passport service.
@@ -75,6 +97,11 @@ fn booking(s: &Setting, slot: &Slot, request: Option<RequestId>) -> Appointment 
     Appointment::book(slot, s.citizen, s.passport, request, citizen_subject(s.citizen), now())
 }
 
+/// `citizen`'s booking of the passport service in `slot`, without a request.
+fn booking_of(s: &Setting, slot: &Slot, citizen: CitizenId) -> Appointment {
+    Appointment::book(slot, citizen, s.passport, None, citizen_subject(citizen), now())
+}
+
 /// The history entry of the change that left `a` as it is, by the citizen.
 fn entry_of(a: &Appointment) -> AppointmentEntry {
     let change = match (a.status, a.cancelled_by) {
@@ -91,7 +118,14 @@ fn entry_of(a: &Appointment) -> AppointmentEntry {
 }
 
 async fn book(db: &Database, a: &Appointment) -> BookOutcome {
-    AppointmentRepository::book(db, a, &entry_of(a), now(), &WriteMeta::default()).await.unwrap()
+    AppointmentRepository::book(db, a, &entry_of(a), None, now(), &WriteMeta::default()).await.unwrap()
+}
+
+/// A booking the citizen makes themself, held to `limit` upcoming bookings at `at`.
+async fn book_limited(db: &Database, a: &Appointment, limit: u32, at: time::OffsetDateTime) -> BookOutcome {
+    AppointmentRepository::book(db, a, &entry_of(a), Some(limit), at, &audited("appointment", a.id.0))
+        .await
+        .unwrap()
 }
 
 async fn seats(db: &Database, slot: &Slot) -> (i64, i64) {
@@ -129,8 +163,8 @@ async fn slots_are_upserted_by_content_under_their_guards(db: Database) {
     assert!(is_duplicate(&taken, "slots_mission_time"), "{taken:?}");
 
     // Two bookings, then a configuration change: the seat count is never written from the slot given.
-    for _ in 0..2 {
-        assert_eq!(book(&db, &booking(&s, &first, None)).await, BookOutcome::Booked);
+    for citizen in citizens(&db, &s, 2).await {
+        assert_eq!(book(&db, &booking_of(&s, &first, citizen)).await, BookOutcome::Booked);
     }
     let mut changed =
         Slot { capacity: 2, service_types: vec![s.passport], booked: 0, version: 2, ..first.clone() };
@@ -161,8 +195,8 @@ async fn closing_a_slot_cancels_the_bookings_the_mission_names(db: Database) {
     let s = setting(&db).await;
     let hot = stored_slot(&db, slot(&s, 48, 3)).await;
     let mut active = Vec::new();
-    for _ in 0..3 {
-        let a = booking(&s, &hot, None);
+    for citizen in citizens(&db, &s, 3).await {
+        let a = booking_of(&s, &hot, citizen);
         assert_eq!(book(&db, &a).await, BookOutcome::Booked);
         active.push(a);
     }
@@ -214,6 +248,7 @@ async fn a_booking_takes_a_seat_or_says_why_not(db: Database) {
             &db,
             &first,
             &entry_of(&first),
+            None,
             now(),
             &audited("appointment", first.id.0)
         )
@@ -225,7 +260,7 @@ async fn a_booking_takes_a_seat_or_says_why_not(db: Database) {
     // One active booking per citizen and request, wherever.
     let other_slot = stored_slot(&db, slot(&s, 96, 2)).await;
     let twice = booking(&s, &other_slot, Some(s.request));
-    assert_eq!(book(&db, &twice).await, BookOutcome::AlreadyBooked);
+    assert_eq!(book(&db, &twice).await, BookOutcome::AlreadyBooked(first.id), "naming the one held");
     assert_eq!(seats(&db, &other_slot).await, (0, 0), "the seat was given back");
     assert_eq!(book(&db, &booking(&s, &two, None)).await, BookOutcome::Booked);
     assert_eq!(book(&db, &booking(&s, &two, None)).await, BookOutcome::Refused(BookingRefused::Full));
@@ -243,7 +278,8 @@ async fn a_booking_takes_a_seat_or_says_why_not(db: Database) {
     assert!(matches!(late, BookOutcome::Refused(BookingRefused::BookingClosed { .. })), "{late:?}");
     let nowhere = booking(&s, &slot(&s, 48, 2), None);
     let unknown =
-        AppointmentRepository::book(&db, &nowhere, &entry_of(&nowhere), now(), &WriteMeta::default()).await;
+        AppointmentRepository::book(&db, &nowhere, &entry_of(&nowhere), None, now(), &WriteMeta::default())
+            .await;
     assert!(matches!(unknown, Err(RepoError::NotFound)), "{unknown:?}");
     assert_eq!(db.count_rows("appointments").await.unwrap(), 2);
     assert_eq!(db.count_rows("audit_events").await.unwrap(), 1);
@@ -390,8 +426,11 @@ async fn appointments_are_listed_in_start_order_by_every_filter(db: Database) {
     let early = stored_slot(&db, slot(&s, 30, 5)).await;
     let late = stored_slot(&db, slot(&s, 60, 5)).await;
     let mut all = Vec::new();
-    for x in [&late, &early, &late, &early] {
-        let a = booking(&s, x, None);
+    // Twice in each slot: once without a request, once for a request.
+    for (x, request) in
+        [(&late, None), (&early, None), (&late, Some(s.request)), (&early, Some(s.other_request))]
+    {
+        let a = booking(&s, x, request);
         assert_eq!(book(&db, &a).await, BookOutcome::Booked);
         all.push(a);
     }
@@ -441,11 +480,14 @@ async fn appointments_are_listed_in_start_order_by_every_filter(db: Database) {
 async fn concurrent_bookings_never_overbook(db: Database) {
     let s = setting(&db).await;
     let hot = stored_slot(&db, slot(&s, 48, 5)).await;
-    let tasks: Vec<_> = (0..50)
-        .map(|_| {
-            let (db, a) = (db.clone(), booking(&s, &hot, None));
+    let tasks: Vec<_> = citizens(&db, &s, 50)
+        .await
+        .into_iter()
+        .map(|citizen| {
+            let (db, a) = (db.clone(), booking_of(&s, &hot, citizen));
             tokio::spawn(async move {
-                AppointmentRepository::book(&db, &a, &entry_of(&a), now(), &WriteMeta::default()).await
+                AppointmentRepository::book(&db, &a, &entry_of(&a), Some(3), now(), &WriteMeta::default())
+                    .await
             })
         })
         .collect();
@@ -465,15 +507,16 @@ async fn concurrent_moves_and_cancellations_keep_the_seat_count(db: Database) {
     let s = setting(&db).await;
     let hot = stored_slot(&db, slot(&s, 48, 5)).await;
     let wide = stored_slot(&db, slot(&s, 72, 30)).await;
+    let people = citizens(&db, &s, 24).await;
     let mut in_hot = Vec::new();
-    for _ in 0..4 {
-        let a = booking(&s, &hot, None);
+    for citizen in &people[..4] {
+        let a = booking_of(&s, &hot, *citizen);
         assert_eq!(book(&db, &a).await, BookOutcome::Booked);
         in_hot.push(a);
     }
     let mut in_wide = Vec::new();
-    for _ in 0..20 {
-        let a = booking(&s, &wide, None);
+    for citizen in &people[4..] {
+        let a = booking_of(&s, &wide, *citizen);
         assert_eq!(book(&db, &a).await, BookOutcome::Booked);
         in_wide.push(a);
     }
@@ -520,6 +563,169 @@ async fn concurrent_moves_and_cancellations_keep_the_seat_count(db: Database) {
     assert_eq!(seats(&db, &wide).await, (20 - moves, 20 - moves));
 }
 
+// ---------------------------------------------------------------- one booking per place, the limit
+
+/// Without a request, a citizen holds one active booking per slot and service type: a
+/// second is `AlreadyBooked` naming the first and stores nothing, whoever books; a
+/// booking for a request, of another service type or of another citizen is another
+/// place; a move into the slot is refused the same way; cancelled, the place is free.
+async fn one_booking_without_a_request_per_citizen_slot_and_service_type(db: Database) {
+    let s = setting(&db).await;
+    let mut both = slot(&s, 48, 5);
+    both.service_types = vec![s.passport, s.visa];
+    both.service_types.sort();
+    let both = stored_slot(&db, both).await;
+    let first = booking(&s, &both, None);
+    assert_eq!(book_limited(&db, &first, 10, now()).await, BookOutcome::Booked);
+    let again = booking(&s, &both, None);
+    assert_eq!(book_limited(&db, &again, 10, now()).await, BookOutcome::AlreadyBooked(first.id));
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 1, "a refused booking stores nothing");
+    assert_eq!(book(&db, &again).await, BookOutcome::AlreadyBooked(first.id), "staff included");
+    assert_eq!(seats(&db, &both).await, (1, 1), "the seat was given back");
+    assert_eq!(AppointmentRepository::get(&db, again.id).await.unwrap(), None);
+
+    assert_eq!(book(&db, &booking(&s, &both, Some(s.request))).await, BookOutcome::Booked);
+    let visa = Appointment::book(&both, s.citizen, s.visa, None, citizen_subject(s.citizen), now());
+    assert_eq!(book(&db, &visa).await, BookOutcome::Booked);
+    let bob = citizens(&db, &s, 1).await[0];
+    assert_eq!(book(&db, &booking_of(&s, &both, bob)).await, BookOutcome::Booked);
+    assert_eq!(seats(&db, &both).await, (4, 4));
+
+    let other = stored_slot(&db, slot(&s, 72, 5)).await;
+    let elsewhere = booking(&s, &other, None);
+    assert_eq!(book(&db, &elsewhere).await, BookOutcome::Booked);
+    let mut moved = elsewhere.clone();
+    moved.reschedule(Role::Citizen, &other, &stored(&db, both.id).await, now()).unwrap();
+    let refused = AppointmentRepository::reschedule(
+        &db,
+        &moved,
+        &entry_of(&moved),
+        other.id,
+        1,
+        now(),
+        &WriteMeta::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused, BookOutcome::AlreadyBooked(first.id));
+    assert_eq!(AppointmentRepository::get(&db, elsewhere.id).await.unwrap(), Some(elsewhere.clone()));
+    assert_eq!((seats(&db, &both).await, seats(&db, &other).await), ((4, 4), (1, 1)), "nothing moved");
+
+    let mut cancelled = first.clone();
+    cancelled.cancel(Role::Citizen, &both, now()).unwrap();
+    AppointmentRepository::cancel(&db, &cancelled, &entry_of(&cancelled), 1, &WriteMeta::default())
+        .await
+        .unwrap();
+    assert_eq!(book_limited(&db, &again, 10, now()).await, BookOutcome::Booked, "free again");
+    assert_eq!(seats(&db, &both).await, (4, 4));
+}
+
+/// A citizen booking themself holds at most `limit` upcoming bookings: the next is
+/// `LimitReached` and stores nothing (a slot's own refusal comes first); staff book
+/// beyond it; an appointment that is over, or cancelled, no longer counts.
+async fn a_citizen_holds_at_most_the_limit_of_upcoming_bookings(db: Database) {
+    let s = setting(&db).await;
+    // Bookable now (its cut-off is an hour before its start), over in two and a half hours.
+    let soon = stored_slot(&db, slot(&s, 2, 3)).await;
+    let mut later = Vec::new();
+    for days in 2..7 {
+        later.push(stored_slot(&db, slot(&s, 24 * days, 3)).await);
+    }
+    assert_eq!(book_limited(&db, &booking(&s, &soon, None), 2, now()).await, BookOutcome::Booked);
+    let kept = booking(&s, &later[0], None);
+    assert_eq!(book_limited(&db, &kept, 2, now()).await, BookOutcome::Booked);
+    let third = booking(&s, &later[1], None);
+    assert_eq!(book_limited(&db, &third, 2, now()).await, BookOutcome::LimitReached);
+    assert_eq!(seats(&db, &later[1]).await, (0, 0), "the seat was given back");
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 2, "a refused booking stores nothing");
+    let full = stored_slot(&db, slot(&s, 24 * 8, 1)).await;
+    let bob = citizens(&db, &s, 1).await[0];
+    assert_eq!(book(&db, &booking_of(&s, &full, bob)).await, BookOutcome::Booked);
+    assert_eq!(
+        book_limited(&db, &booking(&s, &full, None), 2, now()).await,
+        BookOutcome::Refused(BookingRefused::Full),
+        "the slot's reason first"
+    );
+
+    assert_eq!(book(&db, &third).await, BookOutcome::Booked, "staff book beyond the limit");
+    let fourth = booking(&s, &later[2], None);
+    assert_eq!(book_limited(&db, &fourth, 3, now()).await, BookOutcome::LimitReached);
+    let after_soon = now() + Duration::hours(3);
+    assert_eq!(book_limited(&db, &fourth, 3, after_soon).await, BookOutcome::Booked, "an appointment over");
+
+    let mut cancelled = kept.clone();
+    cancelled.cancel(Role::Citizen, &later[0], now()).unwrap();
+    AppointmentRepository::cancel(&db, &cancelled, &entry_of(&cancelled), 1, &WriteMeta::default())
+        .await
+        .unwrap();
+    let fifth = booking(&s, &later[3], None);
+    assert_eq!(book_limited(&db, &fifth, 3, after_soon).await, BookOutcome::Booked, "a cancellation");
+    assert_eq!(
+        book_limited(&db, &booking(&s, &later[4], None), 3, after_soon).await,
+        BookOutcome::LimitReached
+    );
+}
+
+/// One citizen's bookings at once: ten in ten slots with a limit of 3 store exactly
+/// three; ten in one slot (half with the limit, half by staff) store exactly one, and
+/// every other names it.
+async fn concurrent_bookings_of_one_citizen_keep_its_rules(db: Database) {
+    let s = setting(&db).await;
+    let mut spread = Vec::new();
+    for hours in 0..10 {
+        spread.push(stored_slot(&db, slot(&s, 48 + hours, 5)).await);
+    }
+    let tasks: Vec<_> = spread
+        .iter()
+        .map(|x| {
+            let (db, a) = (db.clone(), booking(&s, x, None));
+            tokio::spawn(async move {
+                AppointmentRepository::book(&db, &a, &entry_of(&a), Some(3), now(), &WriteMeta::default())
+                    .await
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.unwrap().unwrap());
+    }
+    let booked = outcomes.iter().filter(|o| **o == BookOutcome::Booked).count();
+    let limited = outcomes.iter().filter(|o| **o == BookOutcome::LimitReached).count();
+    assert_eq!((booked, limited), (3, 7), "{outcomes:?}");
+    let mut taken = 0;
+    for x in &spread {
+        let (seats, holding) = seats(&db, x).await;
+        assert_eq!(seats, holding);
+        taken += seats;
+    }
+    assert_eq!(taken, 3);
+
+    let bob = citizens(&db, &s, 1).await[0];
+    let hot = stored_slot(&db, slot(&s, 24 * 7, 20)).await;
+    let attempts: Vec<Appointment> = (0..10).map(|_| booking_of(&s, &hot, bob)).collect();
+    let tasks: Vec<_> = attempts
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let (db, a) = (db.clone(), a.clone());
+            let limit = (i % 2 == 0).then_some(3);
+            tokio::spawn(async move {
+                AppointmentRepository::book(&db, &a, &entry_of(&a), limit, now(), &WriteMeta::default()).await
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.unwrap().unwrap());
+    }
+    let winners: Vec<&Appointment> =
+        attempts.iter().zip(&outcomes).filter(|(_, o)| **o == BookOutcome::Booked).map(|(a, _)| a).collect();
+    assert_eq!(winners.len(), 1, "{outcomes:?}");
+    let named = BookOutcome::AlreadyBooked(winners[0].id);
+    assert_eq!(outcomes.iter().filter(|o| **o == named).count(), 9, "{outcomes:?}");
+    assert_eq!(seats(&db, &hot).await, (1, 1));
+}
+
 // ---------------------------------------------------------------- both databases
 
 on_both_databases!(
@@ -531,4 +737,7 @@ on_both_databases!(
     appointments_are_listed_in_start_order_by_every_filter,
     concurrent_bookings_never_overbook,
     concurrent_moves_and_cancellations_keep_the_seat_count,
+    one_booking_without_a_request_per_citizen_slot_and_service_type,
+    a_citizen_holds_at_most_the_limit_of_upcoming_bookings,
+    concurrent_bookings_of_one_citizen_keep_its_rules,
 );

@@ -532,7 +532,10 @@ async fn booked(db: &Database, s: &Setting, slot: &Slot) -> Appointment {
     let by = Subject { kind: PrincipalKind::Citizen, id: alice(s) };
     let a = Appointment::book(slot, s.citizen, s.service_type, None, by, now());
     let entry = AppointmentEntry::of(&a, AppointmentChange::Booked, by).unwrap();
-    AppointmentRepository::book(db, &a, &entry, now(), &WriteMeta::default()).await.unwrap();
+    assert_eq!(
+        AppointmentRepository::book(db, &a, &entry, None, now(), &WriteMeta::default()).await.unwrap(),
+        consular_ports::BookOutcome::Booked
+    );
     a
 }
 
@@ -540,14 +543,15 @@ async fn reminders_are_scheduled_once_per_start_time(db: Database) {
     let s = setting(&db).await;
     let (soon, later, far) =
         (stored_slot(&db, &s, 20).await, stored_slot(&db, &s, 30).await, stored_slot(&db, &s, 100).await);
-    let first = booked(&db, &s, &soon).await;
-    let second = booked(&db, &s, &later).await;
-    booked(&db, &s, &far).await;
+    // Cancelled first: a citizen holds one booking of a slot at a time.
     let mut cancelled = booked(&db, &s, &soon).await;
     cancelled.cancel(Role::Staff, &soon, now()).unwrap();
     let by = Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() };
     let entry = AppointmentEntry::of(&cancelled, AppointmentChange::Cancelled, by).unwrap();
     AppointmentRepository::cancel(&db, &cancelled, &entry, 1, &WriteMeta::default()).await.unwrap();
+    let first = booked(&db, &s, &soon).await;
+    let second = booked(&db, &s, &later).await;
+    booked(&db, &s, &far).await;
 
     let (from, until) = (now(), now() + Duration::hours(48));
     let candidates = db.reminder_candidates(from, until, 10).await.unwrap();

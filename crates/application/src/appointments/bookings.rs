@@ -14,7 +14,7 @@ use consular_domain::policy::appointments as policy;
 use consular_domain::policy::requests::RequestReach;
 use consular_domain::{
     Appointment, AppointmentAction, AppointmentChange, AppointmentId, AppointmentStatus, AuditAction,
-    CitizenId, MissionId, Principal, RequestId, Role, ServiceTypeId, Slot, SlotId,
+    CitizenId, MissionId, Principal, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, SlotId,
 };
 use consular_ports::{
     AppointmentFilter, AvailabilityQuery, BookOutcome, StartPage, StartPageRequest, WriteMeta,
@@ -145,10 +145,20 @@ impl AppointmentService {
             events: vec![event],
             idempotency: idempotency::record(actor, idempotency_key, appointment.id.as_uuid(), &view, now)?,
         };
-        match ports.appointments.book(appointment, &entry, now, &meta).await? {
+        // A citizen booking themself is held to the limit; staff and admins booking for a
+        // citizen are not (docs/appointments.md "Bookings per citizen").
+        let limit = (actor.subject.kind == PrincipalKind::Citizen).then_some(self.max_active_bookings);
+        match ports.appointments.book(appointment, &entry, limit, now, &meta).await? {
             BookOutcome::Booked => Ok(Created::fresh(view)),
             BookOutcome::Refused(why) => Err(booking_refused(why)),
-            BookOutcome::AlreadyBooked => Err(already_booked()),
+            BookOutcome::AlreadyBooked(existing) => Err(already_booked(appointment, existing)),
+            BookOutcome::LimitReached => Err(ServiceError::conflict(
+                "booking_limit_reached",
+                format!(
+                    "a citizen may hold at most {} upcoming bookings made by themself; cancel one first, or ask the mission's staff",
+                    self.max_active_bookings
+                ),
+            )),
         }
     }
 
@@ -216,7 +226,11 @@ impl AppointmentService {
         {
             BookOutcome::Booked => self.view(appointment).await,
             BookOutcome::Refused(why) => Err(booking_refused(why)),
-            BookOutcome::AlreadyBooked => Err(already_booked()),
+            BookOutcome::AlreadyBooked(existing) => Err(already_booked(&appointment, existing)),
+            // Moves are not limited: they add no booking.
+            BookOutcome::LimitReached => {
+                Err(ServiceError::Internal("a move was refused by a booking limit".to_owned()))
+            }
         }
     }
 
@@ -362,6 +376,14 @@ impl AppointmentService {
     }
 }
 
-fn already_booked() -> ServiceError {
-    ServiceError::conflict("already_booked", "the citizen already has an active booking for this request")
+/// 409 `already_booked` naming the citizen's active booking that `appointment` would
+/// duplicate.
+fn already_booked(appointment: &Appointment, existing: AppointmentId) -> ServiceError {
+    let detail = match appointment.request_id {
+        Some(_) => format!("the citizen already has an active booking for this request: {existing}"),
+        None => format!(
+            "the citizen already has an active booking without a request in this slot for this service type: {existing}"
+        ),
+    };
+    ServiceError::AlreadyBooked { existing, detail }
 }

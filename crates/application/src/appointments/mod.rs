@@ -47,14 +47,27 @@ pub struct AppointmentPorts {
     pub clock: Arc<dyn Clock>,
 }
 
+/// How many upcoming bookings a citizen may hold when booking themself, unless
+/// configured otherwise (`max_active_bookings_per_citizen`, docs/appointments.md
+/// "Bookings per citizen").
+pub const DEFAULT_MAX_ACTIVE_BOOKINGS: u32 = 3;
+
 #[derive(Clone)]
 pub struct AppointmentService {
     ports: AppointmentPorts,
+    /// The most upcoming bookings a citizen may hold when booking themself.
+    max_active_bookings: u32,
 }
 
 impl AppointmentService {
     pub fn new(ports: AppointmentPorts) -> Self {
-        AppointmentService { ports }
+        AppointmentService { ports, max_active_bookings: DEFAULT_MAX_ACTIVE_BOOKINGS }
+    }
+
+    /// The most upcoming bookings a citizen may hold when booking themself (at least 1).
+    pub fn with_max_active_bookings(mut self, max: u32) -> Self {
+        self.max_active_bookings = max.max(1);
+        self
     }
 
     async fn mission(&self, id: MissionId) -> Result<Mission, ServiceError> {

@@ -79,9 +79,58 @@ async fn a_full_slot_found_by_the_guarded_statement_is_slot_full() {
     let found = s.clone();
     let mut repo = MockAppointmentRepository::new();
     repo.expect_get_slot().returning(move |_| Ok(Some(found.clone())));
-    repo.expect_book().times(1).returning(|_, _, _, _| Ok(BookOutcome::Refused(BookingRefused::Full)));
+    repo.expect_book().times(1).returning(|_, _, _, _, _| Ok(BookOutcome::Refused(BookingRefused::Full)));
     let refused = service(repo, any_mission()).book(&citizen(), booking(&s), None).await.unwrap_err();
     assert!(matches!(refused, ServiceError::Conflict { code: "slot_full", .. }), "{refused:?}");
+}
+
+/// A booking the repository refuses with `outcome`, made by `actor` (a citizen books
+/// themself, an admin for citizen 7), after checking the limit it was given.
+async fn booked_with(
+    actor: &Principal,
+    max: Option<u32>,
+    expected_limit: Option<u32>,
+    outcome: BookOutcome,
+) -> Result<AppointmentView, ServiceError> {
+    let s = slot(Duration::days(3), 5, 0);
+    let found = s.clone();
+    let mut repo = MockAppointmentRepository::new();
+    repo.expect_get_slot().returning(move |_| Ok(Some(found.clone())));
+    repo.expect_book()
+        .withf(move |_, _, limit, _, _| *limit == expected_limit)
+        .times(1)
+        .returning(move |_, _, _, _, _| Ok(outcome.clone()));
+    let mut service = service(repo, any_mission());
+    if let Some(max) = max {
+        service = service.with_max_active_bookings(max);
+    }
+    let mut booking = booking(&s);
+    if actor.subject.kind != PrincipalKind::Citizen {
+        booking.citizen_id = Some(CitizenId(uuid::Uuid::from_u128(7)));
+    }
+    service.book(actor, booking, None).await.map(|created| created.value)
+}
+
+#[tokio::test]
+async fn a_citizen_booking_themself_is_held_to_the_limit_and_staff_are_not() {
+    booked_with(&citizen(), None, Some(3), BookOutcome::Booked).await.unwrap();
+    booked_with(&citizen(), Some(5), Some(5), BookOutcome::Booked).await.unwrap();
+    booked_with(&admin(), Some(5), None, BookOutcome::Booked).await.unwrap();
+    let refused = booked_with(&citizen(), None, Some(3), BookOutcome::LimitReached).await.unwrap_err();
+    let ServiceError::Conflict { code: "booking_limit_reached", detail } = &refused else {
+        panic!("{refused:?}")
+    };
+    assert!(detail.contains("at most 3"), "{detail}");
+}
+
+#[tokio::test]
+async fn a_duplicate_booking_names_the_one_that_holds_the_place() {
+    let existing = consular_domain::AppointmentId::new();
+    let refused =
+        booked_with(&citizen(), None, Some(3), BookOutcome::AlreadyBooked(existing)).await.unwrap_err();
+    let ServiceError::AlreadyBooked { existing: named, detail } = &refused else { panic!("{refused:?}") };
+    assert_eq!(*named, existing);
+    assert!(detail.contains("in this slot") && detail.contains(&existing.to_string()), "{detail}");
 }
 
 #[tokio::test]

@@ -118,7 +118,7 @@ fn resource(view: &AppointmentView) -> Resource {
         (status = 201, description = "Booked", body = AppointmentBody, headers(
             ("Location" = String, description = "The new appointment"),
             ("ETag" = String, description = "Its version"))),
-        (status = 409, description = "`slot_full`, `slot_closed`, `booking_closed` (the cut-off), `already_booked` (one active booking per citizen and request), or the Idempotency-Key is in use",
+        (status = 409, description = "`slot_full`, `slot_closed`, `booking_closed` (the cut-off), `already_booked` (the citizen has an active booking for this request or, without a request, in this slot for this service type; `existing_appointment_id` names it), `booking_limit_reached` (a citizen booking themself holds `max_active_bookings_per_citizen` upcoming bookings), or the Idempotency-Key is in use",
             body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -239,7 +239,7 @@ pub struct RescheduleAppointment {
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "Moved", body = AppointmentBody, headers(("ETag" = String, description = "The new version"))),
-        (status = 409, description = "The new slot cannot take it (`slot_full`, `slot_closed`, `booking_closed`), the citizen is inside the cancellation cut-off (`cancellation_closed`), or the appointment is no longer booked (`illegal_transition`)",
+        (status = 409, description = "The new slot cannot take it (`slot_full`, `slot_closed`, `booking_closed`, or `already_booked`: a booking without a request moved into a slot where the citizen has one for the service type, `existing_appointment_id` naming it), the citizen is inside the cancellation cut-off (`cancellation_closed`), or the appointment is no longer booked (`illegal_transition`)",
             body = Problem, content_type = "application/problem+json"),
         (status = 412, description = "The appointment changed since you read it", body = Problem, content_type = "application/problem+json"),
         (status = 428, description = "If-Match is missing", body = Problem, content_type = "application/problem+json"),

@@ -17,7 +17,11 @@ use consular_ports::{
     AppointmentFilter, AppointmentRepository, AvailabilityQuery, BookOutcome, SlotUpsert, StartPage,
     StartPageRequest, WriteMeta,
 };
+use diesel::QueryResult;
+use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::sqlite::Sqlite;
 use time::OffsetDateTime;
 
 diesel::table! {
@@ -98,6 +102,11 @@ diesel::table! {
 /// The constraint of "one active booking per citizen and request" (a unique partial
 /// index): a booking that violates it is [`BookOutcome::AlreadyBooked`].
 pub(crate) const ONE_PER_REQUEST: &str = "appointments_one_per_request";
+/// The constraint of "one active booking per citizen, slot and service type" for
+/// bookings without a request (a unique partial index, migration
+/// `2026-11-27-000019_one_booking_per_slot`): a booking or a move that violates it is
+/// [`BookOutcome::AlreadyBooked`].
+pub(crate) const ONE_PER_SLOT: &str = "appointments_one_per_slot";
 
 /// The unique constraints of the area (see `crate::error`).
 pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[
@@ -106,6 +115,7 @@ pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[
     ("slot_service_types_pkey", "slot_service_types.slot_id, slot_service_types.service_type_id"),
     ("appointments_pkey", "appointments.id"),
     (ONE_PER_REQUEST, "appointments.citizen_id, appointments.request_id"),
+    (ONE_PER_SLOT, "appointments.citizen_id, appointments.slot_id, appointments.service_type_id"),
     ("appointment_history_pkey", "appointment_history.appointment_id, appointment_history.version"),
 ];
 
@@ -118,6 +128,7 @@ repository! {
         fn book(
             appointment: &Appointment,
             entry: &AppointmentEntry,
+            limit: Option<u32>,
             now: OffsetDateTime,
             meta: &WriteMeta,
         ) -> BookOutcome;
@@ -163,6 +174,62 @@ repository! {
         pub fn request_history(request: RequestId) -> Vec<AppointmentEntry>;
     }
 }
+
+// ------------------------------------------------------------ what the databases differ in
+
+/// What a booking with a limit does differently per database, chosen by the backend of
+/// the `Conn` type `queries.rs` is compiled with (docs/appointments.md "Bookings per
+/// citizen").
+pub(crate) trait BookingDialect {
+    /// Whether the transaction locks the citizen's row (`FOR NO KEY UPDATE`) before its
+    /// seat statement counts the citizen's upcoming bookings. On PostgreSQL writers run
+    /// concurrently (READ COMMITTED): the lock makes a citizen's limited bookings run one
+    /// after the other, and the statements after it read a snapshot taken once the one
+    /// before has committed, so the count includes it. The lock is `NO KEY`: the
+    /// foreign-key checks of other tables' rows of the citizen never wait for it. SQLite's
+    /// `BEGIN IMMEDIATE` serialises every writer already.
+    const LOCKS_CITIZEN: bool;
+}
+
+impl BookingDialect for Pg {
+    const LOCKS_CITIZEN: bool = true;
+}
+
+impl BookingDialect for Sqlite {
+    const LOCKS_CITIZEN: bool = false;
+}
+
+/// `<query> FOR NO KEY UPDATE` on PostgreSQL: the selected rows stay locked until the
+/// transaction ends. On SQLite (never run there, see [`BookingDialect`]) the query as
+/// it is. `query` must be a whole `SELECT` of one table.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Locked<Q>(pub Q);
+
+// The statement of a static query stays static: prepared once per connection.
+impl<Q: QueryId> QueryId for Locked<Q> {
+    type QueryId = Locked<Q::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = Q::HAS_STATIC_QUERY_ID;
+}
+
+impl<Q: Query> Query for Locked<Q> {
+    type SqlType = Q::SqlType;
+}
+
+impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for Locked<Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        self.0.walk_ast(out.reborrow())?;
+        out.push_sql(" FOR NO KEY UPDATE");
+        Ok(())
+    }
+}
+
+impl<Q: QueryFragment<Sqlite>> QueryFragment<Sqlite> for Locked<Q> {
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        self.0.walk_ast(out)
+    }
+}
+
+// ------------------------------------------------------------------------------- rows
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = slots)]

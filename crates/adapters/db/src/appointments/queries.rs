@@ -1,19 +1,21 @@
 //! The queries of appointments. Seats change only here, by guarded statements in the
 //! transaction of the booking, move or cancellation (docs/appointments.md "The seat
 //! invariant"). Every write locks the appointment row first and slot rows after it, in id
-//! order, so two writes never wait on each other in a cycle.
+//! order, so two writes never wait on each other in a cycle; a booking with a limit locks
+//! its citizen's row (PostgreSQL) before its slot's.
 
 use super::{Backend, BoxedSelect, Conn, explain, write_meta};
 use crate::appointments::{
-    AppointmentRow, EntryRow, ONE_PER_REQUEST, SlotConfig, SlotRow, SlotServiceTypeRow, appointment_history,
-    appointments, slot_service_types, slots,
+    AppointmentRow, BookingDialect, EntryRow, Locked, ONE_PER_REQUEST, ONE_PER_SLOT, SlotConfig, SlotRow,
+    SlotServiceTypeRow, appointment_history, appointments, slot_service_types, slots,
 };
+use crate::citizens::citizens;
 use crate::error::Failure;
 use crate::shared::not_updated;
 use crate::shared::sql_types::{DbTime, DbUuid};
 use consular_domain::{
-    Appointment, AppointmentEntry, AppointmentId, AppointmentStatus, MissionId, RequestId, ServiceTypeId,
-    Slot, SlotId,
+    Appointment, AppointmentEntry, AppointmentId, AppointmentStatus, CitizenId, MissionId, RequestId,
+    ServiceTypeId, Slot, SlotId,
 };
 use consular_ports::{
     AppointmentFilter, AvailabilityQuery, BookOutcome, RepoError, SlotUpsert, StartPage, StartPageRequest,
@@ -29,11 +31,20 @@ use uuid::Uuid;
 /// How many slot ids one statement binds: well under SQLite's limit on parameters.
 const IDS_PER_STATEMENT: usize = 500;
 
-/// Why a write transaction stopped: a failure, or a refusal that rolls it back and is
-/// answered as an outcome.
+/// How many times a booking or a move is tried when a unique index of bookings refused it
+/// but the booking holding the place was gone by the time it was read (cancelled in
+/// between): the next try may well succeed.
+const ATTEMPTS: usize = 3;
+
+/// Why a write transaction stopped: a failure, a refusal that rolls it back and is
+/// answered as an outcome, or a unique index of bookings that refused the row
+/// (`appointments_one_per_request`, `appointments_one_per_slot`), whose holder is read
+/// once the transaction has rolled back (PostgreSQL reads nothing more in a transaction
+/// after an error).
 enum Stop {
     Failed(Failure),
     Refused(BookOutcome),
+    Taken,
 }
 
 impl From<diesel::result::Error> for Stop {
@@ -48,12 +59,55 @@ impl From<Failure> for Stop {
     }
 }
 
-fn settle(result: Result<(), Stop>) -> Result<BookOutcome, Failure> {
+/// `Taken` when `failure` is the violation of one of the unique indexes of bookings.
+fn taken(failure: Failure) -> Stop {
+    match RepoError::from(failure) {
+        RepoError::Duplicate { constraint }
+            if constraint == ONE_PER_REQUEST || constraint == ONE_PER_SLOT =>
+        {
+            Stop::Taken
+        }
+        other => Stop::Failed(Failure::Outcome(other)),
+    }
+}
+
+/// The outcome of a booking's transaction; `None` when a unique index refused its row.
+fn settle(result: Result<(), Stop>) -> Result<Option<BookOutcome>, Failure> {
     match result {
-        Ok(()) => Ok(BookOutcome::Booked),
-        Err(Stop::Refused(outcome)) => Ok(outcome),
+        Ok(()) => Ok(Some(BookOutcome::Booked)),
+        Err(Stop::Refused(outcome)) => Ok(Some(outcome)),
+        Err(Stop::Taken) => Ok(None),
         Err(Stop::Failed(failure)) => Err(failure),
     }
+}
+
+/// The active booking other than `appointment` that holds its place under the rules of
+/// the unique indexes: the citizen's booking for the same request or, without one, the
+/// citizen's booking without a request in the same slot for the same service type.
+async fn holder(conn: &mut Conn, appointment: &Appointment) -> Result<Option<AppointmentId>, Failure> {
+    let query = appointments::table
+        .select(appointments::id)
+        .filter(appointments::citizen_id.eq(DbUuid(appointment.citizen_id.0)))
+        .filter(appointments::status.eq(AppointmentStatus::Booked.as_str()))
+        .filter(appointments::id.ne(DbUuid(appointment.id.0)))
+        .into_boxed();
+    let query = match appointment.request_id {
+        Some(request) => query.filter(appointments::request_id.eq(DbUuid(request.0))),
+        None => query
+            .filter(appointments::request_id.is_null())
+            .filter(appointments::slot_id.eq(DbUuid(appointment.slot_id.0)))
+            .filter(appointments::service_type_id.eq(DbUuid(appointment.service_type_id.0))),
+    };
+    let found: Option<DbUuid> = query.first(conn).await.optional()?;
+    Ok(found.map(|id| id.0.into()))
+}
+
+/// After [`ATTEMPTS`] tries, each refused by a unique index whose holder was gone.
+fn kept_colliding(appointment: &Appointment) -> Failure {
+    Failure::Outcome(RepoError::Unavailable(format!(
+        "the booking {} kept colliding with bookings cancelled at once",
+        appointment.id
+    )))
 }
 
 /// The slots of `rows` with the service types each serves.
@@ -161,41 +215,95 @@ async fn replace_configuration(conn: &mut Conn, slot: &Slot, expected: i64) -> R
     Ok(())
 }
 
+/// The citizen's limit of upcoming bookings, for the seat statement to check.
+#[derive(Debug, Clone, Copy)]
+struct Limit {
+    citizen: CitizenId,
+    max: u32,
+}
+
+/// How many upcoming bookings (`booked`, ending after `now`) the citizen holds, as a
+/// subquery (`Nullable<BigInt>`), through `appointments_citizen_idx`.
+macro_rules! upcoming_of {
+    ($citizen:expr, $now:expr) => {
+        appointments::table
+            .filter(appointments::citizen_id.eq(DbUuid($citizen.0)))
+            .filter(appointments::status.eq(AppointmentStatus::Booked.as_str()))
+            .filter(appointments::ends_at.gt(DbTime($now)))
+            .count()
+            .single_value()
+    };
+}
+
 /// Takes a seat in `slot` for `service_type` if it is open, serves it, is before its
-/// booking cut-off at `now` and has one free: the one statement that can fill a slot.
+/// booking cut-off at `now` and has one free, and with a `limit`, if the citizen holds
+/// fewer upcoming bookings than it: the one statement that can fill a slot.
 async fn take_seat(
     conn: &mut Conn,
     slot: SlotId,
     service_type: ServiceTypeId,
+    limit: Option<Limit>,
     now: OffsetDateTime,
 ) -> Result<bool, Failure> {
     let serves = slot_service_types::table
         .filter(slot_service_types::slot_id.eq(DbUuid(slot.0)))
         .filter(slot_service_types::service_type_id.eq(DbUuid(service_type.0)));
-    let taken = diesel::update(
-        slots::table
-            .find(DbUuid(slot.0))
-            .filter(slots::is_open.eq(true))
-            .filter(slots::booked.lt(slots::capacity))
-            .filter(slots::booking_closes_at.gt(DbTime(now)))
-            .filter(diesel::dsl::exists(serves)),
-    )
-    .set(slots::booked.eq(slots::booked + 1))
-    .execute(conn)
-    .await?;
+    let target = slots::table
+        .find(DbUuid(slot.0))
+        .filter(slots::is_open.eq(true))
+        .filter(slots::booked.lt(slots::capacity))
+        .filter(slots::booking_closes_at.gt(DbTime(now)))
+        .filter(diesel::dsl::exists(serves));
+    let take = slots::booked.eq(slots::booked + 1);
+    let taken = match limit {
+        None => diesel::update(target).set(take).execute(conn).await?,
+        Some(Limit { citizen, max }) => {
+            diesel::update(target.filter(upcoming_of!(citizen, now).lt(i64::from(max))))
+                .set(take)
+                .execute(conn)
+                .await?
+        }
+    };
     Ok(taken == 1)
 }
 
 /// Why `take_seat` took none, from the slot as it is now: `NotFound` for an unknown slot,
-/// the slot's own refusal, or `Full` (it was full when the statement ran).
-async fn refusal(conn: &mut Conn, slot: SlotId, service_type: ServiceTypeId, now: OffsetDateTime) -> Stop {
-    match get_slot(conn, slot).await {
-        Err(failure) => Stop::Failed(failure),
-        Ok(None) => Stop::Failed(Failure::Outcome(RepoError::NotFound)),
-        Ok(Some(slot)) => Stop::Refused(BookOutcome::Refused(
-            slot.check_booking(service_type, now).err().unwrap_or(consular_domain::BookingRefused::Full),
-        )),
+/// the slot's own refusal, `LimitReached` when the citizen holds their limit, or `Full`
+/// (it was full when the statement ran).
+async fn refusal(
+    conn: &mut Conn,
+    slot: SlotId,
+    service_type: ServiceTypeId,
+    limit: Option<Limit>,
+    now: OffsetDateTime,
+) -> Stop {
+    let slot = match get_slot(conn, slot).await {
+        Err(failure) => return Stop::Failed(failure),
+        Ok(None) => return Stop::Failed(Failure::Outcome(RepoError::NotFound)),
+        Ok(Some(slot)) => slot,
+    };
+    if let Err(refused) = slot.check_booking(service_type, now) {
+        return Stop::Refused(BookOutcome::Refused(refused));
     }
+    if let Some(Limit { citizen, max }) = limit {
+        match diesel::select(upcoming_of!(citizen, now)).get_result::<Option<i64>>(conn).await {
+            Err(error) => return Stop::Failed(error.into()),
+            Ok(held) if held.unwrap_or(0) >= i64::from(max) => {
+                return Stop::Refused(BookOutcome::LimitReached);
+            }
+            Ok(_) => {}
+        }
+    }
+    Stop::Refused(BookOutcome::Refused(consular_domain::BookingRefused::Full))
+}
+
+/// Locks the citizen's row until the transaction ends, where the database runs writers
+/// at once ([`BookingDialect`]).
+async fn lock_citizen(conn: &mut Conn, citizen: CitizenId) -> Result<(), Failure> {
+    if <Backend as BookingDialect>::LOCKS_CITIZEN {
+        Locked(citizens::table.find(DbUuid(citizen.0)).select(citizens::id)).execute(conn).await?;
+    }
+    Ok(())
 }
 
 async fn release_seat(conn: &mut Conn, slot: SlotId) -> Result<(), Failure> {
@@ -241,29 +349,38 @@ pub(crate) async fn book(
     conn: &mut Conn,
     appointment: &Appointment,
     entry: &AppointmentEntry,
+    limit: Option<u32>,
     now: OffsetDateTime,
     meta: &WriteMeta,
 ) -> Result<BookOutcome, Failure> {
     let row = AppointmentRow::from(appointment);
     let (slot, service_type) = (appointment.slot_id, appointment.service_type_id);
-    settle(
-        write_tx!(conn, async |conn: &mut Conn| -> Result<(), Stop> {
+    let limit = limit.map(|max| Limit { citizen: appointment.citizen_id, max });
+    for _ in 0..ATTEMPTS {
+        let attempt = write_tx!(conn, async |conn: &mut Conn| -> Result<(), Stop> {
             write_meta::store(conn, meta).await?;
-            if !take_seat(conn, slot, service_type, now).await? {
-                return Err(refusal(conn, slot, service_type, now).await);
+            if let Some(limit) = limit {
+                lock_citizen(conn, limit.citizen).await?;
             }
-            match diesel::insert_into(appointments::table).values(&row).execute(conn).await {
-                Ok(_) => Ok(record(conn, appointment, entry).await?),
-                Err(error) => match RepoError::from(Failure::from(error)) {
-                    RepoError::Duplicate { constraint } if constraint == ONE_PER_REQUEST => {
-                        Err(Stop::Refused(BookOutcome::AlreadyBooked))
-                    }
-                    other => Err(Stop::Failed(Failure::Outcome(other))),
-                },
+            if !take_seat(conn, slot, service_type, limit, now).await? {
+                return Err(refusal(conn, slot, service_type, limit, now).await);
             }
+            diesel::insert_into(appointments::table)
+                .values(&row)
+                .execute(conn)
+                .await
+                .map_err(|error| taken(error.into()))?;
+            Ok(record(conn, appointment, entry).await?)
         })
-        .await,
-    )
+        .await;
+        if let Some(outcome) = settle(attempt)? {
+            return Ok(outcome);
+        }
+        if let Some(existing) = holder(conn, appointment).await? {
+            return Ok(BookOutcome::AlreadyBooked(existing));
+        }
+    }
+    Err(kept_colliding(appointment))
 }
 
 pub(crate) async fn reschedule(
@@ -276,25 +393,34 @@ pub(crate) async fn reschedule(
     meta: &WriteMeta,
 ) -> Result<BookOutcome, Failure> {
     let (to, service_type) = (appointment.slot_id, appointment.service_type_id);
-    settle(
-        write_tx!(conn, async |conn: &mut Conn| -> Result<(), Stop> {
+    for _ in 0..ATTEMPTS {
+        let attempt = write_tx!(conn, async |conn: &mut Conn| -> Result<(), Stop> {
             write_meta::store(conn, meta).await?;
-            replace_booked(conn, appointment, expected_version).await?;
+            // A booking without a request moved next to another of the citizen's for the
+            // service type breaks `appointments_one_per_slot`.
+            replace_booked(conn, appointment, expected_version).await.map_err(taken)?;
             record(conn, appointment, entry).await?;
             // Slot rows in id order (see the module comment).
             if from < to {
                 release_seat(conn, from).await?;
             }
-            if !take_seat(conn, to, service_type, now).await? {
-                return Err(refusal(conn, to, service_type, now).await);
+            if !take_seat(conn, to, service_type, None, now).await? {
+                return Err(refusal(conn, to, service_type, None, now).await);
             }
             if from > to {
                 release_seat(conn, from).await?;
             }
             Ok(())
         })
-        .await,
-    )
+        .await;
+        if let Some(outcome) = settle(attempt)? {
+            return Ok(outcome);
+        }
+        if let Some(existing) = holder(conn, appointment).await? {
+            return Ok(BookOutcome::AlreadyBooked(existing));
+        }
+    }
+    Err(kept_colliding(appointment))
 }
 
 pub(crate) async fn cancel(
