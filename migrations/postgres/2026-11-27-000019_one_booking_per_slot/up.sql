@@ -19,7 +19,7 @@
 -- same statement, so `slots.booked` still equals the seats held. The citizen keeps a
 -- seat at the same time for the same service, so nothing they can use is lost; no
 -- history entry or event is written (no one made the change, and a booking without a
--- request is in no request's timeline). docs/operations.md "Upgrading" says how to
+-- request is in no request's timeline). docs/operations.md "Migrations" says how to
 -- list them beforehand.
 WITH ranked AS (
     SELECT id, row_number() OVER (
