@@ -302,8 +302,10 @@ async fn every_refusal(backend: Backend) {
     let open: Vec<String> =
         available(&app, &w.bob.token, &w, &w.service).await.iter().map(|s| text(s, "id")).collect();
     let with_request = |s: &str| json!({ "slot_id": s, "service_type_id": w.service, "request_id": request });
-    booked(&app, &w.bob.token, &with_request(&open[0])).await;
-    expect_problem(book(&app, &w.bob.token, &with_request(&open[1])).await, 409, "already_booked").await;
+    let held = booked(&app, &w.bob.token, &with_request(&open[0])).await;
+    let (_, p) =
+        expect_problem(book(&app, &w.bob.token, &with_request(&open[1])).await, 409, "already_booked").await;
+    assert_eq!(p["existing_appointment_id"], held["id"], "naming the booking held: {p}");
 
     // Booking cut-off; cancellation cut-off (staff may still cancel).
     let late = format!("{}T09:00", day(14));

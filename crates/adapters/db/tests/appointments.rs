@@ -726,6 +726,43 @@ async fn concurrent_bookings_of_one_citizen_keep_its_rules(db: Database) {
     assert_eq!(seats(&db, &hot).await, (1, 1));
 }
 
+/// Migration 2026-11-27-000019 on the bookings an older build could store: per citizen,
+/// slot and service type without a request, the first booking made stays and the others
+/// are cancelled by the mission, their seats released; bookings for a request or of
+/// another citizen are untouched, and the index holds afterwards.
+async fn the_migration_keeps_the_first_booking_of_a_place(db: Database) {
+    let s = setting(&db).await;
+    db.drop_one_per_slot().await.unwrap();
+    let hot = stored_slot(&db, slot(&s, 48, 6)).await;
+    let mut made = Vec::new();
+    for _ in 0..3 {
+        let a = booking(&s, &hot, None);
+        assert_eq!(book(&db, &a).await, BookOutcome::Booked);
+        made.push(a);
+    }
+    let linked = booking(&s, &hot, Some(s.request));
+    assert_eq!(book(&db, &linked).await, BookOutcome::Booked);
+    let bob = citizens(&db, &s, 1).await[0];
+    let bobs = booking_of(&s, &hot, bob);
+    assert_eq!(book(&db, &bobs).await, BookOutcome::Booked);
+    assert_eq!(seats(&db, &hot).await, (5, 5));
+
+    db.migrate_one_per_slot().await.unwrap();
+    for kept in [&made[0], &linked, &bobs] {
+        assert_eq!(AppointmentRepository::get(&db, kept.id).await.unwrap().as_ref(), Some(kept));
+    }
+    for extra in &made[1..] {
+        let stored = AppointmentRepository::get(&db, extra.id).await.unwrap().unwrap();
+        assert_eq!(
+            (stored.status, stored.cancelled_by, stored.version),
+            (AppointmentStatus::Cancelled, Some(consular_domain::CancelledBy::Mission), 2)
+        );
+        assert!(stored.cancelled_at.is_some());
+    }
+    assert_eq!(seats(&db, &hot).await, (3, 3), "their seats were released");
+    assert_eq!(book(&db, &booking(&s, &hot, None)).await, BookOutcome::AlreadyBooked(made[0].id));
+}
+
 // ---------------------------------------------------------------- both databases
 
 on_both_databases!(
@@ -740,4 +777,5 @@ on_both_databases!(
     one_booking_without_a_request_per_citizen_slot_and_service_type,
     a_citizen_holds_at_most_the_limit_of_upcoming_bookings,
     concurrent_bookings_of_one_citizen_keep_its_rules,
+    the_migration_keeps_the_first_booking_of_a_place,
 );

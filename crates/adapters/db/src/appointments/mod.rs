@@ -172,6 +172,15 @@ repository! {
         /// detail, `RequestRepository::detail`); for tests.
         #[doc(hidden)]
         pub fn request_history(request: RequestId) -> Vec<AppointmentEntry>;
+        /// Drops the index `appointments_one_per_slot`, so that a test can store the
+        /// bookings an older build could; for tests of the migration.
+        #[doc(hidden)]
+        pub fn drop_one_per_slot();
+        /// Runs migration `2026-11-27-000019_one_booking_per_slot` again (after
+        /// [`drop_one_per_slot`](crate::Database::drop_one_per_slot)), in a transaction;
+        /// for tests.
+        #[doc(hidden)]
+        pub fn migrate_one_per_slot();
     }
 }
 
@@ -189,14 +198,22 @@ pub(crate) trait BookingDialect {
     /// foreign-key checks of other tables' rows of the citizen never wait for it. SQLite's
     /// `BEGIN IMMEDIATE` serialises every writer already.
     const LOCKS_CITIZEN: bool;
+    /// The text of migration `2026-11-27-000019_one_booking_per_slot` in this database's
+    /// tree, for the test of what it does to bookings stored before it
+    /// ([`Database::migrate_one_per_slot`](crate::Database::migrate_one_per_slot)).
+    const ONE_PER_SLOT_MIGRATION: &'static str;
 }
 
 impl BookingDialect for Pg {
     const LOCKS_CITIZEN: bool = true;
+    const ONE_PER_SLOT_MIGRATION: &'static str =
+        include_str!("../../../../../migrations/postgres/2026-11-27-000019_one_booking_per_slot/up.sql");
 }
 
 impl BookingDialect for Sqlite {
     const LOCKS_CITIZEN: bool = false;
+    const ONE_PER_SLOT_MIGRATION: &'static str =
+        include_str!("../../../../../migrations/sqlite/2026-11-27-000019_one_booking_per_slot/up.sql");
 }
 
 /// `<query> FOR NO KEY UPDATE` on PostgreSQL: the selected rows stay locked until the

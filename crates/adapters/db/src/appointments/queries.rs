@@ -23,7 +23,7 @@ use consular_ports::{
 };
 use diesel::dsl::{AsSelect, InnerJoin, IntoBoxed, Select};
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -616,4 +616,17 @@ pub(crate) async fn seats_of(conn: &mut Conn, slot: SlotId) -> Result<(i64, i64)
         .get_result(conn)
         .await?;
     Ok((i64::from(booked), holding))
+}
+
+pub(crate) async fn drop_one_per_slot(conn: &mut Conn) -> Result<(), Failure> {
+    diesel::sql_query(format!("DROP INDEX {ONE_PER_SLOT}")).execute(conn).await?;
+    Ok(())
+}
+
+pub(crate) async fn migrate_one_per_slot(conn: &mut Conn) -> Result<(), Failure> {
+    write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
+        conn.batch_execute(<Backend as BookingDialect>::ONE_PER_SLOT_MIGRATION).await?;
+        Ok(())
+    })
+    .await
 }
