@@ -229,12 +229,21 @@ async fn fifty_concurrent_uploads_all_succeed(stack: Stack) {
             .await;
         citizens.push(text(&body, "id"));
     }
-    let uploads = citizens.iter().enumerate().map(|(n, citizen)| {
+    // The files are made before any upload starts: made inside the uploads, the CPU work
+    // of the later ones held back the requests of the connections already open, and on a
+    // loaded machine the server's 5 s wait for a request head ran out on them (a 408 on a
+    // connection the client had not written to yet).
+    let files: Vec<(Vec<u8>, String)> = (0..50u32)
+        .map(|n| {
+            let bytes = pdf(MIB, n + 100);
+            let sha = sha256_hex(&bytes);
+            (bytes, sha)
+        })
+        .collect();
+    let uploads = citizens.iter().zip(files).enumerate().map(|(n, (citizen, (bytes, sha)))| {
         let app = &app;
         let token = world.staff_x.token.clone();
         async move {
-            let bytes = pdf(MIB, n as u32 + 100);
-            let sha = sha256_hex(&bytes);
             let fields = [("kind", KIND), ("citizen_id", citizen.as_str())];
             let response = app
                 .upload(&token, form(&fields, file_part(bytes, &format!("{n}.pdf"), "application/pdf")))
