@@ -8,7 +8,7 @@ use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::clients as policy;
 use consular_domain::{
     ApiClient, AuditAction, AuditRecord, Binding, CitizenId, ClientId, NewClient, Page, PageRequest,
-    Principal, PrincipalKind, Scope, StaffId, Subject, ValidationErrors,
+    Principal, PrincipalId, PrincipalKind, Scope, StaffId, Subject, ValidationErrors,
 };
 use consular_ports::{
     CitizenRepository, ClientFilter, ClientRepository, Clock, IdempotencyRepository, MissionRepository,
@@ -24,6 +24,23 @@ const BOUND_CLIENTS_LOOKED_AT: u16 = consular_domain::page::MAX_LIMIT;
 
 /// Who acts on clients: an authenticated admin, or the operator at the command line.
 pub use policy::Actor;
+
+/// Who the citizen or staff row of `id` says it is (kind and mission), if it has one: what
+/// a client's principal and the caller's own email preferences are checked against.
+pub(crate) async fn person_binding(
+    citizens: &dyn CitizenRepository,
+    staff: &dyn StaffRepository,
+    id: PrincipalId,
+) -> Result<Option<Binding>, ServiceError> {
+    let id = id.as_uuid();
+    if let Some(citizen) = citizens.get(CitizenId(id)).await? {
+        return Ok(Some(Binding::new(PrincipalKind::Citizen, Some(citizen.mission_id))));
+    }
+    Ok(staff
+        .get(StaffId(id))
+        .await?
+        .map(|member| Binding::new(PrincipalKind::Staff, Some(member.mission_id))))
+}
 
 /// A new active client for `subject`, with a fresh secret. Used for every client
 /// creation: by admins, by the operator, and with a citizen or staff registration.
@@ -135,15 +152,7 @@ impl ClientService {
     /// another mission, or as someone of another kind.
     async fn validate_principal(&self, kind: PrincipalKind, input: &NewClient) -> Result<(), ServiceError> {
         let Some(principal) = input.principal else { return Ok(()) };
-        let id = principal.as_uuid();
-        let person = match self.citizens.get(CitizenId(id)).await? {
-            Some(citizen) => Some(Binding::new(PrincipalKind::Citizen, Some(citizen.mission_id))),
-            None => self
-                .staff
-                .get(StaffId(id))
-                .await?
-                .map(|member| Binding::new(PrincipalKind::Staff, Some(member.mission_id))),
-        };
+        let person = person_binding(&*self.citizens, &*self.staff, principal).await?;
         let bound = if person.is_some() {
             Vec::new()
         } else {

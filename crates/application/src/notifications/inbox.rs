@@ -7,8 +7,7 @@ use crate::ServiceError;
 use consular_domain::notification::{Category, EmailPreferences, Notification};
 use consular_domain::policy::{self, notifications as rules};
 use consular_domain::{
-    AuditAction, AuditRecord, Binding, CitizenId, NotificationId, Page, PageRequest, Principal, PrincipalId,
-    PrincipalKind, RequestId, StaffId,
+    AuditAction, AuditRecord, NotificationId, Page, PageRequest, Principal, PrincipalId, RequestId,
 };
 use consular_ports::{NotificationWithEmail, WriteMeta};
 
@@ -67,16 +66,9 @@ impl NotificationService {
     /// The principal id whose preferences the caller reads and sets: theirs, unless the
     /// citizen or staff member of that id is of another kind or mission than the token.
     async fn own_preferences(&self, actor: &Principal) -> Result<PrincipalId, ServiceError> {
-        let id = actor.subject.id.as_uuid();
-        let person = match self.ports.citizens.get(CitizenId(id)).await? {
-            Some(citizen) => Some(Binding::new(PrincipalKind::Citizen, Some(citizen.mission_id))),
-            None => self
-                .ports
-                .staff
-                .get(StaffId(id))
-                .await?
-                .map(|member| Binding::new(PrincipalKind::Staff, Some(member.mission_id))),
-        };
+        let person =
+            crate::clients::person_binding(&*self.ports.citizens, &*self.ports.staff, actor.subject.id)
+                .await?;
         Ok(rules::preferences(actor, person)?)
     }
 
