@@ -71,12 +71,19 @@ fn taken(failure: Failure) -> Stop {
     }
 }
 
-/// The outcome of a booking's transaction; `None` when a unique index refused its row.
-fn settle(result: Result<(), Stop>) -> Result<Option<BookOutcome>, Failure> {
+/// The outcome of a booking's transaction: a place a unique index refused is named by
+/// the booking holding it; `None` (try again) when that one was cancelled in between.
+async fn settle(
+    conn: &mut Conn,
+    result: Result<(), Stop>,
+    appointment: &Appointment,
+) -> Result<Option<BookOutcome>, Failure> {
     match result {
         Ok(()) => Ok(Some(BookOutcome::Booked)),
         Err(Stop::Refused(outcome)) => Ok(Some(outcome)),
-        Err(Stop::Taken) => Ok(None),
+        // The place is taken: by whom (`None`, to try again, when that booking was
+        // cancelled in between).
+        Err(Stop::Taken) => Ok(holder(conn, appointment).await?.map(BookOutcome::AlreadyBooked)),
         Err(Stop::Failed(failure)) => Err(failure),
     }
 }
@@ -373,11 +380,8 @@ pub(crate) async fn book(
             Ok(record(conn, appointment, entry).await?)
         })
         .await;
-        if let Some(outcome) = settle(attempt)? {
+        if let Some(outcome) = settle(conn, attempt, appointment).await? {
             return Ok(outcome);
-        }
-        if let Some(existing) = holder(conn, appointment).await? {
-            return Ok(BookOutcome::AlreadyBooked(existing));
         }
     }
     Err(kept_colliding(appointment))
@@ -413,11 +417,8 @@ pub(crate) async fn reschedule(
             Ok(())
         })
         .await;
-        if let Some(outcome) = settle(attempt)? {
+        if let Some(outcome) = settle(conn, attempt, appointment).await? {
             return Ok(outcome);
-        }
-        if let Some(existing) = holder(conn, appointment).await? {
-            return Ok(BookOutcome::AlreadyBooked(existing));
         }
     }
     Err(kept_colliding(appointment))
