@@ -1,9 +1,9 @@
-//! `/api/v1/appointments` end to end on SQLite and PostgreSQL (docs/appointments.md,
-//! docs/api.md "Appointments"): availability submitted in the mission's local time and
-//! re-submitted unchanged, finding a slot, booking (idempotent), the calendar file
-//! parsed by an independent iCalendar parser, rescheduling, cancelling, the staff day
-//! list and attendance, every refusal, isolation between citizens and missions, and a
-//! schedule over the Paris spring-forward week.
+//! `/api/v1/appointments` end to end on SQLite and PostgreSQL (docs/appointments.md
+//! "Endpoints and decisions", docs/api.md "Endpoints"): availability submitted in the
+//! mission's local time and re-submitted unchanged, finding a slot, booking (idempotent),
+//! the calendar file parsed by an independent iCalendar parser, rescheduling,
+//! cancelling, the staff day list and attendance, every refusal, isolation between
+//! citizens and missions, and a schedule over the Paris spring-forward week.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[allow(dead_code)]

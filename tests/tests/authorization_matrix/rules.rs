@@ -109,7 +109,7 @@ pub enum Refusal {
     /// 404 `not_found`: the caller may not see the object.
     NotFound,
     /// 422 naming the citizen: creating something for a citizen the caller may not act
-    /// for (a field error, never a 403: docs/appointments.md "Booking refusals").
+    /// for (a field error, never a 403: docs/appointments.md "Endpoints and decisions").
     UnknownCitizen,
 }
 

@@ -1,8 +1,8 @@
 //! What an upload may be: the type is decided from the file's first bytes (its magic
 //! number), never from what the client declares; a declared media type or a file-name
 //! extension that disagrees with the bytes is refused as well, so that a PNG named
-//! `scan.pdf` or an HTML page declared as `image/png` never gets in (docs/documents.md,
-//! "What is accepted").
+//! `scan.pdf` or an HTML page declared as `image/png` never gets in (docs/documents.md
+//! "What is stored").
 
 use consular_domain::document::last_path_segment;
 

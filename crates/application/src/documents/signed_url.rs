@@ -1,7 +1,7 @@
 //! The service's own signed download URLs, for blob stores that cannot presign (the local
 //! file system; S3 presigns its own). A URL names a document, the version it was issued
 //! for and an expiry, and carries an HMAC-SHA256 over the three under a key every node
-//! shares (docs/documents.md, "Downloads"). Checking it needs no bearer token, no database
+//! shares (docs/api.md "Downloads"). Checking it needs no bearer token, no database
 //! and no storage: a tampered or expired URL is refused before anything is read.
 
 use aws_lc_rs::hmac;
