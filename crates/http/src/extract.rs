@@ -312,33 +312,6 @@ impl<'de> Visitor<'de> for ControlScan<'_> {
     }
 }
 
-/// For `#[serde(default, deserialize_with = "present")]` on an `Option<Option<T>>`: an
-/// absent member stays `None` (no change), an explicit `null` becomes `Some(None)`.
-pub fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
-    deserializer: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(deserializer).map(Some)
-}
-
-/// For `#[serde(default, deserialize_with = "comma_separated")]` on an `Option<Vec<T>>`
-/// query parameter: `status=submitted,in_review`; `status=` is the empty list (no
-/// filter); inside a list every entry must be a value of `T`.
-pub fn comma_separated<'de, D: serde::Deserializer<'de>, T: DeserializeOwned>(
-    deserializer: D,
-) -> Result<Option<Vec<T>>, D::Error> {
-    let Some(list) = Option::<String>::deserialize(deserializer)? else { return Ok(None) };
-    if list.is_empty() {
-        return Ok(Some(Vec::new()));
-    }
-    list.split(',')
-        .map(|s| {
-            serde_json::from_value::<T>(serde_json::Value::String(s.trim().to_owned()))
-                .map_err(|_| serde::de::Error::custom(format!("unknown value `{s}`")))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
-}
-
 /// Query parameters; a malformed or unknown parameter is a 400 problem, and so is a
 /// parameter whose name or value (once percent-decoded) holds a control character, tab
 /// and line breaks included: `control_character` at `/query/<name>` for each.

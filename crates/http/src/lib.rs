@@ -5,10 +5,11 @@
 //! never reach a database or storage adapter (this crate depends on no adapter).
 //!
 //! The modules form layers, without cycles (a test in `tests/module_graph.rs` keeps it
-//! so): `problem`, `metrics`, `wire` and `body_timeout` at the bottom; `spec` (the
-//! document as data); `state`; `extract` and `respond`; then one module per area under
-//! `routes`, each using only the layers below and never another area. This root ties the
-//! routes to the spec and to the app.
+//! so): `problem`, `metrics` and `body_timeout` at the bottom; `wire` (what the API reads
+//! and writes, one file per area, and the problem responses operations document); `spec`
+//! (the document as data); `state`; `extract` and `respond`; then one module per area
+//! under `routes`, handlers only, each using only the layers below and never another
+//! area. This root ties the routes to the spec and to the app.
 
 pub mod body_timeout;
 pub mod edge;

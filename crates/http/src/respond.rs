@@ -2,7 +2,7 @@
 //! replayed for an `Idempotency-Key`) and list pages with their `Link` header.
 
 use crate::extract::Cursor;
-use crate::wire::{ListBody, NoExtra};
+use crate::wire::common::{ListBody, NoExtra};
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use consular_application::Created;

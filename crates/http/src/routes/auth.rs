@@ -1,10 +1,15 @@
 //! `/api/v1/auth/token`, `/refresh`, `/revoke` (RFC 6749, RFC 7009) and
-//! `/.well-known/jwks.json`. These answer errors in RFC 6749's JSON, not problems.
+//! `/.well-known/jwks.json`. These answer errors in RFC 6749's JSON, not problems. The
+//! bodies are in `crate::wire::auth`.
 
 use crate::edge::ClientAddress;
 use crate::extract::bearer_token;
 use crate::problem::{ApiError, Problem};
 use crate::state::AppState;
+use crate::wire::auth::{
+    FormTooLarge, OAuthErrorResponse, RateLimited, RefreshForm, RevokeForm, RevokeRateLimited, TokenForm,
+    TokenResponse,
+};
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, get, post, web};
@@ -13,87 +18,17 @@ use base64::engine::general_purpose::STANDARD;
 use consular_application::auth::{ClientCredentials, IssuedTokens, OAuthError};
 use consular_domain::validation::refused_in_line;
 use governor::clock::{Clock, DefaultClock};
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::HashMap;
-use utoipa::ToSchema;
+use utoipa_actix_web::service_config::ServiceConfig;
+
+/// Registers this area's operations, in the order actix tries them (`super::register`).
+pub fn register(cfg: &mut ServiceConfig) {
+    cfg.service(create_token).service(refresh_token).service(revoke_token).service(jwks);
+}
 
 /// The largest form body accepted by the OAuth endpoints.
 const FORM_LIMIT: usize = 8 * 1024;
-
-/// A successful token response (RFC 6749 section 5.1).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TokenResponse {
-    /// A signed JWT (`typ: at+jwt`, EdDSA); send it as `Authorization: Bearer ...`.
-    pub access_token: String,
-    /// Always `Bearer`.
-    #[schema(example = "Bearer")]
-    pub token_type: String,
-    /// Seconds until the access token expires.
-    pub expires_in: i64,
-    /// The granted scopes, space separated.
-    #[schema(example = "admin")]
-    pub scope: String,
-    /// Opaque, single use: each refresh returns a new one.
-    pub refresh_token: String,
-}
-
-/// An error of the OAuth endpoints (RFC 6749 section 5.2).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct OAuthErrorResponse {
-    #[schema(example = "invalid_client")]
-    pub error: String,
-    pub error_description: String,
-}
-
-/// The token request, `application/x-www-form-urlencoded`: the client credentials grant,
-/// or the refresh grant as at `/auth/refresh`, which needs its `refresh_token`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(untagged)]
-#[allow(dead_code)]
-pub enum TokenForm {
-    ClientCredentials(ClientCredentialsForm),
-    Refresh(RefreshForm),
-}
-
-/// The client credentials grant (RFC 6749 section 4.4), `application/x-www-form-urlencoded`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[allow(dead_code)]
-pub struct ClientCredentialsForm {
-    #[schema(example = "client_credentials", pattern = "^client_credentials$")]
-    grant_type: String,
-    /// A subset of the client's scopes, space separated; all of them by default.
-    scope: Option<String>,
-    /// With `client_secret_post`; otherwise use HTTP Basic.
-    client_id: Option<String>,
-    client_secret: Option<String>,
-}
-
-/// The refresh request, `application/x-www-form-urlencoded`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[allow(dead_code)]
-pub struct RefreshForm {
-    #[schema(example = "refresh_token", pattern = "^refresh_token$")]
-    grant_type: String,
-    #[schema(min_length = 1)]
-    refresh_token: String,
-    /// Narrower scopes than the original grant, if wanted.
-    scope: Option<String>,
-    client_id: Option<String>,
-    client_secret: Option<String>,
-}
-
-/// The revocation request (RFC 7009), `application/x-www-form-urlencoded`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[allow(dead_code)]
-pub struct RevokeForm {
-    /// The token to revoke; by default the bearer token of the request.
-    token: Option<String>,
-    /// `access_token` or `refresh_token`.
-    token_type_hint: Option<String>,
-    client_id: Option<String>,
-    client_secret: Option<String>,
-}
 
 /// An OAuth error reply, or a problem for the statuses OAuth does not define.
 enum Reply {
@@ -264,13 +199,7 @@ fn token_response(tokens: IssuedTokens) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((header::PRAGMA, "no-cache"))
-        .json(TokenResponse {
-            access_token: tokens.access_token,
-            token_type: "Bearer".to_owned(),
-            expires_in: tokens.expires_in,
-            scope: tokens.scope.to_string(),
-            refresh_token: tokens.refresh_token,
-        })
+        .json(TokenResponse::from(tokens))
 }
 
 async fn grant(
@@ -314,9 +243,8 @@ async fn grant(
         (status = 400, description = "invalid_request, invalid_scope, invalid_grant or unsupported_grant_type", body = OAuthErrorResponse),
         (status = 401, description = "invalid_client", body = OAuthErrorResponse,
             headers(("WWW-Authenticate" = String, description = "Basic challenge"))),
-        (status = 413, description = "The form is too large", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Rate limited per client and per address", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        FormTooLarge,
+        RateLimited,
     )
 )]
 #[post("/api/v1/auth/token")]
@@ -339,9 +267,8 @@ pub async fn create_token(req: HttpRequest, state: web::Data<AppState>, body: we
         (status = 400, description = "invalid_request, invalid_scope, invalid_grant or unsupported_grant_type", body = OAuthErrorResponse),
         (status = 401, description = "invalid_client", body = OAuthErrorResponse,
             headers(("WWW-Authenticate" = String, description = "Basic challenge"))),
-        (status = 413, description = "The form is too large", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Rate limited per client and per address", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        FormTooLarge,
+        RateLimited,
     )
 )]
 #[post("/api/v1/auth/refresh")]
@@ -407,10 +334,8 @@ async fn revocation(req: &HttpRequest, state: &AppState, body: &[u8]) -> Result<
                 (Problem = "application/problem+json"),
             ),
             headers(("WWW-Authenticate" = String, description = "Bearer or Basic challenge"))),
-        (status = 413, description = "The form is too large", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "With client credentials: rate limited per client and per address, as the token endpoint",
-            body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        FormTooLarge,
+        RevokeRateLimited,
     )
 )]
 #[post("/api/v1/auth/revoke")]

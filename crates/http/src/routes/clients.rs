@@ -1,87 +1,25 @@
 //! `/api/v1/auth/clients`: API clients, managed by admins (docs/api.md, "Clients,
-//! principals and scopes").
+//! principals and scopes"). The bodies are in `crate::wire::clients`.
 
 use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency};
-use crate::problem::{ApiError, Problem};
+use crate::problem::ApiError;
 use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
-use crate::wire::{ScopeName, wire_enum};
+use crate::wire::IdempotencyKeyInUse;
+use crate::wire::clients::{ClientBody, ClientDisabled, ClientList, CreateClient};
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use consular_application::clients::Actor;
-use consular_domain::{
-    ApiClient, ClientId, ClientStatus, MissionId, NewClient, PrincipalId, PrincipalKind, Scope, ScopeSet,
-};
-use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
-use utoipa::ToSchema;
+use consular_domain::ClientId;
+use utoipa_actix_web::service_config::ServiceConfig;
 use uuid::Uuid;
 
-wire_enum!(PrincipalKindName mirrors PrincipalKind { Admin, Staff, Citizen });
-wire_enum!(ClientStatusName mirrors ClientStatus { Active, Disabled });
-
-/// An API client. `client_secret` appears only in the response that created or rotated it.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ClientBody {
-    pub client_id: Uuid,
-    pub name: String,
-    pub scopes: Vec<ScopeName>,
-    pub principal_kind: PrincipalKindName,
-    pub principal_id: Uuid,
-    /// Absent for global admins.
-    pub mission_id: Option<Uuid>,
-    pub status: ClientStatusName,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: OffsetDateTime,
-    /// Shown once; store it safely. Never returned again.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_secret: Option<String>,
-}
-
-impl ClientBody {
-    fn new(client: &ApiClient, secret: Option<&str>) -> Self {
-        ClientBody {
-            client_id: client.id.as_uuid(),
-            name: client.name.clone(),
-            scopes: client.scopes.iter().map(ScopeName::from).collect(),
-            principal_kind: client.subject.kind.into(),
-            principal_id: client.subject.id.as_uuid(),
-            mission_id: client.mission.map(|m| m.as_uuid()),
-            status: client.status.into(),
-            created_at: client.created_at,
-            updated_at: client.updated_at,
-            client_secret: secret.map(str::to_owned),
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ClientList {
-    pub items: Vec<ClientBody>,
-    pub next_cursor: Option<String>,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateClient {
-    #[schema(
-        example = "citizen portal",
-        min_length = 1,
-        max_length = 100,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub name: String,
-    /// `admin`, `staff`, `admin` + `staff`, or `citizen` alone.
-    #[schema(min_items = 1, max_items = 2)]
-    pub scopes: Vec<ScopeName>,
-    /// Required for staff and citizen clients; absent makes a global admin.
-    pub mission_id: Option<Uuid>,
-    /// The principal the client acts for, a new one when absent: an existing principal of
-    /// the kind the scopes name, in the client's mission (422 otherwise).
-    pub principal_id: Option<Uuid>,
+/// Registers this area's operations, in the order actix tries them (`super::register`).
+pub fn register(cfg: &mut ServiceConfig) {
+    cfg.service(list_clients)
+        .service(create_client)
+        .service(get_client)
+        .service(disable_client)
+        .service(rotate_client_secret);
 }
 
 fn client_path(id: ClientId) -> String {
@@ -126,7 +64,7 @@ pub async fn list_clients(
         (status = 201, description = "Created", body = ClientBody, headers(
             ("Location" = String, description = "The new client"),
             ("ETag" = String, description = "Its version"))),
-        (status = 409, description = "The Idempotency-Key is in use", body = Problem, content_type = "application/problem+json"),
+        IdempotencyKeyInUse,
     )
 )]
 #[post("/api/v1/auth/clients")]
@@ -137,14 +75,7 @@ pub async fn create_client(
     body: ApiJson<CreateClient>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency(&req, &body.raw)?;
-    let input = body.value;
-    let new = NewClient {
-        name: input.name,
-        scopes: input.scopes.into_iter().map(Scope::from).collect::<ScopeSet>(),
-        mission: input.mission_id.map(MissionId),
-        principal: input.principal_id.map(PrincipalId),
-    };
-    let written = state.clients.create(&actor, new, key.as_ref()).await?;
+    let written = state.clients.create(&actor, body.value.into(), key.as_ref()).await?;
     let resource =
         Resource { location: client_path(written.value.client.id), version: written.value.client.version };
     Ok(respond::created(&written, Some(resource), |issued| {
@@ -205,7 +136,7 @@ pub async fn disable_client(
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 200, description = "The client with its new secret", body = ClientBody, headers(("ETag" = String, description = "Its version"))),
-        (status = 409, description = "The client is disabled", body = Problem, content_type = "application/problem+json"),
+        ClientDisabled,
     )
 )]
 #[post("/api/v1/auth/clients/{id}/rotate-secret")]

@@ -1,6 +1,7 @@
 //! `/api/v1/documents`: streaming uploads, reads with expiring download URLs, the
 //! signed-URL download itself, verification, deletion and the lists (spec 4.3 and 4.4;
-//! docs/documents.md, docs/api.md "Documents").
+//! docs/documents.md, docs/api.md "Documents"). The bodies are in
+//! `crate::wire::documents`.
 //!
 //! The upload reads the multipart body as a stream of fields (never `MultipartForm`,
 //! which buffers and caps bodies): the text parts first, then the `file` part, whose
@@ -9,170 +10,44 @@
 use crate::extract::{
     ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match, optional_if_match, page_request,
 };
-use crate::problem::{ApiError, Problem};
+use crate::problem::ApiError;
 use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
-use crate::wire::{ActorBody, wire_enum};
+use crate::wire::IfMatchMissing;
+use crate::wire::documents::{
+    AlreadyPresent, BadDownloadUrl, ContentParams, DocumentBody, DocumentChanged, DocumentDownloadBody,
+    DocumentList, DocumentListParams, DownloadGone, FileNotAccepted, FileTooLarge, NotAwaitingReview,
+    NotDeletable, RangeNotSatisfiable, ScannerOrStorageUnavailable, UploadDocumentForm, UploadInvalid,
+    VerifyDocument,
+};
 use actix_multipart::{Field, Multipart, MultipartError};
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
+use consular_application::ServiceError;
 use consular_application::documents::signed_url::DownloadGrant;
 use consular_application::documents::{BodyError, Decision, UploadBody, UploadForm};
 use consular_domain::document::{attachment_disposition, safe_media_type};
-use consular_domain::{
-    CitizenId, Document, DocumentId, DocumentStatus, RequestId, ScanStatus, ValidationErrors,
-};
+use consular_domain::{CitizenId, DocumentId, RequestId, ValidationErrors};
 use consular_ports::{ByteRange, DocumentFilter};
 use futures_util::{StreamExt, TryStreamExt};
-use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use utoipa::{IntoParams, ToSchema};
+use utoipa_actix_web::service_config::ServiceConfig;
 use uuid::Uuid;
 
-wire_enum!(DocumentStatusName mirrors DocumentStatus { Uploaded, Verified, Rejected, Deleted });
-wire_enum!(ScanStatusName mirrors ScanStatus { Clean, NotConfigured });
+/// Registers this area's operations, in the order actix tries them (`super::register`).
+pub fn register(cfg: &mut ServiceConfig) {
+    cfg.service(list_documents)
+        .service(upload_document)
+        .service(get_document)
+        .service(delete_document)
+        .service(download_document_content)
+        .service(verify_document)
+        .service(list_request_documents);
+}
 
 /// The longest text part of an upload form.
 const TEXT_PART_LIMIT: usize = 1024;
-
-/// A document's metadata (never its bytes).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DocumentBody {
-    pub id: Uuid,
-    pub mission_id: Uuid,
-    pub citizen_id: Uuid,
-    pub request_id: Option<Uuid>,
-    /// A document kind of the catalog.
-    pub kind: String,
-    pub status: DocumentStatusName,
-    /// The last path segment of the name it was uploaded under (metadata only).
-    pub file_name: String,
-    /// Detected from the bytes.
-    pub media_type: String,
-    pub size_bytes: u64,
-    /// Lower-case hex SHA-256 of the bytes.
-    pub sha256: String,
-    pub scan: ScanStatusName,
-    pub rejection_reason: Option<String>,
-    pub uploaded_by: ActorBody,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub uploaded_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub decided_at: Option<OffsetDateTime>,
-    pub version: i64,
-}
-
-impl From<&Document> for DocumentBody {
-    fn from(d: &Document) -> Self {
-        DocumentBody {
-            id: d.id.as_uuid(),
-            mission_id: d.mission_id.as_uuid(),
-            citizen_id: d.citizen_id.as_uuid(),
-            request_id: d.request_id.map(|r| r.as_uuid()),
-            kind: d.kind.clone(),
-            status: d.status.into(),
-            file_name: d.file_name.clone(),
-            media_type: d.media_type.clone(),
-            size_bytes: d.size_bytes,
-            sha256: d.sha256.clone(),
-            scan: d.scan.into(),
-            rejection_reason: d.rejection_reason.as_ref().map(|r| r.as_str().to_owned()),
-            uploaded_by: d.uploaded_by.into(),
-            uploaded_at: d.created_at,
-            decided_at: d.decided_at,
-            version: d.version,
-        }
-    }
-}
-
-/// A document with a URL that fetches its bytes until it expires.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DocumentDownloadBody {
-    #[serde(flatten)]
-    pub document: DocumentBody,
-    /// The store's presigned URL (S3), or this service's own signed URL.
-    pub download_url: String,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub download_url_expires_at: OffsetDateTime,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DocumentList {
-    pub items: Vec<DocumentBody>,
-    pub next_cursor: Option<String>,
-}
-
-/// The upload form. Its parts in this order: the text parts, then `file`, last; no other
-/// part.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)] // documents the multipart body; the handler reads the parts as a stream
-pub struct UploadDocumentForm {
-    /// A document kind of the catalog (one the request's service type requires when
-    /// `request_id` is given).
-    #[schema(min_length = 1, max_length = 64, pattern = "^[a-z][a-z0-9_]*$")]
-    kind: String,
-    /// A request of the citizen to attach the document to.
-    request_id: Option<Uuid>,
-    /// Staff and admins: the citizen (required); citizens: omitted or their own id.
-    citizen_id: Option<Uuid>,
-    /// The file (PDF, JPEG or PNG by default); its name is kept as metadata only.
-    #[schema(value_type = String, format = Binary)]
-    file: Vec<u8>,
-}
-
-/// Staff's decision.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct VerifyDocument {
-    pub status: DecisionName,
-    /// Required with `rejected`: what the citizen must fix.
-    #[schema(min_length = 1, max_length = 4000)]
-    pub reason: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DecisionName {
-    Verified,
-    Rejected,
-}
-
-/// The parameters of a signed download URL, as issued.
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct ContentParams {
-    /// The document version the URL was issued for.
-    pub version: i64,
-    /// Unix time after which the URL is refused.
-    pub expires: i64,
-    pub signature: String,
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct DocumentListParams {
-    /// Page size, 1 to 100 (default 20).
-    #[param(minimum = 1, maximum = 100)]
-    pub limit: Option<i64>,
-    /// The `next_cursor` of the previous page.
-    #[param(min_length = 22, max_length = 22, pattern = "^[A-Za-z0-9_-]{22}$")]
-    pub cursor: Option<String>,
-    pub citizen_id: Option<Uuid>,
-    pub request_id: Option<Uuid>,
-    #[param(min_length = 1, max_length = 64)]
-    pub kind: Option<String>,
-    /// One or more statuses, comma separated: `status=uploaded,rejected`.
-    #[serde(default, deserialize_with = "crate::extract::comma_separated")]
-    #[param(value_type = Option<Vec<DocumentStatusName>>, style = Form, explode = false, inline)]
-    pub status: Option<Vec<DocumentStatusName>>,
-}
 
 fn invalid(pointer: &str, code: &str, message: &str) -> ApiError {
     ApiError::from(consular_application::ServiceError::from(ValidationErrors::single(pointer, code, message)))
@@ -305,15 +180,11 @@ async fn read_form(multipart: &mut Multipart) -> Result<(UploadForm, Field), Api
         (status = 201, description = "Stored", body = DocumentBody, headers(
             ("Location" = String, description = "The new document"),
             ("ETag" = String, description = "Its version"))),
-        (status = 409, description = "A document of this kind is already uploaded or verified for this citizen and request (`document_already_present`; `existing_document_id` names it), also when it was uploaded at the same time as this one, or the Idempotency-Key is in use",
-            body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The file exceeds the upload limit", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not multipart/form-data, or the file's bytes are not an accepted type or disagree with its declared type or name",
-            body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A field is invalid, the file is empty (`empty_file`) or the malware scanner refused it (`malware_detected`)",
-            body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The malware scanner or the storage is unavailable; retry later", body = Problem,
-            content_type = "application/problem+json", headers(("Retry-After" = String, description = "Seconds to wait"))),
+        AlreadyPresent,
+        FileTooLarge,
+        FileNotAccepted,
+        UploadInvalid,
+        ScannerOrStorageUnavailable,
     )
 )]
 #[post("/api/v1/documents/upload")]
@@ -393,12 +264,8 @@ pub async fn get_document(
     if !wants_json(req.headers()) {
         return Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, download.url)).finish());
     }
-    let body = DocumentDownloadBody {
-        document: DocumentBody::from(&download.document),
-        download_url: download.url,
-        download_url_expires_at: download.expires_at,
-    };
-    Ok(with_etag(&body, download.document.version))
+    let version = download.document.version;
+    Ok(with_etag(&DocumentDownloadBody::from(download), version))
 }
 
 /// Download a document's bytes through a signed URL (no bearer token; an extension).
@@ -415,13 +282,9 @@ pub async fn get_document(
         (status = 200, description = "The file, as an attachment, with its stored media type"),
         (status = 206, description = "The range asked for",
             headers(("Content-Range" = String, description = "`bytes first-last/size`"))),
-        (status = 403, description = "The URL's signature is wrong or it has expired", body = Problem,
-            content_type = "application/problem+json"),
-        (status = 404, description = "The document was deleted or changed since the URL was issued", body = Problem,
-            content_type = "application/problem+json"),
-        (status = 416, description = "The range is outside the file", body = Problem,
-            content_type = "application/problem+json",
-            headers(("Content-Range" = String, description = "`bytes */size`"))),
+        BadDownloadUrl,
+        DownloadGone,
+        RangeNotSatisfiable,
     )
 )]
 #[get("/api/v1/documents/{id}/content")]
@@ -467,10 +330,8 @@ pub async fn download_document_content(
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 409, description = "Not deletable by you now; `allowed_actions` lists what is", body = Problem,
-            content_type = "application/problem+json"),
-        (status = 412, description = "The document changed since you read it", body = Problem,
-            content_type = "application/problem+json"),
+        NotDeletable,
+        DocumentChanged,
     )
 )]
 #[delete("/api/v1/documents/{id}")]
@@ -500,10 +361,9 @@ pub async fn delete_document(
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "Decided", body = DocumentBody, headers(("ETag" = String, description = "The new version"))),
-        (status = 409, description = "The document is not awaiting review; `allowed_actions` lists what is possible",
-            body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "The document changed since you read it", body = Problem, content_type = "application/problem+json"),
-        (status = 428, description = "If-Match is missing", body = Problem, content_type = "application/problem+json"),
+        NotAwaitingReview,
+        DocumentChanged,
+        IfMatchMissing,
     )
 )]
 #[patch("/api/v1/documents/{id}/verify")]
@@ -515,13 +375,7 @@ pub async fn verify_document(
     body: ApiJson<VerifyDocument>,
 ) -> Result<HttpResponse, ApiError> {
     let expected = if_match(req.headers())?;
-    let decision = match (body.value.status, body.value.reason) {
-        (DecisionName::Verified, None) => Decision::Verify,
-        (DecisionName::Verified, Some(_)) => {
-            return Err(invalid("/reason", "not_allowed", "only a rejection has a reason"));
-        }
-        (DecisionName::Rejected, reason) => Decision::Reject { reason },
-    };
+    let decision = Decision::try_from(body.value).map_err(ServiceError::from)?;
     let document =
         state.documents.decide(&actor, DocumentId(id.into_inner()), decision, expected.as_deref()).await?;
     Ok(with_etag(&DocumentBody::from(&document), document.version))

@@ -1,103 +1,20 @@
 //! `/api/v1/missions`: embassies and consulates (an extension of the spec; docs/api.md,
-//! "Product decisions").
+//! "Product decisions"). The bodies are in `crate::wire::missions`.
 
 use crate::extract::{ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match};
-use crate::problem::{ApiError, Problem};
+use crate::problem::ApiError;
 use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
+use crate::wire::missions::{CreateMission, MissionBody, MissionChanged, MissionList, UpdateMission};
+use crate::wire::{CodeTaken, IfMatchMissing};
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
-use consular_domain::{Mission, MissionChanges, MissionId, NewMission};
-use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
-use utoipa::ToSchema;
+use consular_domain::MissionId;
+use utoipa_actix_web::service_config::ServiceConfig;
 use uuid::Uuid;
 
-/// A mission: an embassy or consulate.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MissionBody {
-    pub id: Uuid,
-    /// Stable public code, e.g. `fr-paris`.
-    pub code: String,
-    pub name: String,
-    /// ISO 3166-1 alpha-2.
-    pub country: String,
-    pub city: String,
-    /// IANA time zone.
-    pub timezone: String,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: OffsetDateTime,
-}
-
-impl From<Mission> for MissionBody {
-    fn from(m: Mission) -> Self {
-        MissionBody {
-            id: m.id.as_uuid(),
-            code: m.code,
-            name: m.name,
-            country: m.country,
-            city: m.city,
-            timezone: m.timezone,
-            created_at: m.created_at,
-            updated_at: m.updated_at,
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MissionList {
-    pub items: Vec<MissionBody>,
-    /// Pass as `cursor` to get the next page; null on the last page.
-    pub next_cursor: Option<String>,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateMission {
-    #[schema(example = "fr-paris", max_length = 64, pattern = "^[a-z]{2}(-[a-z0-9]+)+$")]
-    pub code: String,
-    #[schema(
-        example = "Embassy in Paris",
-        min_length = 1,
-        max_length = 200,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub name: String,
-    #[schema(example = "FR", pattern = "^[A-Z]{2}$")]
-    pub country: String,
-    #[schema(
-        example = "Paris",
-        min_length = 1,
-        max_length = 100,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub city: String,
-    #[schema(example = "Europe/Paris")]
-    pub timezone: String,
-}
-
-/// Fields to change; absent fields stay as they are. The code never changes.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdateMission {
-    #[schema(
-        min_length = 1,
-        max_length = 200,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub name: Option<String>,
-    #[schema(pattern = "^[A-Z]{2}$")]
-    pub country: Option<String>,
-    #[schema(
-        min_length = 1,
-        max_length = 100,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub city: Option<String>,
-    pub timezone: Option<String>,
+/// Registers this area's operations, in the order actix tries them (`super::register`).
+pub fn register(cfg: &mut ServiceConfig) {
+    cfg.service(list_missions).service(create_mission).service(get_mission).service(update_mission);
 }
 
 /// List missions.
@@ -156,7 +73,7 @@ pub async fn get_mission(
         (status = 201, description = "Created", body = MissionBody, headers(
             ("Location" = String, description = "The new mission"),
             ("ETag" = String, description = "Its version"))),
-        (status = 409, description = "The code is taken, or the Idempotency-Key is in use", body = Problem, content_type = "application/problem+json"),
+        CodeTaken,
     )
 )]
 #[post("/api/v1/missions")]
@@ -167,15 +84,7 @@ pub async fn create_mission(
     body: ApiJson<CreateMission>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency(&req, &body.raw)?;
-    let input = body.value;
-    let new = NewMission {
-        code: input.code,
-        name: input.name,
-        country: input.country,
-        city: input.city,
-        timezone: input.timezone,
-    };
-    let created = state.missions.create(&actor, new, key.as_ref()).await?;
+    let created = state.missions.create(&actor, body.value.into(), key.as_ref()).await?;
     let resource = Resource {
         location: format!("/api/v1/missions/{}", created.value.id),
         version: created.value.version,
@@ -196,8 +105,8 @@ pub async fn create_mission(
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 200, description = "Updated", body = MissionBody, headers(("ETag" = String, description = "The new version"))),
-        (status = 412, description = "The mission changed since you read it", body = Problem, content_type = "application/problem+json"),
-        (status = 428, description = "If-Match is missing", body = Problem, content_type = "application/problem+json"),
+        MissionChanged,
+        IfMatchMissing,
     )
 )]
 #[patch("/api/v1/missions/{id}")]
@@ -209,15 +118,10 @@ pub async fn update_mission(
     body: ApiJson<UpdateMission>,
 ) -> Result<HttpResponse, ApiError> {
     let expected = if_match(req.headers())?;
-    let input = body.value;
-    let changes = MissionChanges {
-        name: input.name,
-        country: input.country,
-        city: input.city,
-        timezone: input.timezone,
-    };
-    let mission =
-        state.missions.update(&actor, MissionId(id.into_inner()), changes, expected.as_deref()).await?;
+    let mission = state
+        .missions
+        .update(&actor, MissionId(id.into_inner()), body.value.into(), expected.as_deref())
+        .await?;
     let version = mission.version;
     Ok(with_etag(&MissionBody::from(mission), version))
 }

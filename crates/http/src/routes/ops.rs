@@ -1,21 +1,18 @@
 //! Operations endpoints: liveness, readiness, metrics (on the metrics listener only) and
-//! the OpenAPI document.
+//! the OpenAPI document. The health report is `crate::wire::ops::HealthBody`.
 
 use crate::problem::{ApiError, DocumentedBody};
 use crate::state::AppState;
+use crate::wire::ops::HealthBody;
 use actix_web::http::header;
 use actix_web::{HttpResponse, get, web};
-use serde::Serialize;
 use std::collections::BTreeMap;
-use utoipa::ToSchema;
+use utoipa_actix_web::service_config::ServiceConfig;
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct HealthBody {
-    /// `ok`, `ready` or `unavailable`.
-    pub status: String,
-    /// For readiness: each dependency and `ok` or `unavailable`.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub checks: BTreeMap<String, String>,
+/// Registers the documented operations endpoints, in the order actix tries them
+/// (`super::register`); `/metrics` is not one ([`crate::metrics_app`] serves it).
+pub fn register(cfg: &mut ServiceConfig) {
+    cfg.service(live).service(ready).service(openapi);
 }
 
 /// Liveness: the process answers.

@@ -1,473 +1,38 @@
 //! `/api/v1/requests`: service requests, their workflow, internal notes and messages
-//! (spec 4.3 and 4.9), and `/api/v1/staff/{id}/queue` (4.6).
+//! (spec 4.3 and 4.9), and `/api/v1/staff/{id}/queue` (4.6). The bodies are in
+//! `crate::wire::requests`.
 
 use crate::extract::{
     ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match, optional_if_match, page_request,
 };
-use crate::problem::{ApiError, Problem};
+use crate::problem::ApiError;
 use crate::respond::{self, Resource, list, with_etag};
 use crate::state::AppState;
-use crate::wire::{ActorBody, StageBody, wire_enum};
-use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
-use consular_application::requests::{NewRequest, RequestDetails, StatusChange, TimelineItem};
-use consular_domain::{
-    Action, AppointmentChange, ChecklistItem, ChecklistState, CitizenId, DocumentStatus, HistoryEntry,
-    RequestId, RequestStatus, ServiceRequest, ServiceTypeId, StaffId,
+use crate::wire::requests::{
+    CancelConflict, CancelRequest, ChangeStatus, NewPost, PostBody, PostList, QueueBody, RequestBody,
+    RequestChanged, RequestDetailsBody, RequestList, RequestListParams, SubmitConflict, SubmitRequest,
+    TransitionConflict,
 };
-use consular_ports::{Message, Note, RequestFilter};
-use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
-use utoipa::{IntoParams, ToSchema};
+use crate::wire::{IdempotencyKeyInUse, IfMatchMissing};
+use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
+use consular_application::ServiceError;
+use consular_application::requests::StatusChange;
+use consular_domain::{RequestId, StaffId};
+use utoipa_actix_web::service_config::ServiceConfig;
 use uuid::Uuid;
 
-wire_enum!(RequestStatusName mirrors RequestStatus { Submitted, InReview, ActionRequired, Approved, Rejected, Completed, Cancelled });
-
-/// The stage a request is at.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CurrentStageBody {
-    /// 0-based position in `stages`.
-    pub index: usize,
-    pub name: String,
-}
-
-/// A service request.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RequestBody {
-    pub id: Uuid,
-    pub mission_id: Uuid,
-    pub citizen_id: Uuid,
-    pub service_type_id: Uuid,
-    pub status: RequestStatusName,
-    pub current_stage: CurrentStageBody,
-    /// The service type's stages as they were when the request was submitted.
-    pub stages: Vec<StageBody>,
-    pub assignee_id: Option<Uuid>,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub submitted_at: OffsetDateTime,
-    /// Submission plus the type's SLA days.
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub sla_due_at: OffsetDateTime,
-    /// Open and past `sla_due_at`.
-    pub overdue: bool,
-    #[serde(with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub closed_at: Option<OffsetDateTime>,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: OffsetDateTime,
-}
-
-impl RequestBody {
-    fn new(r: &ServiceRequest, overdue: bool) -> Self {
-        Self::from_owned(r.clone(), overdue)
-    }
-
-    /// The body of a request the caller no longer needs: its stages' text is moved, not
-    /// copied (a list page renders some twenty requests of up to four stages each).
-    fn from_owned(r: ServiceRequest, overdue: bool) -> Self {
-        RequestBody {
-            id: r.id.as_uuid(),
-            mission_id: r.mission_id.as_uuid(),
-            citizen_id: r.citizen_id.as_uuid(),
-            service_type_id: r.service_type_id.as_uuid(),
-            status: r.status.into(),
-            current_stage: CurrentStageBody {
-                index: r.current_stage,
-                name: r.stages.get(r.current_stage).map(|s| s.name.clone()).unwrap_or_default(),
-            },
-            stages: r
-                .stages
-                .into_iter()
-                .map(|s| StageBody { name: s.name, description: s.description })
-                .collect(),
-            assignee_id: r.assignee_id.map(|s| s.as_uuid()),
-            submitted_at: r.submitted_at,
-            sla_due_at: r.sla_due_at,
-            overdue,
-            closed_at: r.closed_at,
-            updated_at: r.updated_at,
-        }
-    }
-}
-
-/// One status or stage change.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct HistoryEntryBody {
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub at: OffsetDateTime,
-    pub actor: Option<ActorBody>,
-    /// Absent for the submission.
-    pub from_status: Option<RequestStatusName>,
-    pub to_status: RequestStatusName,
-    pub from_stage: Option<usize>,
-    pub to_stage: usize,
-    pub reason: Option<String>,
-}
-
-impl From<&HistoryEntry> for HistoryEntryBody {
-    fn from(h: &HistoryEntry) -> Self {
-        HistoryEntryBody {
-            at: h.at,
-            actor: h.actor.map(ActorBody::from),
-            from_status: h.from_status.map(Into::into),
-            to_status: h.to_status.into(),
-            from_stage: h.from_stage,
-            to_stage: h.to_stage,
-            reason: h.reason.clone(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TimelineKind {
-    Submitted,
-    StatusChanged,
-    StageAdvanced,
-    Message,
-    /// Internal notes appear only for staff and admins.
-    Note,
-    /// A document of the request was uploaded (`document_kind`: its kind).
-    DocumentUploaded,
-    /// Staff verified a document of the request.
-    DocumentVerified,
-    /// Staff rejected a document of the request (`text`: the reason).
-    DocumentRejected,
-    /// A document of the request was deleted (by its owner, staff or an admin; `actor`
-    /// null for a deletion recorded before who deleted was kept). The document's earlier
-    /// items stay.
-    DocumentDeleted,
-    /// An appointment was booked for the request (`item_id`: the appointment, with its
-    /// `starts_at` and `ends_at`).
-    AppointmentBooked,
-    /// The appointment moved to another slot (the new times).
-    AppointmentRescheduled,
-    /// The citizen or staff cancelled the appointment.
-    AppointmentCancelled,
-    /// The mission closed or shrank the slot and cancelled the appointment.
-    AppointmentCancelledByMission,
-    /// Staff recorded that the citizen came.
-    AppointmentAttended,
-    /// Staff recorded that the citizen did not come.
-    AppointmentNoShow,
-}
-
-/// One event of a request's life, oldest first.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TimelineItemBody {
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub at: OffsetDateTime,
-    pub kind: TimelineKind,
-    pub actor: Option<ActorBody>,
-    /// For status changes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub from_status: Option<RequestStatusName>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub to_status: Option<RequestStatusName>,
-    /// For stage changes: the stage reached.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub to_stage: Option<usize>,
-    /// The reason of a change, or the text of a message or note.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// The message, note or document id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub item_id: Option<Uuid>,
-    /// For document events: the document kind.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub document_kind: Option<String>,
-    /// For appointment events: the appointment's times after the change (UTC).
-    #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub starts_at: Option<OffsetDateTime>,
-    #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub ends_at: Option<OffsetDateTime>,
-}
-
-impl TimelineItemBody {
-    /// An item with only its time, kind and actor; each kind adds its own fields.
-    fn new(at: OffsetDateTime, kind: TimelineKind, actor: Option<ActorBody>) -> Self {
-        TimelineItemBody {
-            at,
-            kind,
-            actor,
-            from_status: None,
-            to_status: None,
-            to_stage: None,
-            text: None,
-            item_id: None,
-            document_kind: None,
-            starts_at: None,
-            ends_at: None,
-        }
-    }
-}
-
-impl From<&TimelineItem> for TimelineItemBody {
-    fn from(item: &TimelineItem) -> Self {
-        match item {
-            TimelineItem::History(h) => {
-                let kind = match h.from_status {
-                    None => TimelineKind::Submitted,
-                    Some(from) if from != h.to_status => TimelineKind::StatusChanged,
-                    Some(_) => TimelineKind::StageAdvanced,
-                };
-                TimelineItemBody {
-                    from_status: h.from_status.map(Into::into),
-                    to_status: Some(h.to_status.into()),
-                    to_stage: Some(h.to_stage),
-                    text: h.reason.clone(),
-                    ..TimelineItemBody::new(h.at, kind, h.actor.map(ActorBody::from))
-                }
-            }
-            TimelineItem::Message(m) => TimelineItemBody {
-                text: Some(m.body.clone()),
-                item_id: Some(m.id),
-                ..TimelineItemBody::new(m.created_at, TimelineKind::Message, Some(m.author.into()))
-            },
-            TimelineItem::Note(n) => TimelineItemBody {
-                text: Some(n.body.clone()),
-                item_id: Some(n.id),
-                ..TimelineItemBody::new(n.created_at, TimelineKind::Note, Some(n.author.into()))
-            },
-            TimelineItem::Document(d) => {
-                let kind = match d.status {
-                    DocumentStatus::Uploaded => TimelineKind::DocumentUploaded,
-                    DocumentStatus::Verified => TimelineKind::DocumentVerified,
-                    DocumentStatus::Rejected => TimelineKind::DocumentRejected,
-                    DocumentStatus::Deleted => TimelineKind::DocumentDeleted,
-                };
-                TimelineItemBody {
-                    text: d.reason.clone(),
-                    item_id: Some(d.document_id.as_uuid()),
-                    document_kind: Some(d.kind.clone()),
-                    ..TimelineItemBody::new(d.at, kind, d.actor.map(Into::into))
-                }
-            }
-            TimelineItem::Appointment(a) => {
-                let kind = match a.change {
-                    AppointmentChange::Booked => TimelineKind::AppointmentBooked,
-                    AppointmentChange::Rescheduled => TimelineKind::AppointmentRescheduled,
-                    AppointmentChange::Cancelled => TimelineKind::AppointmentCancelled,
-                    AppointmentChange::CancelledByMission => TimelineKind::AppointmentCancelledByMission,
-                    AppointmentChange::Attended => TimelineKind::AppointmentAttended,
-                    AppointmentChange::NoShow => TimelineKind::AppointmentNoShow,
-                };
-                TimelineItemBody {
-                    item_id: Some(a.appointment_id.as_uuid()),
-                    starts_at: Some(a.starts_at),
-                    ends_at: Some(a.ends_at),
-                    ..TimelineItemBody::new(a.at, kind, Some(a.actor.into()))
-                }
-            }
-        }
-    }
-}
-
-/// Where one required document kind stands.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ChecklistStateName {
-    Missing,
-    Uploaded,
-    Verified,
-    Rejected,
-}
-
-/// One line of the required-documents checklist: the newest live document of the kind
-/// decides it.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RequiredDocumentBody {
-    pub kind: String,
-    pub state: ChecklistStateName,
-    pub document_id: Option<Uuid>,
-    /// Why it was rejected, when it was.
-    pub reason: Option<String>,
-}
-
-impl From<&ChecklistItem> for RequiredDocumentBody {
-    fn from(item: &ChecklistItem) -> Self {
-        let (state, reason) = match &item.state {
-            ChecklistState::Missing => (ChecklistStateName::Missing, None),
-            ChecklistState::Uploaded => (ChecklistStateName::Uploaded, None),
-            ChecklistState::Verified => (ChecklistStateName::Verified, None),
-            ChecklistState::Rejected { reason } => (ChecklistStateName::Rejected, Some(reason.clone())),
-        };
-        RequiredDocumentBody {
-            kind: item.kind.clone(),
-            state,
-            document_id: item.document_id.map(|d| d.as_uuid()),
-            reason,
-        }
-    }
-}
-
-/// A request with its stage history, timeline and required-documents checklist.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RequestDetailsBody {
-    #[serde(flatten)]
-    pub request: RequestBody,
-    pub stage_history: Vec<HistoryEntryBody>,
-    pub timeline: Vec<TimelineItemBody>,
-    /// For every kind the service type requires, where it stands; approval needs every
-    /// line `verified`.
-    pub required_documents: Vec<RequiredDocumentBody>,
-}
-
-impl RequestDetailsBody {
-    fn new(d: RequestDetails) -> Self {
-        RequestDetailsBody {
-            stage_history: d.history.iter().map(HistoryEntryBody::from).collect(),
-            timeline: d.timeline.iter().map(TimelineItemBody::from).collect(),
-            required_documents: d.required_documents.iter().map(RequiredDocumentBody::from).collect(),
-            request: RequestBody::from_owned(d.request, d.overdue),
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RequestList {
-    pub items: Vec<RequestBody>,
-    pub next_cursor: Option<String>,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SubmitRequest {
-    /// The citizen the request is for: omitted by citizens (it is themself), required
-    /// from staff and admins.
-    pub citizen_id: Option<Uuid>,
-    pub service_type_id: Uuid,
-}
-
-/// Either a new `status` (with a `reason`) or `advance_stage: true`; either may come with
-/// an `assignee_id` (null unassigns), which may also come alone.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ChangeStatus {
-    pub status: Option<RequestStatusName>,
-    /// Move to the next stage (within `in_review` or `approved`).
-    pub advance_stage: Option<bool>,
-    #[schema(min_length = 1, max_length = 4000)]
-    pub reason: Option<String>,
-    #[serde(default, deserialize_with = "crate::extract::present")]
-    #[schema(value_type = Option<Uuid>)]
-    pub assignee_id: Option<Option<Uuid>>,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CancelRequest {
-    #[schema(min_length = 1, max_length = 4000)]
-    pub reason: Option<String>,
-}
-
-/// An internal note (staff and admins only) or a message of the thread.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct PostBody {
-    pub id: Uuid,
-    pub request_id: Uuid,
-    pub author: ActorBody,
-    pub body: String,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: OffsetDateTime,
-}
-
-impl From<&Note> for PostBody {
-    fn from(n: &Note) -> Self {
-        PostBody {
-            id: n.id,
-            request_id: n.request_id.as_uuid(),
-            author: n.author.into(),
-            body: n.body.clone(),
-            created_at: n.created_at,
-        }
-    }
-}
-
-impl From<&Message> for PostBody {
-    fn from(m: &Message) -> Self {
-        PostBody {
-            id: m.id,
-            request_id: m.request_id.as_uuid(),
-            author: m.author.into(),
-            body: m.body.clone(),
-            created_at: m.created_at,
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct PostList {
-    pub items: Vec<PostBody>,
-    pub next_cursor: Option<String>,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewPost {
-    /// 1 to 4000 characters, not only white space; tab and line breaks but no other
-    /// control character.
-    #[schema(
-        min_length = 1,
-        max_length = 4000,
-        pattern = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$"
-    )]
-    pub body: String,
-}
-
-/// One service type of a queue.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct QueueGroupBody {
-    pub service_type_id: Uuid,
-    pub count: i64,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub oldest_submitted_at: OffsetDateTime,
-    pub overdue: i64,
-}
-
-/// A staff member's open requests by service type.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct QueueBody {
-    pub staff_id: Uuid,
-    pub total: i64,
-    pub groups: Vec<QueueGroupBody>,
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct RequestListParams {
-    /// Page size, 1 to 100 (default 20).
-    #[param(minimum = 1, maximum = 100)]
-    pub limit: Option<i64>,
-    /// The `next_cursor` of the previous page.
-    #[param(min_length = 22, max_length = 22, pattern = "^[A-Za-z0-9_-]{22}$")]
-    pub cursor: Option<String>,
-    /// One or more statuses, comma separated: `status=submitted,in_review`.
-    #[serde(default, deserialize_with = "crate::extract::comma_separated")]
-    #[param(value_type = Option<Vec<RequestStatusName>>, style = Form, explode = false, inline)]
-    pub status: Option<Vec<RequestStatusName>>,
-    pub service_type_id: Option<Uuid>,
-    /// Submitted at or after this instant (RFC 3339).
-    #[serde(default, with = "time::serde::rfc3339::option")]
-    #[param(value_type = Option<String>, format = DateTime)]
-    pub submitted_from: Option<OffsetDateTime>,
-    /// Submitted before this instant (RFC 3339).
-    #[serde(default, with = "time::serde::rfc3339::option")]
-    #[param(value_type = Option<String>, format = DateTime)]
-    pub submitted_to: Option<OffsetDateTime>,
-    pub assignee_id: Option<Uuid>,
-    pub citizen_id: Option<Uuid>,
-    /// `true`: open and past the SLA; `false`: the others.
-    pub overdue: Option<bool>,
+/// Registers this area's operations, in the order actix tries them (`super::register`).
+pub fn register(cfg: &mut ServiceConfig) {
+    cfg.service(list_requests)
+        .service(submit_request)
+        .service(get_request)
+        .service(change_request_status)
+        .service(cancel_request)
+        .service(add_request_note)
+        .service(list_request_notes)
+        .service(list_request_messages)
+        .service(post_request_message)
+        .service(get_staff_queue);
 }
 
 /// List service requests, newest first.
@@ -490,19 +55,8 @@ pub async fn list_requests(
     ApiQuery(params): ApiQuery<RequestListParams>,
 ) -> Result<HttpResponse, ApiError> {
     let page = page_request(params.limit, params.cursor.as_deref())?;
-    let filter = RequestFilter {
-        mission_id: None,
-        citizen_id: params.citizen_id.map(CitizenId),
-        statuses: params.status.unwrap_or_default().into_iter().map(Into::into).collect(),
-        service_type_id: params.service_type_id.map(ServiceTypeId),
-        submitted_from: params.submitted_from,
-        submitted_to: params.submitted_to,
-        assignee_id: params.assignee_id.map(StaffId),
-        overdue: params.overdue,
-        overdue_at: None,
-    };
-    let page = state.requests.list(&actor, filter, page).await?;
-    Ok(list(&req, page, |v| RequestBody::from_owned(v.request, v.overdue)))
+    let page = state.requests.list(&actor, params.into(), page).await?;
+    Ok(list(&req, page, RequestBody::from))
 }
 
 /// Submit a service request.
@@ -520,8 +74,7 @@ pub async fn list_requests(
         (status = 201, description = "Submitted", body = RequestBody, headers(
             ("Location" = String, description = "The new request"),
             ("ETag" = String, description = "Its version"))),
-        (status = 409, description = "The service type is inactive, the citizen is deregistered, or the Idempotency-Key is in use",
-            body = Problem, content_type = "application/problem+json"),
+        SubmitConflict,
     )
 )]
 #[post("/api/v1/requests")]
@@ -532,11 +85,7 @@ pub async fn submit_request(
     body: ApiJson<SubmitRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency(&req, &body.raw)?;
-    let input = NewRequest {
-        citizen_id: body.value.citizen_id.map(CitizenId),
-        service_type_id: ServiceTypeId(body.value.service_type_id),
-    };
-    let written = state.requests.submit(&actor, input, key.as_ref()).await?;
+    let written = state.requests.submit(&actor, body.value.into(), key.as_ref()).await?;
     let request = &written.value;
     let resource =
         Resource { location: format!("/api/v1/requests/{}", request.id), version: request.version };
@@ -563,26 +112,7 @@ pub async fn get_request(
 ) -> Result<HttpResponse, ApiError> {
     let details = state.requests.get(&actor, RequestId(id.into_inner())).await?;
     let version = details.request.version;
-    Ok(with_etag(&RequestDetailsBody::new(details), version))
-}
-
-fn to_change(body: ChangeStatus) -> Result<StatusChange, ApiError> {
-    use consular_domain::ValidationErrors;
-    let invalid = |pointer: &str, code: &str, message: &str| {
-        ApiError::from(consular_application::ServiceError::from(ValidationErrors::single(
-            pointer, code, message,
-        )))
-    };
-    let action = match (body.status, body.advance_stage) {
-        (Some(_), Some(true)) => {
-            return Err(invalid("/advance_stage", "conflicting", "send a status or advance_stage, not both"));
-        }
-        // The reason a status change needs is the core's rule.
-        (Some(status), _) => Some(Action::To(status.into())),
-        (None, Some(true)) => Some(Action::AdvanceStage),
-        (None, _) => None,
-    };
-    Ok(StatusChange { action, reason: body.reason, assignee: body.assignee_id.map(|a| a.map(StaffId)) })
+    Ok(with_etag(&RequestDetailsBody::from(details), version))
 }
 
 /// Update the request status or move it to the next stage (staff/admin).
@@ -600,9 +130,9 @@ fn to_change(body: ChangeStatus) -> Result<StatusChange, ApiError> {
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "Changed", body = RequestBody, headers(("ETag" = String, description = "The new version"))),
-        (status = 409, description = "Not allowed from the current status (`allowed_actions` lists what is), or approval before every required document is verified (`required_documents_missing`, one entry of `errors` per kind)", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "The request changed since you read it", body = Problem, content_type = "application/problem+json"),
-        (status = 428, description = "If-Match is missing", body = Problem, content_type = "application/problem+json"),
+        TransitionConflict,
+        RequestChanged,
+        IfMatchMissing,
     )
 )]
 #[patch("/api/v1/requests/{id}/status")]
@@ -614,10 +144,10 @@ pub async fn change_request_status(
     body: ApiJson<ChangeStatus>,
 ) -> Result<HttpResponse, ApiError> {
     let expected = if_match(req.headers())?;
-    let change = to_change(body.value)?;
+    let change = StatusChange::try_from(body.value).map_err(ServiceError::from)?;
     let changed =
         state.requests.change(&actor, RequestId(id.into_inner()), change, expected.as_deref()).await?;
-    Ok(with_etag(&RequestBody::new(&changed.request, changed.overdue), changed.request.version))
+    Ok(with_etag(&RequestBody::from(&changed), changed.request.version))
 }
 
 /// Cancel a request (an extension of the spec).
@@ -636,8 +166,8 @@ pub async fn change_request_status(
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 200, description = "Cancelled", body = RequestBody, headers(("ETag" = String, description = "The new version"))),
-        (status = 409, description = "No longer cancellable by you", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "The request changed since you read it", body = Problem, content_type = "application/problem+json"),
+        CancelConflict,
+        RequestChanged,
     )
 )]
 #[post("/api/v1/requests/{id}/cancel")]
@@ -653,7 +183,7 @@ pub async fn cancel_request(
         .requests
         .cancel(&actor, RequestId(id.into_inner()), body.value.reason, expected.as_deref())
         .await?;
-    Ok(with_etag(&RequestBody::new(&cancelled.request, cancelled.overdue), cancelled.request.version))
+    Ok(with_etag(&RequestBody::from(&cancelled), cancelled.request.version))
 }
 
 /// Add an internal note (staff/admin). Notes are never shown to citizens.
@@ -669,7 +199,7 @@ pub async fn cancel_request(
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 201, description = "Added", body = PostBody),
-        (status = 409, description = "The Idempotency-Key is in use", body = Problem, content_type = "application/problem+json"),
+        IdempotencyKeyInUse,
     )
 )]
 #[post("/api/v1/requests/{id}/notes")]
@@ -743,7 +273,7 @@ pub async fn list_request_messages(
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 201, description = "Sent", body = PostBody),
-        (status = 409, description = "The Idempotency-Key is in use", body = Problem, content_type = "application/problem+json"),
+        IdempotencyKeyInUse,
     )
 )]
 #[post("/api/v1/requests/{id}/messages")]
@@ -779,19 +309,5 @@ pub async fn get_staff_queue(
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     let queue = state.requests.queue(&actor, StaffId(id.into_inner())).await?;
-    let groups: Vec<QueueGroupBody> = queue
-        .groups
-        .iter()
-        .map(|g| QueueGroupBody {
-            service_type_id: g.service_type_id.as_uuid(),
-            count: g.count,
-            oldest_submitted_at: g.oldest_submitted_at,
-            overdue: g.overdue,
-        })
-        .collect();
-    Ok(HttpResponse::Ok().json(QueueBody {
-        staff_id: queue.staff_id.as_uuid(),
-        total: groups.iter().map(|g| g.count).sum(),
-        groups,
-    }))
+    Ok(HttpResponse::Ok().json(QueueBody::from(&queue)))
 }

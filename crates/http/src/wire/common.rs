@@ -1,9 +1,12 @@
-//! The wire types more than one route module shares: the macro that mirrors domain enums,
-//! the date format, who acted, workflow stages, the client issued with a principal and
-//! the list-page envelope. Route modules import these from here and never from each
-//! other, so that each area can change on its own.
+//! The wire pieces the areas' files share: the macro that mirrors domain enums, the
+//! macro that declares a problem response, the date format, who acted, workflow stages,
+//! the client issued with a principal, the list-page envelope, local times, and the
+//! serde readers of an explicit `null` and of comma-separated query lists. An area's file
+//! imports these from here, never from another area's file nor from `wire` itself
+//! (`tests/module_graph.rs` reads a module's use of its parent as a cycle).
 
 use consular_domain::{Scope, Stage};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -38,6 +41,30 @@ macro_rules! wire_enum {
     };
 }
 pub(crate) use wire_enum;
+
+/// Declares problem responses an operation documents beside the conventional ones
+/// `spec.rs` adds from the operation's shape (401, 403, 404, 400, 408, 413, 415, 422,
+/// 503): each a status, a description, `application/problem+json` with the `Problem`
+/// schema, and optional headers. A route names the type in
+/// `#[utoipa::path(responses(...))]`; as utoipa's `IntoResponses`, it expands to the same
+/// inline response the written-out tuple did (no `components.responses` entry), so the
+/// document reads the same.
+macro_rules! problem_response {
+    ($($(#[$meta:meta])* $name:ident = $status:tt, $description:tt $(, headers $headers:tt)?;)+) => {
+        $(
+            $(#[$meta])*
+            #[derive(utoipa::IntoResponses)]
+            #[response(
+                status = $status,
+                description = $description,
+                content_type = "application/problem+json"
+                $(, headers $headers)?
+            )]
+            pub struct $name(pub $crate::problem::Problem);
+        )+
+    };
+}
+pub(crate) use problem_response;
 
 wire_enum!(ScopeName mirrors Scope { Admin, Staff, Citizen });
 
@@ -120,4 +147,31 @@ pub fn local_times(
 ) -> consular_domain::LocalSlot {
     consular_domain::LocalSlot::between(starts_at, ends_at, timezone)
         .unwrap_or(consular_domain::LocalSlot { starts_at, ends_at })
+}
+
+/// For `#[serde(default, deserialize_with = "present")]` on an `Option<Option<T>>`: an
+/// absent member stays `None` (no change), an explicit `null` becomes `Some(None)`.
+pub fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// For `#[serde(default, deserialize_with = "comma_separated")]` on an `Option<Vec<T>>`
+/// query parameter: `status=submitted,in_review`; `status=` is the empty list (no
+/// filter); inside a list every entry must be a value of `T`.
+pub fn comma_separated<'de, D: serde::Deserializer<'de>, T: DeserializeOwned>(
+    deserializer: D,
+) -> Result<Option<Vec<T>>, D::Error> {
+    let Some(list) = Option::<String>::deserialize(deserializer)? else { return Ok(None) };
+    if list.is_empty() {
+        return Ok(Some(Vec::new()));
+    }
+    list.split(',')
+        .map(|s| {
+            serde_json::from_value::<T>(serde_json::Value::String(s.trim().to_owned()))
+                .map_err(|_| serde::de::Error::custom(format!("unknown value `{s}`")))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
