@@ -97,7 +97,7 @@ pub struct ServiceTypeChanges {
 impl NewServiceType {
     /// Every failing field at once, as JSON pointers.
     pub fn validate(&self) -> Result<(), ValidationErrors> {
-        Validate::validate(self).map_err(|e| rules::flatten(&e))
+        rules::flatten(Validate::validate(self))
     }
 
     pub fn into_service_type(self, id: ServiceTypeId, now: OffsetDateTime) -> ServiceType {
@@ -121,7 +121,7 @@ impl NewServiceType {
 impl ServiceTypeChanges {
     /// Every failing field at once, as JSON pointers.
     pub fn validate(&self) -> Result<(), ValidationErrors> {
-        Validate::validate(self).map_err(|e| rules::flatten(&e))
+        rules::flatten(Validate::validate(self))
     }
 }
 

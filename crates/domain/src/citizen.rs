@@ -4,10 +4,11 @@
 use crate::rules;
 use crate::validation::set;
 use crate::{CitizenId, MissionId, ValidationErrors};
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 use time::{Date, OffsetDateTime};
-use validator::Validate;
+use validator::{Validate, ValidateArgs, ValidationError};
 
 /// Where a citizen's registration with their mission stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -115,24 +116,27 @@ pub struct Citizen {
     pub updated_at: OffsetDateTime,
 }
 
-fn passport_number_format(value: &str) -> Result<(), validator::ValidationError> {
+fn passport_number_format(value: &str) -> Result<(), ValidationError> {
     let valid = (5..=20).contains(&value.len())
         && value.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
     if valid {
         Ok(())
     } else {
-        Err(validator::ValidationError::new("invalid_passport_number")
-            .with_message(std::borrow::Cow::Borrowed("must be 5 to 20 upper-case letters and digits")))
+        Err(ValidationError::new("invalid_passport_number")
+            .with_message(Cow::Borrowed("must be 5 to 20 upper-case letters and digits")))
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Validate)]
+#[validate(context = Date)]
+#[validate(schema(function = "expiry_after_birth", skip_on_field_errors = false))]
 pub struct NewCitizen {
     pub mission_id: MissionId,
     #[validate(length(min = 1, max = 100), custom(function = "rules::clean_text"))]
     pub given_name: String,
     #[validate(length(min = 1, max = 100), custom(function = "rules::clean_text"))]
     pub family_name: String,
+    #[validate(custom(function = "born", use_context))]
     pub date_of_birth: Date,
     #[validate(length(min = 1, max = 200), custom(function = "rules::clean_text"))]
     pub place_of_birth: String,
@@ -161,6 +165,13 @@ pub const CONTACT_FIELDS: [&str; 5] =
 /// A partial update; `None` leaves a field as it is. `emergency_contact: Some(None)`
 /// removes the contact.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Validate)]
+// Each `schema` repeats its options (`skip_on_field_errors`), which clippy takes for
+// a duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
+#[validate(context = "Current<'v_a>")]
+#[validate(schema(function = "changed_birth", use_context, skip_on_field_errors = false))]
+#[validate(schema(function = "changed_expiry", use_context, skip_on_field_errors = false))]
+#[validate(schema(function = "registration_step", use_context, skip_on_field_errors = false))]
 pub struct CitizenChanges {
     #[validate(length(min = 1, max = 100), custom(function = "rules::clean_text"))]
     pub given_name: Option<String>,
@@ -187,36 +198,85 @@ pub struct CitizenChanges {
     pub registration_status: Option<RegistrationStatus>,
 }
 
-/// Date rules that need "today": born in the past (after 1900), passport expiring after birth.
-fn validate_dates(errors: &mut ValidationErrors, birth: Option<Date>, expiry: Option<Date>, today: Date) {
-    if let Some(birth) = birth
-        && (birth > today || birth.year() < 1900)
-    {
-        errors.add("date_of_birth", "out_of_range", "must be in the past and after 1900-01-01");
-    }
-    if let (Some(birth), Some(expiry)) = (birth, expiry)
-        && expiry <= birth
-    {
-        errors.add("passport_expiry", "before_birth", "must be after the date of birth");
+/// What a change is judged against: the citizen it applies to, and today.
+#[derive(Debug, Clone, Copy)]
+pub struct Current<'a> {
+    pub citizen: &'a Citizen,
+    pub today: Date,
+}
+
+const BORN: &str = "must be in the past and after 1900-01-01";
+
+/// Born in the past, and after 1900.
+fn born(birth: &Date, today: &Date) -> Result<(), ValidationError> {
+    if *birth > *today || birth.year() < 1900 {
+        Err(ValidationError::new("out_of_range").with_message(Cow::Borrowed(BORN)))
+    } else {
+        Ok(())
     }
 }
 
-fn merge(
-    base: Result<(), validator::ValidationErrors>,
-    mut extra: ValidationErrors,
-) -> Result<(), ValidationErrors> {
-    let mut errors = base.err().map(|e| rules::flatten(&e)).unwrap_or_default();
-    errors.0.append(&mut extra.0);
-    errors.0.sort_by(|a, b| a.pointer.cmp(&b.pointer));
-    errors.into_result()
+/// A passport expiring after its holder's birth.
+fn expiring_after(birth: Date, expiry: Date) -> Result<(), ValidationError> {
+    if expiry <= birth {
+        Err(rules::at("passport_expiry", "before_birth", "must be after the date of birth"))
+    } else {
+        Ok(())
+    }
+}
+
+fn expiry_after_birth(citizen: &NewCitizen) -> Result<(), ValidationError> {
+    expiring_after(citizen.date_of_birth, citizen.passport_expiry)
+}
+
+/// The dates are checked on the result of a change that touches one of them, so that
+/// changing one date alone is checked against the other.
+fn changed_dates(changes: &CitizenChanges, current: &Current) -> Option<(Date, Date)> {
+    let touches_dates = changes.date_of_birth.is_some() || changes.passport_expiry.is_some();
+    touches_dates.then(|| {
+        (
+            changes.date_of_birth.unwrap_or(current.citizen.date_of_birth),
+            changes.passport_expiry.unwrap_or(current.citizen.passport_expiry),
+        )
+    })
+}
+
+fn changed_birth(changes: &CitizenChanges, current: &Current) -> Result<(), ValidationError> {
+    match changed_dates(changes, current) {
+        Some((birth, _)) => {
+            born(&birth, &current.today).map_err(|_| rules::at("date_of_birth", "out_of_range", BORN))
+        }
+        None => Ok(()),
+    }
+}
+
+fn changed_expiry(changes: &CitizenChanges, current: &Current) -> Result<(), ValidationError> {
+    match changed_dates(changes, current) {
+        Some((birth, expiry)) => expiring_after(birth, expiry),
+        None => Ok(()),
+    }
+}
+
+/// A registration status moves only along `RegistrationStatus::can_become`.
+fn registration_step(changes: &CitizenChanges, current: &Current) -> Result<(), ValidationError> {
+    let now = current.citizen.registration_status;
+    match changes.registration_status {
+        Some(next) if next != now && !now.can_become(next) => {
+            let allowed: Vec<&str> = now.allowed_next().iter().map(|s| s.as_str()).collect();
+            Err(rules::at(
+                "registration_status",
+                "invalid_transition",
+                format!("cannot go from {now} to {next}; allowed: {}", allowed.join(", ")),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 impl NewCitizen {
     /// Every failing field at once, as JSON pointers; dates are judged against `today`.
     pub fn validate(&self, today: Date) -> Result<(), ValidationErrors> {
-        let mut dates = ValidationErrors::new();
-        validate_dates(&mut dates, Some(self.date_of_birth), Some(self.passport_expiry), today);
-        merge(Validate::validate(self), dates)
+        rules::flatten(self.validate_with_args(&today))
     }
 
     pub fn into_citizen(self, id: CitizenId, now: OffsetDateTime) -> Citizen {
@@ -282,30 +342,7 @@ impl CitizenChanges {
     /// Validates the change against the citizen it applies to (dates are checked on the
     /// result, so changing one date alone is checked against the other).
     pub fn validate(&self, current: &Citizen, today: Date) -> Result<(), ValidationErrors> {
-        let mut extra = ValidationErrors::new();
-        let birth = self.date_of_birth.unwrap_or(current.date_of_birth);
-        let expiry = self.passport_expiry.unwrap_or(current.passport_expiry);
-        let touches_dates = self.date_of_birth.is_some() || self.passport_expiry.is_some();
-        if touches_dates {
-            validate_dates(&mut extra, Some(birth), Some(expiry), today);
-        }
-        if let Some(next) = self.registration_status
-            && next != current.registration_status
-            && !current.registration_status.can_become(next)
-        {
-            let allowed: Vec<&str> =
-                current.registration_status.allowed_next().iter().map(|s| s.as_str()).collect();
-            extra.add(
-                "registration_status",
-                "invalid_transition",
-                format!(
-                    "cannot go from {} to {next}; allowed: {}",
-                    current.registration_status,
-                    allowed.join(", ")
-                ),
-            );
-        }
-        merge(Validate::validate(self), extra)
+        rules::flatten(self.validate_with_args(&Current { citizen: current, today }))
     }
 }
 
@@ -439,5 +476,65 @@ pub(crate) mod tests {
         let back =
             CitizenChanges { registration_status: Some(RegistrationStatus::Pending), ..Default::default() };
         assert!(back.validate(&citizen, TODAY).is_err());
+    }
+
+    #[test]
+    fn a_change_is_judged_against_the_citizen_and_today() {
+        let mut citizen = alice(MissionId::new()).into_citizen(CitizenId::new(), OffsetDateTime::UNIX_EPOCH);
+        citizen.registration_status = RegistrationStatus::Active;
+        let told = |changes: CitizenChanges, citizen: &Citizen| -> Vec<(String, String, String)> {
+            changes
+                .validate(citizen, TODAY)
+                .unwrap_err()
+                .0
+                .into_iter()
+                .map(|e| (e.pointer, e.code, e.message))
+                .collect()
+        };
+        let owned = |expected: &[(&str, &str, &str)]| -> Vec<(String, String, String)> {
+            expected.iter().map(|(p, c, m)| ((*p).to_owned(), (*c).to_owned(), (*m).to_owned())).collect()
+        };
+        let changes = CitizenChanges {
+            given_name: Some(String::new()),
+            passport_expiry: Some(citizen.date_of_birth),
+            registration_status: Some(RegistrationStatus::Pending),
+            ..Default::default()
+        };
+        assert_eq!(
+            told(changes, &citizen),
+            owned(&[
+                ("/given_name", "length", "length must be between 1 and 100"),
+                ("/given_name", "required", "must not be empty"),
+                ("/passport_expiry", "before_birth", "must be after the date of birth"),
+                (
+                    "/registration_status",
+                    "invalid_transition",
+                    "cannot go from active to pending; allowed: deregistered"
+                ),
+            ])
+        );
+        // Changing one date rechecks the other as stored.
+        citizen.date_of_birth = date!(1850 - 01 - 01);
+        let changes = CitizenChanges { passport_expiry: Some(date!(2030 - 01 - 01)), ..Default::default() };
+        assert_eq!(
+            told(changes, &citizen),
+            owned(&[("/date_of_birth", "out_of_range", "must be in the past and after 1900-01-01")])
+        );
+        assert_eq!(
+            CitizenChanges { email: Some("a@b.org".into()), ..Default::default() }.validate(&citizen, TODAY),
+            Ok(())
+        );
+        let mut born_later = alice(MissionId::new());
+        born_later.date_of_birth = date!(2026 - 11 - 23);
+        born_later.passport_expiry = date!(2026 - 11 - 23);
+        let found: Vec<(String, String)> =
+            born_later.validate(TODAY).unwrap_err().0.into_iter().map(|e| (e.pointer, e.code)).collect();
+        assert_eq!(
+            found,
+            [
+                ("/date_of_birth".to_owned(), "out_of_range".to_owned()),
+                ("/passport_expiry".to_owned(), "before_birth".to_owned())
+            ]
+        );
     }
 }

@@ -1,9 +1,13 @@
 //! API clients: the OAuth clients through which every principal calls the API.
 
-use crate::{Binding, ClientId, MissionId, PrincipalId, PrincipalKind, ScopeSet, Subject, ValidationErrors};
+use crate::{
+    Binding, ClientId, MissionId, PrincipalId, PrincipalKind, ScopeSet, Subject, ValidationErrors, rules,
+};
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 use time::OffsetDateTime;
+use validator::{Validate, ValidationError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ClientStatus {
@@ -57,34 +61,43 @@ pub struct ApiClient {
 }
 
 /// What an admin (or the CLI) asks for when creating a client.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Validate)]
+#[validate(schema(function = "mission_of_kind", skip_on_field_errors = false))]
 pub struct NewClient {
+    #[validate(custom(function = "rules::line::<100>"))]
     pub name: String,
+    #[validate(custom(function = "one_principal_kind"))]
     pub scopes: ScopeSet,
     pub mission: Option<MissionId>,
     /// The citizen or staff member the client acts for; a fresh id when absent.
     pub principal: Option<PrincipalId>,
 }
 
-impl NewClient {
-    /// Checks the request on its own; whether the mission exists is the use case's job.
-    pub fn validate(&self) -> Result<PrincipalKind, ValidationErrors> {
-        let mut errors = ValidationErrors::new();
-        errors.validate_text("name", &self.name, 100);
-        let kind = self.scopes.principal_kind();
-        match kind {
-            None => errors.add(
-                "scopes",
-                "invalid_combination",
-                "must hold admin, staff (optionally with admin) or citizen alone",
-            ),
-            Some(PrincipalKind::Staff | PrincipalKind::Citizen) if self.mission.is_none() => {
-                errors.add("mission_id", "required", "staff and citizen clients belong to a mission")
-            }
-            Some(_) => {}
+/// The scopes name one kind of principal.
+fn one_principal_kind(scopes: &ScopeSet) -> Result<(), ValidationError> {
+    match scopes.principal_kind() {
+        Some(_) => Ok(()),
+        None => Err(ValidationError::new("invalid_combination")
+            .with_message(Cow::Borrowed("must hold admin, staff (optionally with admin) or citizen alone"))),
+    }
+}
+
+/// Staff and citizen clients belong to a mission.
+fn mission_of_kind(client: &NewClient) -> Result<(), ValidationError> {
+    match client.scopes.principal_kind() {
+        Some(PrincipalKind::Staff | PrincipalKind::Citizen) if client.mission.is_none() => {
+            Err(rules::at("mission_id", "required", "staff and citizen clients belong to a mission"))
         }
-        errors.into_result()?;
-        kind.ok_or_else(ValidationErrors::new)
+        _ => Ok(()),
+    }
+}
+
+impl NewClient {
+    /// Checks the request on its own, every failing field at once in the order of the
+    /// fields; whether the mission exists is the use case's job.
+    pub fn validate(&self) -> Result<PrincipalKind, ValidationErrors> {
+        rules::flatten_in_order(Validate::validate(self), &["name", "scopes", "mission_id"])?;
+        self.scopes.principal_kind().ok_or_else(ValidationErrors::new)
     }
 }
 
@@ -219,6 +232,10 @@ mod tests {
         assert_eq!(mixed.0[0].pointer, "/scopes");
         let empty = new_client("", None).validate().unwrap_err();
         assert_eq!(empty.0[0].code, "invalid_combination");
+        let unnamed = NewClient { name: " ".into(), ..new_client("staff", None) }.validate().unwrap_err();
+        let found: Vec<(&str, &str)> =
+            unnamed.0.iter().map(|e| (e.pointer.as_str(), e.code.as_str())).collect();
+        assert_eq!(found, [("/name", "required"), ("/mission_id", "required")], "in the order of the fields");
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! Missions: the embassies and consulates everything else belongs to.
 
+use crate::rules;
 use crate::validation::set;
 use crate::{MissionId, ValidationErrors};
+use std::borrow::Cow;
 use time::OffsetDateTime;
+use validator::{Validate, ValidationError};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Mission {
@@ -22,25 +25,38 @@ pub struct Mission {
 }
 
 /// The fields a new mission is created with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Validate)]
 pub struct NewMission {
+    #[validate(custom(function = "mission_code"))]
     pub code: String,
+    #[validate(custom(function = "rules::line::<200>"))]
     pub name: String,
+    #[validate(custom(function = "upper_case_country"))]
     pub country: String,
+    #[validate(custom(function = "rules::line::<100>"))]
     pub city: String,
+    #[validate(custom(function = "rules::timezone"))]
     pub timezone: String,
 }
 
 /// A partial update; `None` leaves the field as it is.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Validate)]
 pub struct MissionChanges {
+    #[validate(custom(function = "rules::line::<200>"))]
     pub name: Option<String>,
+    #[validate(custom(function = "upper_case_country"))]
     pub country: Option<String>,
+    #[validate(custom(function = "rules::line::<100>"))]
     pub city: Option<String>,
+    #[validate(custom(function = "rules::timezone"))]
     pub timezone: Option<String>,
 }
 
-pub(crate) fn validate_code(errors: &mut ValidationErrors, code: &str) {
+/// The order a mission's failing fields are listed in.
+const FIELDS: [&str; 5] = ["code", "name", "country", "city", "timezone"];
+
+/// A lower-case country code, a dash and a lower-case place name: `fr-paris`.
+fn mission_code(code: &str) -> Result<(), ValidationError> {
     let mut parts = code.split('-');
     let country_ok = parts.next().is_some_and(|p| p.len() == 2 && p.bytes().all(|b| b.is_ascii_lowercase()));
     let rest: Vec<&str> = parts.collect();
@@ -48,25 +64,19 @@ pub(crate) fn validate_code(errors: &mut ValidationErrors, code: &str) {
         && rest
             .iter()
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
-    if !(country_ok && rest_ok) || code.len() > 64 {
-        errors.add(
-            "code",
-            "invalid_format",
+    if country_ok && rest_ok && code.len() <= 64 {
+        Ok(())
+    } else {
+        Err(ValidationError::new("invalid_format").with_message(Cow::Borrowed(
             "must be a lower-case country code, a dash and a lower-case place name (e.g. fr-paris), at most 64 characters",
-        );
+        )))
     }
 }
 
-pub(crate) fn validate_country(errors: &mut ValidationErrors, field: &str, country: &str) {
-    if crate::rules::country(country).is_err() {
-        errors.add(field, "invalid_country", "must be an ISO 3166-1 alpha-2 country code in upper case");
-    }
-}
-
-pub(crate) fn validate_timezone(errors: &mut ValidationErrors, field: &str, timezone: &str) {
-    if timezone.parse::<chrono_tz::Tz>().is_err() {
-        errors.add(field, "invalid_timezone", "must be an IANA time zone name such as Europe/Paris");
-    }
+fn upper_case_country(country: &str) -> Result<(), ValidationError> {
+    rules::country(country).map_err(|e| {
+        e.with_message(Cow::Borrowed("must be an ISO 3166-1 alpha-2 country code in upper case"))
+    })
 }
 
 /// Every accepted country code (ISO 3166-1 alpha-2), for documentation and clients.
@@ -80,14 +90,9 @@ pub fn timezone_names() -> impl Iterator<Item = &'static str> {
 }
 
 impl NewMission {
+    /// Every failing field at once, in the order of the fields.
     pub fn validate(&self) -> Result<(), ValidationErrors> {
-        let mut errors = ValidationErrors::new();
-        validate_code(&mut errors, &self.code);
-        errors.validate_text("name", &self.name, 200);
-        validate_country(&mut errors, "country", &self.country);
-        errors.validate_text("city", &self.city, 100);
-        validate_timezone(&mut errors, "timezone", &self.timezone);
-        errors.into_result()
+        rules::flatten_in_order(Validate::validate(self), &FIELDS)
     }
 
     pub fn into_mission(self, id: MissionId, now: OffsetDateTime) -> Mission {
@@ -106,21 +111,9 @@ impl NewMission {
 }
 
 impl MissionChanges {
+    /// Every failing field given at once, in the order of the fields.
     pub fn validate(&self) -> Result<(), ValidationErrors> {
-        let mut errors = ValidationErrors::new();
-        if let Some(name) = &self.name {
-            errors.validate_text("name", name, 200);
-        }
-        if let Some(country) = &self.country {
-            validate_country(&mut errors, "country", country);
-        }
-        if let Some(city) = &self.city {
-            errors.validate_text("city", city, 100);
-        }
-        if let Some(timezone) = &self.timezone {
-            validate_timezone(&mut errors, "timezone", timezone);
-        }
-        errors.into_result()
+        rules::flatten_in_order(Validate::validate(self), &FIELDS)
     }
 }
 
@@ -172,6 +165,32 @@ mod tests {
         let errors = bad.validate().unwrap_err();
         let pointers: Vec<&str> = errors.0.iter().map(|e| e.pointer.as_str()).collect();
         assert_eq!(pointers, ["/code", "/name", "/country", "/city", "/timezone"]);
+        let told: Vec<(&str, &str)> =
+            errors.0.iter().map(|e| (e.code.as_str(), e.message.as_str())).collect();
+        assert_eq!(
+            told,
+            [
+                (
+                    "invalid_format",
+                    "must be a lower-case country code, a dash and a lower-case place name (e.g. fr-paris), at most 64 characters"
+                ),
+                ("required", "must not be empty"),
+                ("invalid_country", "must be an ISO 3166-1 alpha-2 country code in upper case"),
+                ("too_long", "must be at most 100 characters"),
+                ("invalid_timezone", "must be an IANA time zone name such as Europe/Paris"),
+            ]
+        );
+        let changes = MissionChanges {
+            name: Some(" Embassy ".into()),
+            city: Some("Par\tis".into()),
+            timezone: Some("Mars/Olympus".into()),
+            ..Default::default()
+        };
+        let told: Vec<(String, String)> =
+            changes.validate().unwrap_err().0.into_iter().map(|e| (e.pointer, e.code)).collect();
+        let expected =
+            [("/name", "untrimmed"), ("/city", "control_character"), ("/timezone", "invalid_timezone")];
+        assert_eq!(told, expected.map(|(p, c)| (p.to_owned(), c.to_owned())));
     }
 
     #[test]
@@ -186,9 +205,7 @@ mod tests {
             ("fra-paris", false),
             ("fr--paris", false),
         ] {
-            let mut errors = ValidationErrors::new();
-            validate_code(&mut errors, code);
-            assert_eq!(errors.is_empty(), ok, "{code}");
+            assert_eq!(mission_code(code).is_ok(), ok, "{code}");
         }
     }
 

@@ -11,17 +11,16 @@
 
 use crate::{
     Citizen, CitizenId, MissionId, ServiceType, ServiceTypeId, StaffId, Stage, Subject, ValidationErrors,
+    rules,
 };
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 use time::{Duration, OffsetDateTime};
+use validator::{Validate, ValidationError};
 
 /// The longest reason, internal note or message, in characters.
 pub const MAX_TEXT: usize = 4000;
-
-fn too_long(field: &str) -> ValidationErrors {
-    ValidationErrors::single(field, "too_long", format!("must be at most {MAX_TEXT} characters"))
-}
 
 /// Why a request changed, as its history records it: at most `MAX_TEXT` characters, and
 /// present and not blank where the change requires one (a status change through the
@@ -51,12 +50,7 @@ impl Reason {
     }
 
     fn parse(text: String) -> Result<Reason, ValidationErrors> {
-        if text.chars().count() > MAX_TEXT {
-            return Err(too_long("reason"));
-        }
-        let mut errors = ValidationErrors::new();
-        errors.validate_multi_line("reason", &text);
-        errors.into_result().map(|()| Reason(text))
+        rules::at_field("reason", rules::text::<MAX_TEXT>(&text)).map(|()| Reason(text))
     }
 
     pub fn as_str(&self) -> &str {
@@ -73,15 +67,7 @@ impl From<Reason> for String {
 /// Checks the body of an internal note or a message: not blank, at most `MAX_TEXT`
 /// characters, no control character but tab and line breaks.
 pub fn validate_post_body(body: &str) -> Result<(), ValidationErrors> {
-    if body.trim().is_empty() {
-        Err(ValidationErrors::single("body", "required", "must not be empty"))
-    } else if body.chars().count() > MAX_TEXT {
-        Err(too_long("body"))
-    } else {
-        let mut errors = ValidationErrors::new();
-        errors.validate_multi_line("body", body);
-        errors.into_result()
-    }
+    rules::at_field("body", rules::filled(body).and_then(|()| rules::text::<MAX_TEXT>(body)))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -214,7 +200,8 @@ fn describe(from: RequestStatus, action: Action) -> String {
 
 /// A change staff ask of a request: a new status (with its reason) or a stage advance,
 /// and/or a reassignment (`Some(None)` unassigns).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Validate)]
+#[validate(schema(function = "asks_for_something"))]
 pub struct RequestChange {
     pub action: Option<Action>,
     pub reason: Option<Reason>,
@@ -243,11 +230,16 @@ impl RequestChange {
 
     /// A change must ask for something.
     pub fn validate(&self) -> Result<(), ValidationErrors> {
-        if self.action.is_none() && self.assignee.is_none() {
-            Err(ValidationErrors::single("/", "empty", "send a status, advance_stage or an assignee"))
-        } else {
-            Ok(())
-        }
+        rules::flatten(Validate::validate(self))
+    }
+}
+
+fn asks_for_something(change: &RequestChange) -> Result<(), ValidationError> {
+    if change.action.is_none() && change.assignee.is_none() {
+        Err(ValidationError::new("empty")
+            .with_message(Cow::Borrowed("send a status, advance_stage or an assignee")))
+    } else {
+        Ok(())
     }
 }
 

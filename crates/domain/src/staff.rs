@@ -47,7 +47,7 @@ pub struct NewStaffMember {
 impl NewStaffMember {
     /// Every failing field at once, as JSON pointers.
     pub fn validate(&self) -> Result<(), ValidationErrors> {
-        Validate::validate(self).map_err(|e| rules::flatten(&e))
+        rules::flatten(Validate::validate(self))
     }
 
     pub fn into_staff_member(self, id: StaffId, now: OffsetDateTime) -> StaffMember {
@@ -76,7 +76,7 @@ pub struct Assignments {
 impl Assignments {
     /// Every failing field at once, as JSON pointers.
     pub fn validate(&self) -> Result<(), ValidationErrors> {
-        Validate::validate(self).map_err(|e| rules::flatten(&e))
+        rules::flatten(Validate::validate(self))
     }
 }
 

@@ -1,5 +1,6 @@
 //! Field-level validation failures, reported all at once (never only the first), and
-//! the control characters text may not contain.
+//! the control characters text may not contain. The rules themselves are `validator`
+//! attributes and the functions of `rules` (docs/architecture.md "Validation").
 
 use serde::Serialize;
 
@@ -88,27 +89,5 @@ impl ValidationErrors {
     /// `Ok(())` when nothing failed, the collected errors otherwise.
     pub fn into_result(self) -> Result<(), ValidationErrors> {
         if self.0.is_empty() { Ok(()) } else { Err(self) }
-    }
-
-    /// Checks that a trimmed text field is non-empty and at most `max` characters.
-    pub fn validate_text(&mut self, field: &str, value: &str, max: usize) {
-        let trimmed = value.trim();
-        if trimmed.is_empty() {
-            self.add(field, "required", "must not be empty");
-        } else if trimmed.chars().count() > max {
-            self.add(field, "too_long", format!("must be at most {max} characters"));
-        } else if trimmed.len() != value.len() {
-            self.add(field, "untrimmed", "must not start or end with white space");
-        } else if value.chars().any(refused_in_line) {
-            self.add(field, CONTROL_CHARACTER, NO_CONTROL_IN_LINE);
-        }
-    }
-
-    /// Checks a multi-line text: no control character but tab and line breaks
-    /// ([`refused_in_text`]). Emptiness and length are the caller's rules.
-    pub fn validate_multi_line(&mut self, field: &str, value: &str) {
-        if value.chars().any(refused_in_text) {
-            self.add(field, CONTROL_CHARACTER, NO_CONTROL_IN_TEXT);
-        }
     }
 }

@@ -17,6 +17,7 @@
 
 use consular_domain::analytics::local_date;
 use consular_domain::appointment::local_day;
+use consular_domain::rules;
 use consular_domain::{
     Action, Address, Citizen, CitizenId, EmergencyContact, HistoryEntry, IllegalTransition, Mission,
     MissionId, Money, NewCitizen, NewMission, NewServiceType, NewStaffMember, PrincipalId, PrincipalKind,
@@ -28,19 +29,23 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use time::{Date, Duration, OffsetDateTime};
 use uuid::Uuid;
+use validator::Validate;
 
 use super::vocabulary::*;
 
 /// What to generate.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Validate)]
 pub struct DemoPlan {
     /// Missions (1 to [`DemoPlan::MAX_MISSIONS`]).
+    #[validate(range(min = 1, max = Self::MAX_MISSIONS, code = "out_of_range", message = "must be 1 to 999"))]
     pub missions: u32,
     /// Requests, spread over the missions by their size.
+    #[validate(range(max = Self::MAX_REQUESTS, code = "out_of_range", message = "must be at most 100000000"))]
     pub requests: u64,
     /// The same seed (and the rest of the plan) gives the same data.
     pub seed: u64,
     /// The past period the requests are submitted in, in days before `now`.
+    #[validate(range(min = 1, max = Self::MAX_DAYS, code = "out_of_range", message = "must be 1 to 1827"))]
     pub days: u32,
     /// The end of the period; truncated to whole seconds (every generated instant is whole
     /// seconds, so what is read back from either database equals what was generated).
@@ -53,18 +58,9 @@ impl DemoPlan {
     pub const MAX_DAYS: u32 = 1827;
     pub const MAX_REQUESTS: u64 = 100_000_000;
 
+    /// Every field out of its range at once, in the order of the fields.
     pub fn validate(&self) -> Result<(), ValidationErrors> {
-        let mut errors = ValidationErrors::new();
-        if !(1..=Self::MAX_MISSIONS).contains(&self.missions) {
-            errors.add("missions", "out_of_range", format!("must be 1 to {}", Self::MAX_MISSIONS));
-        }
-        if self.requests > Self::MAX_REQUESTS {
-            errors.add("requests", "out_of_range", format!("must be at most {}", Self::MAX_REQUESTS));
-        }
-        if !(1..=Self::MAX_DAYS).contains(&self.days) {
-            errors.add("days", "out_of_range", format!("must be 1 to {}", Self::MAX_DAYS));
-        }
-        errors.into_result()
+        rules::flatten_in_order(Validate::validate(self), &["missions", "requests", "days"])
     }
 }
 

@@ -316,6 +316,22 @@ fn a_bad_plan_is_refused_with_every_field() {
     let Err(DemoError::Plan(errors)) = Generator::new(bad) else { panic!("accepted") };
     let fields: Vec<&str> = errors.0.iter().map(|e| e.pointer.as_str()).collect();
     assert_eq!(fields.len(), 3, "{fields:?}");
+    let told: Vec<(&str, &str, &str)> =
+        errors.0.iter().map(|e| (e.pointer.as_str(), e.code.as_str(), e.message.as_str())).collect();
+    let (missions, requests, days) = (
+        format!("must be 1 to {}", DemoPlan::MAX_MISSIONS),
+        format!("must be at most {}", DemoPlan::MAX_REQUESTS),
+        format!("must be 1 to {}", DemoPlan::MAX_DAYS),
+    );
+    assert_eq!(
+        told,
+        [
+            ("/missions", "out_of_range", missions.as_str()),
+            ("/requests", "out_of_range", requests.as_str()),
+            ("/days", "out_of_range", days.as_str())
+        ],
+        "in the order of the fields, the messages naming the limits"
+    );
 }
 
 #[test]

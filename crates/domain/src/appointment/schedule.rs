@@ -10,55 +10,149 @@
 //! spring-forward gap) is not made.
 
 use super::{Cutoffs, Slot};
-use crate::{MissionId, ServiceTypeId, SlotId, ValidationErrors};
+use crate::{MissionId, ServiceTypeId, SlotId, ValidationErrors, rules};
 use chrono::{NaiveDate, TimeZone};
 use chrono_tz::Tz;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use time::{Date, Duration, OffsetDateTime, PrimitiveDateTime, Time, UtcOffset, Weekday};
+use validator::{Validate, ValidationError};
 
 /// The most days a recurring schedule spans.
 pub const MAX_DAYS: i64 = 366;
 /// The most slots one submission makes.
 pub const MAX_SLOTS: usize = 10_000;
-const SLOT_MINUTES: std::ops::RangeInclusive<u32> = 5..=480;
-const CAPACITY: std::ops::RangeInclusive<u32> = 1..=1000;
-const MAX_SERVICE_TYPES: usize = 50;
 const MAX_INTERVALS: usize = 8;
 
-/// What every slot of a submission shares.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// What every slot of a submission shares. Its fields are answered at the top of the
+/// submission (`/slot_minutes`, `/booking_cutoff_minutes`), as the API shapes it.
+#[derive(Debug, Clone, PartialEq, Eq, Validate, serde::Serialize, serde::Deserialize)]
+// Each `schema` repeats its options (`skip_on_field_errors`), which clippy takes for
+// a duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
+#[validate(schema(function = "booking_cutoff", skip_on_field_errors = false))]
+#[validate(schema(function = "cancellation_cutoff", skip_on_field_errors = false))]
 pub struct SlotTemplate {
+    #[validate(range(
+        min = 5,
+        max = 480,
+        code = "out_of_range",
+        message = "must be between 5 and 480 minutes"
+    ))]
     pub slot_minutes: u32,
+    #[validate(range(min = 1, max = 1000, code = "out_of_range", message = "must be between 1 and 1000"))]
     pub capacity: u32,
+    #[validate(length(
+        min = 1,
+        max = 50,
+        code = "out_of_range",
+        message = "must list 1 to 50 service types"
+    ))]
     pub service_types: Vec<ServiceTypeId>,
     /// `false` closes the slots (submitting them again closed).
     pub open: bool,
     pub cutoffs: Cutoffs,
 }
 
+fn cutoff(field: &'static str, minutes: u32) -> Result<(), ValidationError> {
+    if minutes > Cutoffs::MAX_MINUTES {
+        Err(rules::at(field, "out_of_range", "must be at most 43200 minutes (30 days)"))
+    } else {
+        Ok(())
+    }
+}
+
+fn booking_cutoff(template: &SlotTemplate) -> Result<(), ValidationError> {
+    cutoff("booking_cutoff_minutes", template.cutoffs.booking_minutes)
+}
+
+fn cancellation_cutoff(template: &SlotTemplate) -> Result<(), ValidationError> {
+    cutoff("cancellation_cutoff_minutes", template.cutoffs.cancellation_minutes)
+}
+
 /// One daily opening interval, local wall-clock time, whole minutes: `opens < closes`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Validate, serde::Serialize, serde::Deserialize)]
+// Each `schema` repeats its options (`skip_on_field_errors`), which clippy takes for
+// a duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
+#[validate(schema(function = "whole_minutes", skip_on_field_errors = false))]
+#[validate(schema(function = "closes_after_opens", skip_on_field_errors = false))]
 pub struct OpeningHours {
     pub opens: Time,
     pub closes: Time,
 }
 
+fn whole_minutes(h: &OpeningHours) -> Result<(), ValidationError> {
+    if h.opens.second() != 0 || h.closes.second() != 0 || h.opens.nanosecond() != 0 {
+        Err(ValidationError::new("whole_minutes").with_message(Cow::Borrowed("times are whole minutes")))
+    } else {
+        Ok(())
+    }
+}
+
+fn closes_after_opens(h: &OpeningHours) -> Result<(), ValidationError> {
+    if h.opens >= h.closes { Err(rules::at("closes", "before_opens", "must be after opens")) } else { Ok(()) }
+}
+
 /// Every `weekdays` day from `first_day` to `last_day` (both included, local dates),
 /// except `excluded_dates`: slots of `slot_minutes` from each interval's opening, as many
 /// as fit before it closes.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Validate, serde::Serialize, serde::Deserialize)]
+// Each `schema` repeats its options (`skip_on_field_errors`), which clippy takes for
+// a duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
+#[validate(schema(function = "days_in_range", skip_on_field_errors = false))]
+#[validate(schema(function = "interval_count", skip_on_field_errors = false))]
+#[validate(schema(function = "no_overlap", skip_on_field_errors = false))]
 pub struct RecurringSchedule {
     pub first_day: Date,
     pub last_day: Date,
+    #[validate(length(min = 1, code = "required", message = "must name at least one weekday"))]
     pub weekdays: Vec<Weekday>,
+    #[validate(nested)]
     pub hours: Vec<OpeningHours>,
     pub excluded_dates: Vec<Date>,
     pub template: SlotTemplate,
 }
 
-/// Slots at the given local start times, each `template.slot_minutes` long.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+fn days_in_range(s: &RecurringSchedule) -> Result<(), ValidationError> {
+    let days = (s.last_day - s.first_day).whole_days();
+    if days < 0 {
+        Err(rules::at("last_day", "before_first_day", "must not be before first_day"))
+    } else if days >= MAX_DAYS {
+        Err(rules::at("last_day", "out_of_range", "the range spans at most 366 days"))
+    } else {
+        Ok(())
+    }
+}
+
+fn interval_count(s: &RecurringSchedule) -> Result<(), ValidationError> {
+    if s.hours.is_empty() || s.hours.len() > MAX_INTERVALS {
+        Err(rules::at("hours", "out_of_range", "must list 1 to 8 opening intervals"))
+    } else {
+        Ok(())
+    }
+}
+
+fn no_overlap(s: &RecurringSchedule) -> Result<(), ValidationError> {
+    if s.sorted_hours().windows(2).any(|w| w[1].opens < w[0].closes) {
+        Err(rules::at("hours", "overlapping", "opening intervals must not overlap"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Slots at the given local start times, each `template.slot_minutes` long. What only
+/// the mission's time zone and the time of the submission tell (a start that does not
+/// exist there, one in the past, one listed twice) is reported as the slots are made.
+#[derive(Debug, Clone, PartialEq, Eq, Validate, serde::Serialize, serde::Deserialize)]
 pub struct ExplicitSlots {
+    #[validate(length(
+        min = 1,
+        max = 10_000,
+        code = "out_of_range",
+        message = "must list 1 to 10000 start times"
+    ))]
     pub starts: Vec<PrimitiveDateTime>,
     pub template: SlotTemplate,
 }
@@ -128,26 +222,6 @@ fn minutes_of(t: Time) -> u32 {
 }
 
 impl SlotTemplate {
-    fn validate(&self, errors: &mut ValidationErrors) {
-        if !SLOT_MINUTES.contains(&self.slot_minutes) {
-            errors.add("/slot_minutes", "out_of_range", "must be between 5 and 480 minutes");
-        }
-        if !CAPACITY.contains(&self.capacity) {
-            errors.add("/capacity", "out_of_range", "must be between 1 and 1000");
-        }
-        if self.service_types.is_empty() || self.service_types.len() > MAX_SERVICE_TYPES {
-            errors.add("/service_types", "out_of_range", "must list 1 to 50 service types");
-        }
-        for (field, value) in [
-            ("/booking_cutoff_minutes", self.cutoffs.booking_minutes),
-            ("/cancellation_cutoff_minutes", self.cutoffs.cancellation_minutes),
-        ] {
-            if value > Cutoffs::MAX_MINUTES {
-                errors.add(field, "out_of_range", "must be at most 43200 minutes (30 days)");
-            }
-        }
-    }
-
     fn slot(&self, mission_id: MissionId, starts_at: OffsetDateTime, now: OffsetDateTime) -> Slot {
         let service_types: BTreeSet<ServiceTypeId> = self.service_types.iter().copied().collect();
         Slot {
@@ -191,14 +265,21 @@ impl Availability {
         now: OffsetDateTime,
     ) -> Result<Vec<Slot>, ValidationErrors> {
         let mut errors = ValidationErrors::new();
-        self.template().validate(&mut errors);
+        errors.extend(rules::flatten(Validate::validate(self.template())));
         let tz = timezone.parse::<Tz>().ok();
         if tz.is_none() {
             errors.add("/timezone", "invalid_timezone", "the mission's time zone is not an IANA name");
         }
+        // The days and times are judged only in a known zone.
         let starts = match (self, tz) {
-            (Availability::Recurring(s), Some(tz)) => s.starts(tz, &mut errors),
-            (Availability::Explicit(s), Some(tz)) => s.starts(tz, now, &mut errors),
+            (Availability::Recurring(s), Some(tz)) => {
+                errors.extend(rules::flatten(Validate::validate(s)));
+                if errors.is_empty() { s.starts(tz) } else { Vec::new() }
+            }
+            (Availability::Explicit(s), Some(tz)) => {
+                errors.extend(rules::flatten(Validate::validate(s)));
+                s.starts(tz, now, &mut errors)
+            }
             (_, None) => Vec::new(),
         };
         if starts.len() > MAX_SLOTS {
@@ -212,35 +293,15 @@ impl Availability {
 }
 
 impl RecurringSchedule {
-    fn starts(&self, tz: Tz, errors: &mut ValidationErrors) -> Vec<OffsetDateTime> {
-        let days = (self.last_day - self.first_day).whole_days();
-        if days < 0 {
-            errors.add("/last_day", "before_first_day", "must not be before first_day");
-        } else if days >= MAX_DAYS {
-            errors.add("/last_day", "out_of_range", "the range spans at most 366 days");
-        }
-        if self.weekdays.is_empty() {
-            errors.add("/weekdays", "required", "must name at least one weekday");
-        }
+    fn sorted_hours(&self) -> Vec<OpeningHours> {
         let mut hours = self.hours.clone();
         hours.sort_by_key(|h| h.opens);
-        if hours.is_empty() || hours.len() > MAX_INTERVALS {
-            errors.add("/hours", "out_of_range", "must list 1 to 8 opening intervals");
-        }
-        for (i, h) in self.hours.iter().enumerate() {
-            if h.opens.second() != 0 || h.closes.second() != 0 || h.opens.nanosecond() != 0 {
-                errors.add(&format!("/hours/{i}"), "whole_minutes", "times are whole minutes");
-            }
-            if h.opens >= h.closes {
-                errors.add(&format!("/hours/{i}/closes"), "before_opens", "must be after opens");
-            }
-        }
-        if hours.windows(2).any(|w| w[1].opens < w[0].closes) {
-            errors.add("/hours", "overlapping", "opening intervals must not overlap");
-        }
-        if !errors.is_empty() {
-            return Vec::new();
-        }
+        hours
+    }
+
+    /// The starts of a valid schedule.
+    fn starts(&self, tz: Tz) -> Vec<OffsetDateTime> {
+        let hours = self.sorted_hours();
         let length = self.template.slot_minutes;
         let mut starts = Vec::new();
         let mut day = self.first_day;
@@ -272,9 +333,6 @@ impl RecurringSchedule {
 
 impl ExplicitSlots {
     fn starts(&self, tz: Tz, now: OffsetDateTime, errors: &mut ValidationErrors) -> Vec<OffsetDateTime> {
-        if self.starts.is_empty() || self.starts.len() > MAX_SLOTS {
-            errors.add("/starts", "out_of_range", format!("must list 1 to {MAX_SLOTS} start times"));
-        }
         let mut seen = BTreeSet::new();
         let mut starts = Vec::new();
         for (i, local) in self.starts.iter().enumerate() {

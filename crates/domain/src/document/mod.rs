@@ -19,9 +19,12 @@ pub use checklist::{
 pub use disposition::{attachment_disposition, safe_media_type};
 
 use crate::text_enum::text_enum;
+use crate::validation::{CONTROL_CHARACTER, NO_CONTROL_IN_LINE, refused_in_line};
 use crate::{CitizenId, DocumentId, MissionId, Reason, RequestId, Role, Subject, ValidationErrors, rules};
+use std::borrow::Cow;
 use time::OffsetDateTime;
 use uuid::Uuid;
+use validator::{Validate, ValidationError};
 
 /// The longest file name kept, in characters.
 pub const MAX_FILE_NAME: usize = 255;
@@ -115,10 +118,16 @@ pub fn last_path_segment(raw: &str) -> &str {
 /// `MAX_FILE_NAME` characters, not blank, no control characters anywhere in what was
 /// sent, and not `.` or `..`.
 pub fn validate_file_name(raw: &str) -> Result<(), ValidationErrors> {
+    rules::at_field("file_name", file_name(raw))
+}
+
+fn file_name(raw: &str) -> Result<(), ValidationError> {
     let kept = last_path_segment(raw);
-    let fail = |code: &str, message: &str| Err(ValidationErrors::single("file_name", code, message));
-    if raw.chars().any(char::is_control) {
-        fail("control_character", "must not contain control characters")
+    let fail = |code: &'static str, message: &'static str| {
+        Err(ValidationError::new(code).with_message(Cow::Borrowed(message)))
+    };
+    if raw.chars().any(refused_in_line) {
+        fail(CONTROL_CHARACTER, NO_CONTROL_IN_LINE)
     } else if kept.trim().is_empty() {
         fail("required", "must name a file, not a directory")
     } else if kept == "." || kept == ".." {
@@ -134,6 +143,32 @@ fn is_sha256_hex(value: &str) -> bool {
     value.len() == 64 && value.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
+fn sha256_hex(value: &str) -> Result<(), ValidationError> {
+    if is_sha256_hex(value) {
+        Ok(())
+    } else {
+        Err(ValidationError::new("invalid_sha256")
+            .with_message(Cow::Borrowed("must be 64 lower-case hexadecimal digits")))
+    }
+}
+
+fn media_type(value: &str) -> Result<(), ValidationError> {
+    if is_media_type(value) {
+        Ok(())
+    } else {
+        Err(ValidationError::new("invalid_media_type")
+            .with_message(Cow::Borrowed("must be a media type such as application/pdf")))
+    }
+}
+
+fn not_empty(size_bytes: u64) -> Result<(), ValidationError> {
+    if size_bytes == 0 {
+        Err(ValidationError::new("empty").with_message(Cow::Borrowed("the file is empty")))
+    } else {
+        Ok(())
+    }
+}
+
 /// `type/subtype` in lower case, as the sniffer reports it (`application/pdf`).
 fn is_media_type(value: &str) -> bool {
     let token = |part: &str| {
@@ -145,19 +180,24 @@ fn is_media_type(value: &str) -> bool {
 
 /// What an upload knows once the bytes are stored: whose it is, what it is, and what
 /// was measured while streaming.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Validate)]
 pub struct NewDocument {
     pub mission_id: MissionId,
     pub citizen_id: CitizenId,
     pub request_id: Option<RequestId>,
     /// A document kind of the service catalog (`passport_photo`).
+    #[validate(custom(function = "rules::identifier"))]
     pub kind: String,
     /// The file name as sent; only `last_path_segment` of it is kept.
+    #[validate(custom(function = "file_name"))]
     pub file_name: String,
     /// Detected from the bytes, never taken from the client.
+    #[validate(custom(function = "media_type"))]
     pub media_type: String,
+    #[validate(custom(function = "not_empty"))]
     pub size_bytes: u64,
     /// Lower-case hex of the SHA-256 of the bytes.
+    #[validate(custom(function = "sha256_hex"))]
     pub sha256: String,
     pub scan: ScanStatus,
 }
@@ -165,22 +205,7 @@ pub struct NewDocument {
 impl NewDocument {
     /// Every failing field at once, as JSON pointers.
     pub fn validate(&self) -> Result<(), ValidationErrors> {
-        let mut errors = ValidationErrors::new();
-        if let Err(e) = rules::identifier(&self.kind) {
-            errors.add("kind", &e.code, e.message.map_or_else(String::new, |m| m.to_string()));
-        }
-        errors.extend(validate_file_name(&self.file_name));
-        if !is_media_type(&self.media_type) {
-            errors.add("media_type", "invalid_media_type", "must be a media type such as application/pdf");
-        }
-        if self.size_bytes == 0 {
-            errors.add("size_bytes", "empty", "the file is empty");
-        }
-        if !is_sha256_hex(&self.sha256) {
-            errors.add("sha256", "invalid_sha256", "must be 64 lower-case hexadecimal digits");
-        }
-        errors.0.sort_by(|a, b| a.pointer.cmp(&b.pointer));
-        errors.into_result()
+        rules::flatten(Validate::validate(self))
     }
 }
 
