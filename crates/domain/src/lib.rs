@@ -13,6 +13,9 @@ pub mod catalog;
 pub mod citizen;
 pub mod client;
 pub mod document;
+/// One base value of every entity, for tests (the `fixtures` feature).
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
 pub mod ids;
 pub mod mission;
 pub mod notification;

@@ -434,23 +434,17 @@ mod tests {
     use RequestStatus::*;
 
     fn request(status: RequestStatus, current_stage: usize) -> ServiceRequest {
+        let stages = ["Check", "Interview", "Printing"]
+            .into_iter()
+            .map(|n| Stage { name: n.into(), description: String::new() })
+            .collect();
+        let epoch = OffsetDateTime::UNIX_EPOCH;
+        let service_type = ServiceType { stages, ..crate::fixtures::service_type(epoch) };
         ServiceRequest {
-            id: crate::RequestId::new(),
-            mission_id: MissionId::new(),
-            citizen_id: CitizenId::new(),
-            service_type_id: ServiceTypeId::new(),
             status,
-            stages: ["Check", "Interview", "Printing"]
-                .into_iter()
-                .map(|n| Stage { name: n.into(), description: String::new() })
-                .collect(),
             current_stage,
-            assignee_id: None,
-            submitted_at: OffsetDateTime::UNIX_EPOCH,
-            sla_due_at: OffsetDateTime::UNIX_EPOCH,
-            closed_at: None,
-            version: 1,
-            updated_at: OffsetDateTime::UNIX_EPOCH,
+            sla_due_at: epoch,
+            ..crate::fixtures::service_request(MissionId::new(), CitizenId::new(), &service_type, epoch)
         }
     }
 

@@ -452,7 +452,7 @@ fn backlog_at_the_end_of_each_bucket() {
 }
 
 fn entry(at: OffsetDateTime, to_status: RequestStatus, to_stage: usize) -> HistoryEntry {
-    HistoryEntry { at, actor: None, from_status: None, to_status, from_stage: None, to_stage, reason: None }
+    crate::fixtures::history_entry(at, to_status, to_stage)
 }
 
 /// A request through three stages, with a wait for the citizen in stage 1.

@@ -16,18 +16,10 @@ const START: OffsetDateTime = datetime!(2026-06-01 10:00 UTC);
 pub(crate) fn slot(capacity: u32, booked: u32) -> Slot {
     let created = START - Duration::days(30);
     Slot {
-        id: SlotId::new(),
-        mission_id: MissionId(Uuid::from_u128(0x4e4e)),
-        starts_at: START,
-        ends_at: START + Duration::minutes(30),
         capacity,
         booked,
         service_types: vec![SERVED],
-        open: true,
-        cutoffs: Cutoffs::default(),
-        version: 1,
-        created_at: created,
-        updated_at: created,
+        ..crate::fixtures::slot(MissionId(Uuid::from_u128(0x4e4e)), START, created)
     }
 }
 

@@ -37,21 +37,13 @@ pub fn deliveries(actor: &Principal, owner: CitizenId, mission: MissionId) -> Ac
 mod tests {
     use super::super::table::{HERE, MEMBER, OWNER, check, show};
     use super::*;
-    use crate::notification::{Details, NotificationKind};
-    use crate::{NotificationId, PrincipalKind};
+    use crate::PrincipalKind;
 
     fn notification(recipient: uuid::Uuid, kind: PrincipalKind) -> Notification {
+        let epoch = time::OffsetDateTime::UNIX_EPOCH;
         Notification {
-            id: NotificationId::new(),
-            recipient_id: PrincipalId(recipient),
-            recipient_kind: kind,
-            event_id: uuid::Uuid::now_v7(),
-            kind: NotificationKind::RequestSubmitted,
             mission_id: Some(HERE),
-            request_id: None,
-            details: Details::default(),
-            created_at: time::OffsetDateTime::UNIX_EPOCH,
-            read_at: None,
+            ..crate::fixtures::notification(PrincipalId(recipient), kind, epoch)
         }
     }
 
