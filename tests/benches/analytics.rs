@@ -22,7 +22,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use consular_application::demo::{DemoPlan, DemoService};
+use consular_application::demo::{DemoPlan, DemoPorts, DemoService};
 use consular_domain::analytics::local_date;
 use consular_ports::{Clock, SystemClock};
 use consular_tests::bench::{Result, bench_main, bench_server, env_number, psql};
@@ -85,7 +85,8 @@ async fn sqlite(missions: u32, days: u32) -> Result<bool> {
 async fn seed(app: &TestApp, missions: u32, requests: u64, days: u32) -> Result<String> {
     let started = Instant::now();
     let plan = DemoPlan { missions, requests, seed: 1, days, now: SystemClock.now() };
-    let service = DemoService::new(Arc::new(app.database()), Arc::new(SystemClock));
+    let service =
+        DemoService::new(DemoPorts { demo: Arc::new(app.database()), clock: Arc::new(SystemClock) });
     let counts = service.seed_plan(plan, |_| {}).await.map_err(|e| format!("seeding: {e:?}"))?;
     Ok(format!(
         "{} missions, {} requests ({} history entries) over {days} days, seeded in {:.0?}",

@@ -4,22 +4,24 @@
 
 use crate::config::Settings;
 use crate::error::StartError;
-use consular_application::Services;
-use consular_application::analytics::AnalyticsService;
+use consular_application::analytics::{AnalyticsPorts, AnalyticsService};
 use consular_application::appointments::{AppointmentPorts, AppointmentService};
-use consular_application::audit::AuditService;
-use consular_application::auth::{KeyPolicy, RevocationCache, SigningKeys, TokenConfig, TokenService};
-use consular_application::catalog::CatalogService;
-use consular_application::citizens::CitizenService;
-use consular_application::clients::ClientService;
-use consular_application::demo::DemoService;
+use consular_application::audit::{AuditPorts, AuditService};
+use consular_application::auth::{
+    KeyPolicy, RevocationCache, SigningKeys, TokenConfig, TokenPorts, TokenService,
+};
+use consular_application::catalog::{CatalogPorts, CatalogService};
+use consular_application::citizens::{CitizenPorts, CitizenService};
+use consular_application::clients::{ClientPorts, ClientService};
+use consular_application::demo::{DemoPorts, DemoService};
 use consular_application::documents::accept::AcceptedTypes;
 use consular_application::documents::{DocumentConfig, DocumentPorts, DocumentService, load_url_signer};
-use consular_application::health::HealthService;
-use consular_application::missions::MissionService;
+use consular_application::health::{HealthPorts, HealthService};
+use consular_application::missions::{MissionPorts, MissionService};
 use consular_application::notifications::{NotificationPorts, NotificationService, WorkerConfig};
 use consular_application::requests::{RequestPorts, RequestService};
-use consular_application::staff::StaffService;
+use consular_application::staff::{StaffPorts, StaffService};
+use consular_application::{Adapters, Services};
 use consular_clamav::ClamdScanner;
 use consular_db::{Database, DbConfig};
 use consular_domain::notification::RetryPolicy;
@@ -60,14 +62,6 @@ async fn on_database(settings: &Settings, database: Database) -> Result<Services
     let keys = SigningKeys::load(db.clone(), clock.clone(), kek.clone(), key_policy(settings, &token_config))
         .await
         .map_err(|e| StartError::Keys(e.to_string()))?;
-    let tokens = TokenService::new(
-        db.clone(),
-        db.clone(),
-        clock.clone(),
-        Arc::new(keys),
-        Arc::new(RevocationCache::new()),
-        token_config,
-    );
     let mut checks: Vec<Arc<dyn HealthCheck>> = vec![db.clone(), storage.clone()];
     let scanner = match &settings.clamav_addr {
         Some(addr) => {
@@ -83,80 +77,34 @@ async fn on_database(settings: &Settings, database: Database) -> Result<Services
     };
     let signer =
         load_url_signer(&*db, kek.as_ref(), &*clock).await.map_err(|e| StartError::Keys(e.to_string()))?;
-    let accepted = AcceptedTypes::new(settings.accepted_media_types.clone()).map_err(StartError::Setup)?;
-    let documents = DocumentService::new(
-        DocumentPorts {
-            documents: db.clone(),
-            requests: db.clone(),
-            citizens: db.clone(),
-            service_types: db.clone(),
-            idempotency: db.clone(),
-            audit: db.clone(),
-            blobs: storage,
-            scanner,
-            clock: clock.clone(),
-        },
-        signer,
-        DocumentConfig {
-            max_upload_bytes: settings.max_upload_bytes,
-            accepted,
-            download_url_ttl: Duration::from_secs(u64::from(settings.download_url_ttl_secs)),
-            public_base_url: settings.public_base_url.clone(),
-        },
-    );
-    let notifications = NotificationService::new(
-        NotificationPorts {
-            notifications: db.clone(),
-            requests: db.clone(),
-            citizens: db.clone(),
-            staff: db.clone(),
-            missions: db.clone(),
-            service_types: db.clone(),
-            mailer: mailer(settings)?,
-            clock: clock.clone(),
-        },
-        worker_config(settings),
+    let documents = DocumentConfig {
+        max_upload_bytes: settings.max_upload_bytes,
+        accepted: AcceptedTypes::new(settings.accepted_media_types.clone()).map_err(StartError::Setup)?,
+        download_url_ttl: Duration::from_secs(u64::from(settings.download_url_ttl_secs)),
+        public_base_url: settings.public_base_url.clone(),
+    };
+    let adapters = Adapters { database: db, blobs: storage, scanner, mailer: mailer(settings)?, clock };
+    let tokens = TokenService::new(
+        TokenPorts::from(&adapters),
+        Arc::new(keys),
+        Arc::new(RevocationCache::new()),
+        token_config,
     );
     Ok(Services {
-        notifications,
-        missions: MissionService::new(db.clone(), db.clone(), clock.clone()),
-        clients: ClientService::new(
-            db.clone(),
-            db.clone(),
-            db.clone(),
-            db.clone(),
-            db.clone(),
-            clock.clone(),
-        )
-        .with_revocations(tokens.revocation_cache()),
-        catalog: CatalogService::new(db.clone(), db.clone(), clock.clone()),
-        citizens: CitizenService::new(db.clone(), db.clone(), db.clone(), clock.clone()),
-        staff: StaffService::new(db.clone(), db.clone(), db.clone(), db.clone(), clock.clone()),
-        audit: AuditService::new(db.clone()),
-        requests: RequestService::new(RequestPorts {
-            requests: db.clone(),
-            appointments: db.clone(),
-            citizens: db.clone(),
-            service_types: db.clone(),
-            staff: db.clone(),
-            documents: db.clone(),
-            idempotency: db.clone(),
-            clock: clock.clone(),
-        }),
-        documents,
-        appointments: AppointmentService::new(AppointmentPorts {
-            appointments: db.clone(),
-            missions: db.clone(),
-            citizens: db.clone(),
-            requests: db.clone(),
-            service_types: db.clone(),
-            idempotency: db.clone(),
-            clock: clock.clone(),
-        })
-        .with_max_active_bookings(settings.max_active_bookings_per_citizen),
-        analytics: AnalyticsService::new(db.clone(), db.clone(), db.clone(), clock.clone()),
+        missions: MissionService::new(MissionPorts::from(&adapters)),
+        clients: ClientService::new(ClientPorts::from(&adapters)).with_revocations(tokens.revocation_cache()),
+        catalog: CatalogService::new(CatalogPorts::from(&adapters)),
+        citizens: CitizenService::new(CitizenPorts::from(&adapters)),
+        staff: StaffService::new(StaffPorts::from(&adapters)),
+        audit: AuditService::new(AuditPorts::from(&adapters)),
+        requests: RequestService::new(RequestPorts::from(&adapters)),
+        documents: DocumentService::new(DocumentPorts::from(&adapters), signer, documents),
+        appointments: AppointmentService::new(AppointmentPorts::from(&adapters))
+            .with_max_active_bookings(settings.max_active_bookings_per_citizen),
+        analytics: AnalyticsService::new(AnalyticsPorts::from(&adapters)),
+        notifications: NotificationService::new(NotificationPorts::from(&adapters), worker_config(settings)),
         tokens,
-        health: HealthService::new(checks),
+        health: HealthService::new(HealthPorts { checks }),
     })
 }
 
@@ -164,7 +112,7 @@ async fn on_database(settings: &Settings, database: Database) -> Result<Services
 /// first; nothing else is opened (no blob store, no keys).
 pub async fn demo(settings: &Settings) -> Result<DemoService, StartError> {
     let database = Arc::new(database(settings).await?);
-    Ok(DemoService::new(database, Arc::new(SystemClock)))
+    Ok(DemoService::new(DemoPorts { demo: database, clock: Arc::new(SystemClock) }))
 }
 
 /// The configured database, connected and migrated.

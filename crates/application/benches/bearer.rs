@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use consular_application::auth::{
-    ClientCredentials, KeySet, RevocationCache, SigningKeys, TokenConfig, TokenService, secrets,
+    ClientCredentials, KeySet, RevocationCache, SigningKeys, TokenConfig, TokenPorts, TokenService, secrets,
 };
 use consular_domain::{
     ApiClient, ClientId, ClientStatus, PrincipalId, PrincipalKind, Scope, ScopeSet, Subject,
@@ -48,9 +48,7 @@ fn main() {
     tokens.expect_revocations_since().returning(|_| Ok(vec![]));
     tokens.expect_is_revoked().never();
     let service = TokenService::new(
-        Arc::new(clients),
-        Arc::new(tokens),
-        Arc::new(SystemClock),
+        TokenPorts { clients: Arc::new(clients), tokens: Arc::new(tokens), clock: Arc::new(SystemClock) },
         Arc::new(SigningKeys::ephemeral(KeySet::generate_ephemeral().unwrap())),
         Arc::new(RevocationCache::new()),
         TokenConfig {

@@ -1,8 +1,9 @@
 //! The service catalog: read by every caller, changed by global admins (the catalog is
 //! shared by all missions). Inactive types are shown only to admins who ask for them.
 
-use crate::ServiceError;
+use crate::error::{OrNotFound, ServiceError};
 use crate::idempotency::{self, Created, IdempotencyRequest};
+use crate::services::Adapters;
 use consular_domain::policy::{Listing, catalog as policy};
 use consular_domain::{
     AuditAction, AuditRecord, NewServiceType, Page, PageRequest, Principal, ServiceType, ServiceTypeChanges,
@@ -15,20 +16,29 @@ use std::sync::Arc;
 
 pub const RESOURCE: &str = "service_type";
 
+/// The ports the catalog use cases need.
+#[derive(Clone)]
+pub struct CatalogPorts {
+    pub service_types: Arc<dyn ServiceTypeRepository>,
+    pub idempotency: Arc<dyn IdempotencyRepository>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl<D: ServiceTypeRepository + IdempotencyRepository + 'static> From<&Adapters<D>> for CatalogPorts {
+    fn from(adapters: &Adapters<D>) -> Self {
+        let db = &adapters.database;
+        CatalogPorts { service_types: db.clone(), idempotency: db.clone(), clock: adapters.clock.clone() }
+    }
+}
+
 #[derive(Clone)]
 pub struct CatalogService {
-    service_types: Arc<dyn ServiceTypeRepository>,
-    idempotency: Arc<dyn IdempotencyRepository>,
-    clock: Arc<dyn Clock>,
+    ports: CatalogPorts,
 }
 
 impl CatalogService {
-    pub fn new(
-        service_types: Arc<dyn ServiceTypeRepository>,
-        idempotency: Arc<dyn IdempotencyRepository>,
-        clock: Arc<dyn Clock>,
-    ) -> Self {
-        CatalogService { service_types, idempotency, clock }
+    pub fn new(ports: CatalogPorts) -> Self {
+        CatalogService { ports }
     }
 
     /// Active types by default; `active = Some(false)` lists the inactive ones, for admins
@@ -43,12 +53,12 @@ impl CatalogService {
         if policy::list(actor, wanted) == Listing::Empty {
             return Ok(Page::empty());
         }
-        Ok(self.service_types.list(ServiceTypeFilter { active: Some(wanted) }, page).await?)
+        Ok(self.ports.service_types.list(ServiceTypeFilter { active: Some(wanted) }, page).await?)
     }
 
     /// An active type, or any type for an admin.
     pub async fn get(&self, actor: &Principal, id: ServiceTypeId) -> Result<ServiceType, ServiceError> {
-        let service = self.service_types.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let service = self.ports.service_types.get(id).await.or_not_found()?;
         policy::read(actor, service.active)?;
         Ok(service)
     }
@@ -60,8 +70,10 @@ impl CatalogService {
         idempotency_key: Option<&IdempotencyRequest>,
     ) -> Result<Created<ServiceType>, ServiceError> {
         policy::manage(actor)?;
-        let now = self.clock.now();
-        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+        let now = self.ports.clock.now();
+        if let Some(replayed) =
+            idempotency::replay(&*self.ports.idempotency, actor, idempotency_key, now).await?
+        {
             return Ok(replayed);
         }
         input.validate()?;
@@ -80,7 +92,7 @@ impl CatalogService {
             )],
             idempotency: idempotency::record(actor, idempotency_key, service.id.as_uuid(), &service, now)?,
         };
-        self.service_types.insert(&service, &meta).await.map_err(|e| match e {
+        self.ports.service_types.insert(&service, &meta).await.map_err(|e| match e {
             RepoError::Duplicate { .. } => ServiceError::conflict(
                 "service_code_taken",
                 format!("service code `{}` is taken", service.code),
@@ -101,10 +113,10 @@ impl CatalogService {
     ) -> Result<ServiceType, ServiceError> {
         policy::manage(actor)?;
         changes.validate()?;
-        let mut service = self.service_types.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let mut service = self.ports.service_types.get(id).await.or_not_found()?;
         let stored_version = service.version;
         crate::concurrency::require_version(expected_versions, stored_version)?;
-        let now = self.clock.now();
+        let now = self.ports.clock.now();
         let changed = service.apply(changes, now);
         if changed.is_empty() {
             return Ok(service);
@@ -115,7 +127,7 @@ impl CatalogService {
             audit: vec![AuditRecord::new(Some(actor), now, action, RESOURCE, id.as_uuid(), changed)],
             idempotency: None,
         };
-        self.service_types.update(&service, stored_version, &meta).await?;
+        self.ports.service_types.update(&service, stored_version, &meta).await?;
         Ok(service)
     }
 }
@@ -141,7 +153,11 @@ mod tests {
     }
 
     fn service(repo: MockServiceTypeRepository) -> CatalogService {
-        CatalogService::new(Arc::new(repo), Arc::new(MockIdempotencyRepository::new()), Arc::new(SystemClock))
+        CatalogService::new(CatalogPorts {
+            service_types: Arc::new(repo),
+            idempotency: Arc::new(MockIdempotencyRepository::new()),
+            clock: Arc::new(SystemClock),
+        })
     }
 
     #[tokio::test]

@@ -2,9 +2,10 @@
 //! same call), read by themselves, their mission's staff and admins, changed by admins —
 //! and by the citizens themselves, for their contact details only.
 
-use crate::ServiceError;
 use crate::clients::{self, IssuedClient, WithClient};
+use crate::error::{OrNotFound, ServiceError, UnknownReference};
 use crate::idempotency::{self, Created, IdempotencyRequest};
+use crate::services::Adapters;
 use consular_domain::policy::Listing;
 use consular_domain::policy::citizens::{self as policy, Editor};
 use consular_domain::{
@@ -18,12 +19,33 @@ use std::sync::Arc;
 
 pub const RESOURCE: &str = "citizen";
 
+/// The ports the citizen use cases need.
+#[derive(Clone)]
+pub struct CitizenPorts {
+    pub citizens: Arc<dyn CitizenRepository>,
+    pub missions: Arc<dyn MissionRepository>,
+    pub idempotency: Arc<dyn IdempotencyRepository>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl<D> From<&Adapters<D>> for CitizenPorts
+where
+    D: CitizenRepository + MissionRepository + IdempotencyRepository + 'static,
+{
+    fn from(adapters: &Adapters<D>) -> Self {
+        let db = &adapters.database;
+        CitizenPorts {
+            citizens: db.clone(),
+            missions: db.clone(),
+            idempotency: db.clone(),
+            clock: adapters.clock.clone(),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct CitizenService {
-    citizens: Arc<dyn CitizenRepository>,
-    missions: Arc<dyn MissionRepository>,
-    idempotency: Arc<dyn IdempotencyRepository>,
-    clock: Arc<dyn Clock>,
+    ports: CitizenPorts,
 }
 
 /// The fields a registration sets, for its audit entry.
@@ -50,13 +72,8 @@ fn citizen_fields(input: &NewCitizen) -> Vec<String> {
 }
 
 impl CitizenService {
-    pub fn new(
-        citizens: Arc<dyn CitizenRepository>,
-        missions: Arc<dyn MissionRepository>,
-        idempotency: Arc<dyn IdempotencyRepository>,
-        clock: Arc<dyn Clock>,
-    ) -> Self {
-        CitizenService { citizens, missions, idempotency, clock }
+    pub fn new(ports: CitizenPorts) -> Self {
+        CitizenService { ports }
     }
 
     /// Admins only; a mission admin sees only their mission's citizens.
@@ -70,11 +87,11 @@ impl CitizenService {
             Listing::Within(mission) => filter.mission_id = mission,
             Listing::Empty => return Ok(Page::empty()),
         }
-        Ok(self.citizens.list(filter, page).await?)
+        Ok(self.ports.citizens.list(filter, page).await?)
     }
 
     pub async fn get(&self, actor: &Principal, id: CitizenId) -> Result<Citizen, ServiceError> {
-        let citizen = self.citizens.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let citizen = self.ports.citizens.get(id).await.or_not_found()?;
         policy::read(actor, citizen.id, citizen.mission_id)?;
         Ok(citizen)
     }
@@ -89,14 +106,16 @@ impl CitizenService {
         idempotency_key: Option<&IdempotencyRequest>,
     ) -> Result<Created<WithClient<Citizen>>, ServiceError> {
         policy::register(actor, input.mission_id)?;
-        let now = self.clock.now();
-        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+        let now = self.ports.clock.now();
+        if let Some(replayed) =
+            idempotency::replay(&*self.ports.idempotency, actor, idempotency_key, now).await?
+        {
             return Ok(replayed);
         }
         let mut errors = ValidationErrors::new();
         errors.extend(input.validate(now.date()));
-        if self.missions.get(input.mission_id).await?.is_none() {
-            errors.add("mission_id", "unknown", "no such mission");
+        if self.ports.missions.get(input.mission_id).await?.is_none() {
+            errors.unknown("/mission_id", "no such mission");
         }
         errors.into_result()?;
         let fields = citizen_fields(&input);
@@ -136,7 +155,7 @@ impl CitizenService {
             )?,
         };
         let client = registered.client.as_ref().map(|c| c.client.clone());
-        self.citizens.insert(&registered.value, client, &meta).await.map_err(|e| match e {
+        self.ports.citizens.insert(&registered.value, client, &meta).await.map_err(|e| match e {
             RepoError::Duplicate { .. } => ServiceError::conflict(
                 "passport_already_registered",
                 "a citizen with this passport number is already registered with the mission",
@@ -155,9 +174,9 @@ impl CitizenService {
         changes: CitizenChanges,
         expected_versions: Option<&[i64]>,
     ) -> Result<Citizen, ServiceError> {
-        let mut citizen = self.citizens.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let mut citizen = self.ports.citizens.get(id).await.or_not_found()?;
         let editor = policy::change(actor, citizen.id, citizen.mission_id)?;
-        let now = self.clock.now();
+        let now = self.ports.clock.now();
         // Every failing field at once: fields a citizen may not edit, and invalid values.
         let mut errors = ValidationErrors::new();
         if editor == Editor::Themself {
@@ -182,7 +201,7 @@ impl CitizenService {
             audit: vec![AuditRecord::new(Some(actor), now, action, RESOURCE, id.as_uuid(), changed)],
             idempotency: None,
         };
-        self.citizens.update(&citizen, stored_version, &meta).await.map_err(|e| match e {
+        self.ports.citizens.update(&citizen, stored_version, &meta).await.map_err(|e| match e {
             RepoError::Duplicate { .. } => ServiceError::conflict(
                 "passport_already_registered",
                 "a citizen with this passport number is already registered with the mission",
@@ -206,12 +225,12 @@ mod tests {
     }
 
     fn service(citizens: MockCitizenRepository) -> CitizenService {
-        CitizenService::new(
-            Arc::new(citizens),
-            Arc::new(missions()),
-            Arc::new(MockIdempotencyRepository::new()),
-            Arc::new(SystemClock),
-        )
+        CitizenService::new(CitizenPorts {
+            citizens: Arc::new(citizens),
+            missions: Arc::new(missions()),
+            idempotency: Arc::new(MockIdempotencyRepository::new()),
+            clock: Arc::new(SystemClock),
+        })
     }
 
     fn stored(mission: MissionId) -> Citizen {

@@ -2,13 +2,14 @@
 //! the operator through the CLI). A mission admin manages only the clients of their
 //! mission; a client of another mission is "not found".
 
-use crate::ServiceError;
 use crate::auth::secrets;
+use crate::error::{OrNotFound, ServiceError};
 use crate::idempotency::{self, Created, IdempotencyRequest};
+use crate::services::Adapters;
 use consular_domain::policy::clients as policy;
 use consular_domain::{
     ApiClient, AuditAction, AuditRecord, Binding, CitizenId, ClientId, NewClient, Page, PageRequest,
-    Principal, PrincipalId, PrincipalKind, Scope, StaffId, Subject, ValidationErrors,
+    Principal, PrincipalId, PrincipalKind, Scope, StaffId, Subject,
 };
 use consular_ports::{
     CitizenRepository, ClientFilter, ClientRepository, Clock, IdempotencyRepository, MissionRepository,
@@ -99,27 +100,49 @@ pub struct WithClient<T> {
     pub client: Option<IssuedClient>,
 }
 
+/// The ports the client use cases need.
+#[derive(Clone)]
+pub struct ClientPorts {
+    pub clients: Arc<dyn ClientRepository>,
+    pub missions: Arc<dyn MissionRepository>,
+    /// The citizen and staff rows a client's principal is checked against.
+    pub citizens: Arc<dyn CitizenRepository>,
+    pub staff: Arc<dyn StaffRepository>,
+    pub idempotency: Arc<dyn IdempotencyRepository>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl<D> From<&Adapters<D>> for ClientPorts
+where
+    D: ClientRepository
+        + MissionRepository
+        + CitizenRepository
+        + StaffRepository
+        + IdempotencyRepository
+        + 'static,
+{
+    fn from(adapters: &Adapters<D>) -> Self {
+        let db = &adapters.database;
+        ClientPorts {
+            clients: db.clone(),
+            missions: db.clone(),
+            citizens: db.clone(),
+            staff: db.clone(),
+            idempotency: db.clone(),
+            clock: adapters.clock.clone(),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct ClientService {
-    clients: Arc<dyn ClientRepository>,
-    missions: Arc<dyn MissionRepository>,
-    citizens: Arc<dyn CitizenRepository>,
-    staff: Arc<dyn StaffRepository>,
-    idempotency: Arc<dyn IdempotencyRepository>,
-    clock: Arc<dyn Clock>,
+    ports: ClientPorts,
     revocations: Option<Arc<crate::auth::RevocationCache>>,
 }
 
 impl ClientService {
-    pub fn new(
-        clients: Arc<dyn ClientRepository>,
-        missions: Arc<dyn MissionRepository>,
-        citizens: Arc<dyn CitizenRepository>,
-        staff: Arc<dyn StaffRepository>,
-        idempotency: Arc<dyn IdempotencyRepository>,
-        clock: Arc<dyn Clock>,
-    ) -> Self {
-        ClientService { clients, missions, citizens, staff, idempotency, clock, revocations: None }
+    pub fn new(ports: ClientPorts) -> Self {
+        ClientService { ports, revocations: None }
     }
 
     /// Tells this node's revocation view at once when a client is disabled (other nodes
@@ -133,9 +156,9 @@ impl ClientService {
         let kind = input.validate()?;
         policy::create(actor, input.mission)?;
         if let Some(mission) = input.mission
-            && self.missions.get(mission).await?.is_none()
+            && self.ports.missions.get(mission).await?.is_none()
         {
-            return Err(ValidationErrors::single("mission_id", "unknown", "no such mission").into());
+            return Err(ServiceError::unknown("/mission_id", "no such mission"));
         }
         self.validate_principal(kind, &input).await?;
         issue(
@@ -143,7 +166,7 @@ impl ClientService {
             input.scopes,
             Subject { kind, id: input.principal.unwrap_or_default() },
             input.mission,
-            self.clock.now(),
+            self.ports.clock.now(),
         )
     }
 
@@ -152,13 +175,13 @@ impl ClientService {
     /// another mission, or as someone of another kind.
     async fn validate_principal(&self, kind: PrincipalKind, input: &NewClient) -> Result<(), ServiceError> {
         let Some(principal) = input.principal else { return Ok(()) };
-        let person = person_binding(&*self.citizens, &*self.staff, principal).await?;
+        let person = person_binding(&*self.ports.citizens, &*self.ports.staff, principal).await?;
         let bound = if person.is_some() {
             Vec::new()
         } else {
             let filter = ClientFilter { principal: Some(principal), ..ClientFilter::default() };
             let page = PageRequest { limit: BOUND_CLIENTS_LOOKED_AT, after: None };
-            let clients = self.clients.list(filter, page).await?.items;
+            let clients = self.ports.clients.list(filter, page).await?.items;
             clients.iter().map(|c| Binding::new(c.subject.kind, c.mission)).collect()
         };
         Ok(input.check_principal(kind, person, &bound)?)
@@ -194,8 +217,10 @@ impl ClientService {
     ) -> Result<Created<IssuedClient>, ServiceError> {
         let actor_ref = Actor::Principal(actor);
         policy::manage(actor_ref)?;
-        let now = self.clock.now();
-        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+        let now = self.ports.clock.now();
+        if let Some(replayed) =
+            idempotency::replay(&*self.ports.idempotency, actor, idempotency_key, now).await?
+        {
             return Ok(replayed);
         }
         let created = self.build(actor_ref, input).await?;
@@ -211,14 +236,14 @@ impl ClientService {
                 now,
             )?,
         };
-        self.clients.insert(&issued.client, &meta).await?;
+        self.ports.clients.insert(&issued.client, &meta).await?;
         Ok(Created::fresh(issued))
     }
 
     /// Creates a client for the operator (CLI).
     pub async fn create_by_operator(&self, input: NewClient) -> Result<ClientWithSecret, ServiceError> {
         let created = self.build(Actor::Operator, input).await?;
-        self.clients.insert(&created.client, &Self::operator_created(&created)).await?;
+        self.ports.clients.insert(&created.client, &Self::operator_created(&created)).await?;
         Ok(created)
     }
 
@@ -233,6 +258,7 @@ impl ClientService {
         };
         let created = self.build(Actor::Operator, input).await?;
         Ok(self
+            .ports
             .clients
             .insert_first(&created.client, &Self::operator_created(&created))
             .await?
@@ -241,12 +267,12 @@ impl ClientService {
 
     pub async fn list(&self, actor: Actor<'_>, page: PageRequest) -> Result<Page<ApiClient>, ServiceError> {
         let filter = ClientFilter { mission: policy::list(actor)?, ..ClientFilter::default() };
-        Ok(self.clients.list(filter, page).await?)
+        Ok(self.ports.clients.list(filter, page).await?)
     }
 
     pub async fn get(&self, actor: Actor<'_>, id: ClientId) -> Result<ApiClient, ServiceError> {
         policy::manage(actor)?;
-        let client = self.clients.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let client = self.ports.clients.get(id).await.or_not_found()?;
         policy::read(actor, client.mission)?;
         Ok(client)
     }
@@ -256,7 +282,7 @@ impl ClientService {
     pub async fn disable(&self, actor: Actor<'_>, id: ClientId) -> Result<ApiClient, ServiceError> {
         let mut client = self.get(actor, id).await?;
         let expected = client.version;
-        let now = self.clock.now();
+        let now = self.ports.clock.now();
         if !client.disable(now) {
             return Ok(client);
         }
@@ -265,7 +291,7 @@ impl ClientService {
             audit: vec![Self::audit(actor, &client, AuditAction::Disabled, &["status"])],
             idempotency: None,
         };
-        self.clients.update(&client, expected, now, &meta).await?;
+        self.ports.clients.update(&client, expected, now, &meta).await?;
         if let Some(revocations) = &self.revocations {
             revocations.record(&consular_ports::Revocation {
                 id: uuid::Uuid::now_v7(),
@@ -286,7 +312,7 @@ impl ClientService {
         let actor_ref = Actor::Principal(actor);
         let mut client = self.get(actor_ref, id).await?;
         let expected = client.version;
-        let now = self.clock.now();
+        let now = self.ports.clock.now();
         let secret = secrets::generate().map_err(ServiceError::Internal)?;
         client
             .rotate_secret(secrets::hash(&secret), now)
@@ -296,7 +322,7 @@ impl ClientService {
             audit: vec![Self::audit(actor_ref, &client, AuditAction::SecretRotated, &["secret"])],
             idempotency: None,
         };
-        self.clients.update(&client, expected, now, &meta).await?;
+        self.ports.clients.update(&client, expected, now, &meta).await?;
         Ok(ClientWithSecret { client, secret })
     }
 }
@@ -328,14 +354,14 @@ mod tests {
     }
 
     fn service(clients: MockClientRepository, missions: MockMissionRepository) -> ClientService {
-        ClientService::new(
-            Arc::new(clients),
-            Arc::new(missions),
-            Arc::new(consular_ports::MockCitizenRepository::new()),
-            Arc::new(consular_ports::MockStaffRepository::new()),
-            Arc::new(MockIdempotencyRepository::new()),
-            Arc::new(SystemClock),
-        )
+        ClientService::new(ClientPorts {
+            clients: Arc::new(clients),
+            missions: Arc::new(missions),
+            citizens: Arc::new(consular_ports::MockCitizenRepository::new()),
+            staff: Arc::new(consular_ports::MockStaffRepository::new()),
+            idempotency: Arc::new(MockIdempotencyRepository::new()),
+            clock: Arc::new(SystemClock),
+        })
     }
 
     fn staff_client(mission: MissionId) -> NewClient {
@@ -377,14 +403,14 @@ mod tests {
             .returning(|_, _| Ok(()));
         let mut idem = MockIdempotencyRepository::new();
         idem.expect_find().returning(|_, _, _| Ok(None));
-        let svc = ClientService::new(
-            Arc::new(clients),
-            Arc::new(missions_with(mission)),
-            Arc::new(consular_ports::MockCitizenRepository::new()),
-            Arc::new(consular_ports::MockStaffRepository::new()),
-            Arc::new(idem),
-            Arc::new(SystemClock),
-        );
+        let svc = ClientService::new(ClientPorts {
+            clients: Arc::new(clients),
+            missions: Arc::new(missions_with(mission)),
+            citizens: Arc::new(consular_ports::MockCitizenRepository::new()),
+            staff: Arc::new(consular_ports::MockStaffRepository::new()),
+            idempotency: Arc::new(idem),
+            clock: Arc::new(SystemClock),
+        });
         let key = IdempotencyRequest { key: "k".into(), fingerprint: "f".into() };
         let created = svc.create(&admin(None), staff_client(mission), Some(&key)).await.unwrap();
         let secret = created.value.secret.clone().unwrap();
@@ -464,14 +490,14 @@ mod tests {
         clients.expect_insert().times(1).returning(|_, _| Ok(()));
         let mut missions = MockMissionRepository::new();
         missions.expect_get().returning(|id| Ok(Some(crate::fixtures::mission(id))));
-        let svc = ClientService::new(
-            Arc::new(clients),
-            Arc::new(missions),
-            Arc::new(citizens),
-            Arc::new(staff),
-            Arc::new(MockIdempotencyRepository::new()),
-            Arc::new(SystemClock),
-        );
+        let svc = ClientService::new(ClientPorts {
+            clients: Arc::new(clients),
+            missions: Arc::new(missions),
+            citizens: Arc::new(citizens),
+            staff: Arc::new(staff),
+            idempotency: Arc::new(MockIdempotencyRepository::new()),
+            clock: Arc::new(SystemClock),
+        });
         let bound_to = |scopes: &str, mission: MissionId, principal: PrincipalId| NewClient {
             name: "bound".into(),
             scopes: ScopeSet::parse(scopes).unwrap(),

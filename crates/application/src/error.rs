@@ -72,6 +72,42 @@ impl ServiceError {
     pub fn conflict(code: &'static str, detail: impl Into<String>) -> Self {
         ServiceError::Conflict { code, detail: detail.into() }
     }
+
+    /// The 422 of an input that names something that does not exist, or that the caller
+    /// may not see (the two answer alike): code `unknown` at the JSON pointer `pointer`
+    /// (docs/api.md "Errors").
+    pub(crate) fn unknown(pointer: &str, message: &str) -> Self {
+        let mut errors = ValidationErrors::new();
+        errors.unknown(pointer, message);
+        errors.into()
+    }
+}
+
+/// The one way to report an unknown reference ([`ServiceError::unknown`]), for the checks
+/// that report several fields at once.
+pub(crate) trait UnknownReference {
+    /// Records that `pointer` (a JSON pointer, `/mission_id`) names nothing the caller can
+    /// see.
+    fn unknown(&mut self, pointer: &str, message: &str);
+}
+
+impl UnknownReference for ValidationErrors {
+    fn unknown(&mut self, pointer: &str, message: &str) {
+        debug_assert!(pointer.starts_with('/'), "`{pointer}` is not a JSON pointer");
+        self.add(pointer, "unknown", message);
+    }
+}
+
+/// The get-or-404 of the use cases: a repository lookup that found nothing is
+/// [`ServiceError::NotFound`].
+pub(crate) trait OrNotFound<T> {
+    fn or_not_found(self) -> Result<T, ServiceError>;
+}
+
+impl<T> OrNotFound<T> for Result<Option<T>, RepoError> {
+    fn or_not_found(self) -> Result<T, ServiceError> {
+        self?.ok_or(ServiceError::NotFound)
+    }
 }
 
 impl From<RepoError> for ServiceError {
@@ -99,5 +135,32 @@ impl From<Denied> for ServiceError {
                 ServiceError::InsufficientScope { required: scopes.to_vec() }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_reference_is_one_field_error_at_its_pointer() {
+        let ServiceError::Validation(errors) = ServiceError::unknown("/mission_id", "no such mission") else {
+            panic!("not a validation error");
+        };
+        let mut collected = ValidationErrors::new();
+        collected.unknown("/mission_id", "no such mission");
+        assert_eq!(errors, collected);
+        assert_eq!(
+            (errors.0[0].pointer.as_str(), errors.0[0].code.as_str(), errors.0[0].message.as_str()),
+            ("/mission_id", "unknown", "no such mission")
+        );
+    }
+
+    #[test]
+    fn a_lookup_that_found_nothing_is_not_found() {
+        assert_eq!(Ok::<_, RepoError>(Some(7)).or_not_found().ok(), Some(7));
+        assert!(matches!(Ok::<Option<u8>, RepoError>(None).or_not_found(), Err(ServiceError::NotFound)));
+        let down = Err::<Option<u8>, _>(RepoError::Unavailable("down".into())).or_not_found();
+        assert!(matches!(down, Err(ServiceError::Unavailable(_))));
     }
 }

@@ -30,4 +30,4 @@ pub mod staff;
 
 pub use error::ServiceError;
 pub use idempotency::{Created, IdempotencyRequest};
-pub use services::Services;
+pub use services::{Adapters, Services};

@@ -1,8 +1,9 @@
 //! Missions: listed and read by any authenticated caller, created and changed by global
 //! admins only.
 
-use crate::ServiceError;
+use crate::error::{OrNotFound, ServiceError};
 use crate::idempotency::{self, Created, IdempotencyRequest};
+use crate::services::Adapters;
 use consular_domain::policy::missions as policy;
 use consular_domain::{
     AuditAction, AuditRecord, Mission, MissionChanges, MissionId, NewMission, Page, PageRequest, Principal,
@@ -12,30 +13,39 @@ use std::sync::Arc;
 
 pub const RESOURCE: &str = "mission";
 
+/// The ports the mission use cases need.
+#[derive(Clone)]
+pub struct MissionPorts {
+    pub missions: Arc<dyn MissionRepository>,
+    pub idempotency: Arc<dyn IdempotencyRepository>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl<D: MissionRepository + IdempotencyRepository + 'static> From<&Adapters<D>> for MissionPorts {
+    fn from(adapters: &Adapters<D>) -> Self {
+        let db = &adapters.database;
+        MissionPorts { missions: db.clone(), idempotency: db.clone(), clock: adapters.clock.clone() }
+    }
+}
+
 #[derive(Clone)]
 pub struct MissionService {
-    missions: Arc<dyn MissionRepository>,
-    idempotency: Arc<dyn IdempotencyRepository>,
-    clock: Arc<dyn Clock>,
+    ports: MissionPorts,
 }
 
 impl MissionService {
-    pub fn new(
-        missions: Arc<dyn MissionRepository>,
-        idempotency: Arc<dyn IdempotencyRepository>,
-        clock: Arc<dyn Clock>,
-    ) -> Self {
-        MissionService { missions, idempotency, clock }
+    pub fn new(ports: MissionPorts) -> Self {
+        MissionService { ports }
     }
 
     pub async fn list(&self, actor: &Principal, page: PageRequest) -> Result<Page<Mission>, ServiceError> {
         policy::read(actor)?;
-        Ok(self.missions.list(page).await?)
+        Ok(self.ports.missions.list(page).await?)
     }
 
     pub async fn get(&self, actor: &Principal, id: MissionId) -> Result<Mission, ServiceError> {
         policy::read(actor)?;
-        self.missions.get(id).await?.ok_or(ServiceError::NotFound)
+        self.ports.missions.get(id).await.or_not_found()
     }
 
     /// Creates a mission; with an idempotency key, the mission is also stored as the
@@ -47,8 +57,10 @@ impl MissionService {
         idempotency_key: Option<&IdempotencyRequest>,
     ) -> Result<Created<Mission>, ServiceError> {
         policy::manage(actor)?;
-        let now = self.clock.now();
-        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+        let now = self.ports.clock.now();
+        if let Some(replayed) =
+            idempotency::replay(&*self.ports.idempotency, actor, idempotency_key, now).await?
+        {
             return Ok(replayed);
         }
         input.validate()?;
@@ -65,7 +77,7 @@ impl MissionService {
             )],
             idempotency: idempotency::record(actor, idempotency_key, mission.id.as_uuid(), &mission, now)?,
         };
-        self.missions.insert(&mission, &meta).await.map_err(|e| match e {
+        self.ports.missions.insert(&mission, &meta).await.map_err(|e| match e {
             consular_ports::RepoError::Duplicate { .. } => ServiceError::conflict(
                 "mission_code_taken",
                 format!("mission code `{}` is taken", mission.code),
@@ -86,10 +98,10 @@ impl MissionService {
     ) -> Result<Mission, ServiceError> {
         policy::manage(actor)?;
         changes.validate()?;
-        let mut mission = self.missions.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let mut mission = self.ports.missions.get(id).await.or_not_found()?;
         let stored_version = mission.version;
         crate::concurrency::require_version(expected_versions, stored_version)?;
-        let now = self.clock.now();
+        let now = self.ports.clock.now();
         let changed = mission.apply(changes, now);
         if changed.is_empty() {
             return Ok(mission);
@@ -106,7 +118,7 @@ impl MissionService {
             )],
             idempotency: None,
         };
-        self.missions.update(&mission, stored_version, &meta).await?;
+        self.ports.missions.update(&mission, stored_version, &meta).await?;
         Ok(mission)
     }
 }
@@ -136,7 +148,11 @@ mod tests {
     }
 
     fn service(missions: MockMissionRepository, idem: MockIdempotencyRepository) -> MissionService {
-        MissionService::new(Arc::new(missions), Arc::new(idem), clock())
+        MissionService::new(MissionPorts {
+            missions: Arc::new(missions),
+            idempotency: Arc::new(idem),
+            clock: clock(),
+        })
     }
 
     #[tokio::test]

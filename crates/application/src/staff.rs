@@ -1,9 +1,10 @@
 //! Staff members: created by admins of their mission (optionally with an API client in
 //! the same call), read by themselves and admins, assigned to service types by admins.
 
-use crate::ServiceError;
 use crate::clients::{self, IssuedClient, WithClient};
+use crate::error::{OrNotFound, ServiceError, UnknownReference};
 use crate::idempotency::{self, Created, IdempotencyRequest};
+use crate::services::Adapters;
 use consular_domain::policy::Listing;
 use consular_domain::policy::staff as policy;
 use consular_domain::{
@@ -18,24 +19,40 @@ use std::sync::Arc;
 
 pub const RESOURCE: &str = "staff_member";
 
+/// The ports the staff use cases need.
+#[derive(Clone)]
+pub struct StaffPorts {
+    pub staff: Arc<dyn StaffRepository>,
+    pub service_types: Arc<dyn ServiceTypeRepository>,
+    pub missions: Arc<dyn MissionRepository>,
+    pub idempotency: Arc<dyn IdempotencyRepository>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl<D> From<&Adapters<D>> for StaffPorts
+where
+    D: StaffRepository + ServiceTypeRepository + MissionRepository + IdempotencyRepository + 'static,
+{
+    fn from(adapters: &Adapters<D>) -> Self {
+        let db = &adapters.database;
+        StaffPorts {
+            staff: db.clone(),
+            service_types: db.clone(),
+            missions: db.clone(),
+            idempotency: db.clone(),
+            clock: adapters.clock.clone(),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct StaffService {
-    staff: Arc<dyn StaffRepository>,
-    service_types: Arc<dyn ServiceTypeRepository>,
-    missions: Arc<dyn MissionRepository>,
-    idempotency: Arc<dyn IdempotencyRepository>,
-    clock: Arc<dyn Clock>,
+    ports: StaffPorts,
 }
 
 impl StaffService {
-    pub fn new(
-        staff: Arc<dyn StaffRepository>,
-        service_types: Arc<dyn ServiceTypeRepository>,
-        missions: Arc<dyn MissionRepository>,
-        idempotency: Arc<dyn IdempotencyRepository>,
-        clock: Arc<dyn Clock>,
-    ) -> Self {
-        StaffService { staff, service_types, missions, idempotency, clock }
+    pub fn new(ports: StaffPorts) -> Self {
+        StaffService { ports }
     }
 
     /// Every id must name an active service type; the failing ones are listed.
@@ -54,10 +71,10 @@ impl StaffService {
         if ids.is_empty() {
             return Ok(());
         }
-        let found = self.service_types.get_many(ids).await?;
+        let found = self.ports.service_types.get_many(ids).await?;
         for (index, id) in ids.iter().enumerate() {
             match found.iter().find(|s| s.id == *id) {
-                None => errors.add(&format!("/{field}/{index}"), "unknown", "no such service type"),
+                None => errors.unknown(&format!("/{field}/{index}"), "no such service type"),
                 Some(service) if !service.active => {
                     errors.add(&format!("/{field}/{index}"), "inactive", "the service type is inactive")
                 }
@@ -76,14 +93,16 @@ impl StaffService {
         idempotency_key: Option<&IdempotencyRequest>,
     ) -> Result<Created<WithClient<StaffMember>>, ServiceError> {
         policy::create(actor, input.mission_id)?;
-        let now = self.clock.now();
-        if let Some(replayed) = idempotency::replay(&*self.idempotency, actor, idempotency_key, now).await? {
+        let now = self.ports.clock.now();
+        if let Some(replayed) =
+            idempotency::replay(&*self.ports.idempotency, actor, idempotency_key, now).await?
+        {
             return Ok(replayed);
         }
         let mut errors = ValidationErrors::new();
         errors.extend(input.validate());
-        if self.missions.get(input.mission_id).await?.is_none() {
-            errors.add("mission_id", "unknown", "no such mission");
+        if self.ports.missions.get(input.mission_id).await?.is_none() {
+            errors.unknown("/mission_id", "no such mission");
         }
         self.collect_service_type_errors("service_type_ids", &input.service_type_ids, &mut errors).await?;
         errors.into_result()?;
@@ -123,7 +142,7 @@ impl StaffService {
             )?,
         };
         let client = registered.client.as_ref().map(|c| c.client.clone());
-        self.staff.insert(&registered.value, client, &meta).await?;
+        self.ports.staff.insert(&registered.value, client, &meta).await?;
         Ok(Created::fresh(registered))
     }
 
@@ -138,11 +157,11 @@ impl StaffService {
             Listing::Within(mission) => filter.mission_id = mission,
             Listing::Empty => return Ok(Page::empty()),
         }
-        Ok(self.staff.list(filter, page).await?)
+        Ok(self.ports.staff.list(filter, page).await?)
     }
 
     pub async fn get(&self, actor: &Principal, id: StaffId) -> Result<StaffMember, ServiceError> {
-        let member = self.staff.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let member = self.ports.staff.get(id).await.or_not_found()?;
         policy::read(actor, member.id, member.mission_id)?;
         Ok(member)
     }
@@ -157,13 +176,13 @@ impl StaffService {
         expected_versions: Option<&[i64]>,
     ) -> Result<StaffMember, ServiceError> {
         policy::manage(actor)?;
-        let mut member = self.staff.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let mut member = self.ports.staff.get(id).await.or_not_found()?;
         policy::assign(actor, member.id, member.mission_id)?;
         assignments.validate()?;
         self.validate_service_types("service_type_ids", &assignments.service_type_ids).await?;
         let stored_version = member.version;
         crate::concurrency::require_version(expected_versions, stored_version)?;
-        let now = self.clock.now();
+        let now = self.ports.clock.now();
         if !member.assign(assignments, now) {
             return Ok(member);
         }
@@ -179,7 +198,7 @@ impl StaffService {
             )],
             idempotency: None,
         };
-        self.staff.update(&member, stored_version, &meta).await?;
+        self.ports.staff.update(&member, stored_version, &meta).await?;
         Ok(member)
     }
 }
@@ -211,13 +230,13 @@ mod tests {
             .expect_get_many()
             .returning(move |ids| Ok(types.iter().filter(|t| ids.contains(&t.id)).cloned().collect()));
         let missions = any_mission();
-        StaffService::new(
-            Arc::new(staff),
-            Arc::new(service_types),
-            Arc::new(missions),
-            Arc::new(MockIdempotencyRepository::new()),
-            Arc::new(SystemClock),
-        )
+        StaffService::new(StaffPorts {
+            staff: Arc::new(staff),
+            service_types: Arc::new(service_types),
+            missions: Arc::new(missions),
+            idempotency: Arc::new(MockIdempotencyRepository::new()),
+            clock: Arc::new(SystemClock),
+        })
     }
 
     #[tokio::test]

@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 
-use consular_application::demo::{DemoPlan, DemoService, Generator};
+use consular_application::demo::{DemoPlan, DemoPorts, DemoService, Generator};
 use consular_db::Database;
 use consular_domain::PageRequest;
 use consular_ports::{
@@ -24,7 +24,7 @@ fn plan() -> DemoPlan {
 
 async fn seeded_data_reads_back_through_the_repositories(db: Database) {
     let generator = Generator::new(plan()).unwrap();
-    let counts = DemoService::new(Arc::new(db.clone()), Arc::new(SystemClock))
+    let counts = DemoService::new(DemoPorts { demo: Arc::new(db.clone()), clock: Arc::new(SystemClock) })
         .seed_plan(plan(), |_| {})
         .await
         .unwrap();

@@ -19,9 +19,10 @@ pub use views::{
 };
 
 use crate::ServiceError;
+use crate::services::Adapters;
 use consular_domain::analytics::{Bucket, Period, buckets, local_date};
 use consular_domain::policy::analytics::{self as policy, Reach};
-use consular_domain::{Mission, MissionId, Principal, ServiceTypeId, ValidationErrors};
+use consular_domain::{Mission, MissionId, Principal, ServiceTypeId};
 use consular_ports::{
     AnalyticsQuery, AnalyticsRepository, Clock, MissionRepository, MissionScope, ServiceTypeRepository,
 };
@@ -43,12 +44,33 @@ pub struct ViewRequest {
     pub service_type_id: Option<ServiceTypeId>,
 }
 
+/// The ports the analytics views need.
+#[derive(Clone)]
+pub struct AnalyticsPorts {
+    pub analytics: Arc<dyn AnalyticsRepository>,
+    pub missions: Arc<dyn MissionRepository>,
+    pub service_types: Arc<dyn ServiceTypeRepository>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl<D> From<&Adapters<D>> for AnalyticsPorts
+where
+    D: AnalyticsRepository + MissionRepository + ServiceTypeRepository + 'static,
+{
+    fn from(adapters: &Adapters<D>) -> Self {
+        let db = &adapters.database;
+        AnalyticsPorts {
+            analytics: db.clone(),
+            missions: db.clone(),
+            service_types: db.clone(),
+            clock: adapters.clock.clone(),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct AnalyticsService {
-    analytics: Arc<dyn AnalyticsRepository>,
-    missions: Arc<dyn MissionRepository>,
-    service_types: Arc<dyn ServiceTypeRepository>,
-    clock: Arc<dyn Clock>,
+    ports: AnalyticsPorts,
 }
 
 /// A resolved request: whose figures, in which zone, over which buckets.
@@ -74,19 +96,14 @@ impl ResolvedScope {
 }
 
 impl AnalyticsService {
-    pub fn new(
-        analytics: Arc<dyn AnalyticsRepository>,
-        missions: Arc<dyn MissionRepository>,
-        service_types: Arc<dyn ServiceTypeRepository>,
-        clock: Arc<dyn Clock>,
-    ) -> Self {
-        AnalyticsService { analytics, missions, service_types, clock }
+    pub fn new(ports: AnalyticsPorts) -> Self {
+        AnalyticsService { ports }
     }
 
     /// Volume, completion, SLA and appointment figures.
     pub async fn overview(&self, actor: &Principal, request: ViewRequest) -> Result<Overview, ServiceError> {
         let resolved = self.resolve(actor, request).await?;
-        let figures = self.analytics.overview(&resolved.query, &self.clock).await?;
+        let figures = self.ports.analytics.overview(&resolved.query, &self.ports.clock).await?;
         let scope = resolved.scope.at(figures.generated_at);
         Ok(views::overview(scope, &resolved.buckets, figures))
     }
@@ -94,8 +111,8 @@ impl AnalyticsService {
     /// The overview's figures per service type, with the time spent in each stage.
     pub async fn services(&self, actor: &Principal, request: ViewRequest) -> Result<Services, ServiceError> {
         let resolved = self.resolve(actor, request).await?;
-        let figures = self.analytics.services(&resolved.query, &self.clock).await?;
-        let catalog = self.analytics.service_types().await?;
+        let figures = self.ports.analytics.services(&resolved.query, &self.ports.clock).await?;
+        let catalog = self.ports.analytics.service_types().await?;
         let scope = resolved.scope.at(figures.generated_at);
         Ok(views::services(scope, &resolved.buckets, figures, catalog))
     }
@@ -103,8 +120,8 @@ impl AnalyticsService {
     /// Workload and throughput per staff member.
     pub async fn staff(&self, actor: &Principal, request: ViewRequest) -> Result<StaffView, ServiceError> {
         let resolved = self.resolve(actor, request).await?;
-        let figures = self.analytics.staff(&resolved.query, &self.clock).await?;
-        let members = self.analytics.staff_members(resolved.query.missions).await?;
+        let figures = self.ports.analytics.staff(&resolved.query, &self.ports.clock).await?;
+        let members = self.ports.analytics.staff_members(resolved.query.missions).await?;
         let scope = resolved.scope.at(figures.generated_at);
         Ok(views::staff(scope, &resolved.buckets, figures.groups, members))
     }
@@ -121,7 +138,7 @@ impl AnalyticsService {
         let timezone = mission.as_ref().map_or(GLOBAL_TIMEZONE, |m| m.timezone.as_str()).to_owned();
         // The day of the call, which the period's defaults and checks are relative to. The
         // figures' own instant is read later, by the repository inside its snapshot.
-        let today = local_date(&timezone, self.clock.now()).ok_or_else(|| bad_zone(&timezone))?;
+        let today = local_date(&timezone, self.ports.clock.now()).ok_or_else(|| bad_zone(&timezone))?;
         let period = Period::parse(
             request.from.as_deref(),
             request.to.as_deref(),
@@ -146,25 +163,20 @@ impl AnalyticsService {
     /// A `service_type_id` must name a service type of the catalog (an inactive one too:
     /// its past figures are still figures).
     async fn check_service_type(&self, id: ServiceTypeId) -> Result<(), ServiceError> {
-        if self.service_types.get(id).await?.is_some() {
+        if self.ports.service_types.get(id).await?.is_some() {
             return Ok(());
         }
-        let mut errors = ValidationErrors::new();
-        errors.add("/service_type_id", "unknown", "no such service type");
-        Err(errors.into())
+        Err(ServiceError::unknown("/service_type_id", "no such service type"))
     }
 
     /// The mission a global admin named: an unknown id is a bad parameter (there is no
     /// figure to show for it), not an empty view.
     async fn mission(&self, id: MissionId) -> Result<Mission, ServiceError> {
-        match self.missions.get(id).await? {
-            Some(mission) => Ok(mission),
-            None => {
-                let mut errors = ValidationErrors::new();
-                errors.add("/mission_id", "unknown", "no such mission");
-                Err(errors.into())
-            }
-        }
+        self.ports
+            .missions
+            .get(id)
+            .await?
+            .ok_or_else(|| ServiceError::unknown("/mission_id", "no such mission"))
     }
 }
 

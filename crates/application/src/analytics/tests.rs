@@ -33,7 +33,12 @@ fn with_catalog(
     missions: MockMissionRepository,
     service_types: MockServiceTypeRepository,
 ) -> AnalyticsService {
-    AnalyticsService::new(Arc::new(analytics), Arc::new(missions), Arc::new(service_types), clock())
+    AnalyticsService::new(AnalyticsPorts {
+        analytics: Arc::new(analytics),
+        missions: Arc::new(missions),
+        service_types: Arc::new(service_types),
+        clock: clock(),
+    })
 }
 
 fn request(from: &str, to: &str, granularity: &str) -> ViewRequest {
@@ -235,12 +240,12 @@ async fn a_call_at_midnight_ends_on_an_empty_bucket() {
                 && query.boundaries[30] == datetime!(2026-11-25 00:00 UTC)
         })
         .returning(|query, _| Ok(empty_overview(query)));
-    let service = AnalyticsService::new(
-        Arc::new(analytics),
-        Arc::new(MockMissionRepository::new()),
-        Arc::new(MockServiceTypeRepository::new()),
-        Arc::new(clock),
-    );
+    let service = AnalyticsService::new(AnalyticsPorts {
+        analytics: Arc::new(analytics),
+        missions: Arc::new(MockMissionRepository::new()),
+        service_types: Arc::new(MockServiceTypeRepository::new()),
+        clock: Arc::new(clock),
+    });
     let overview = service.overview(&admin_with("admin", None), ViewRequest::default()).await.unwrap();
     assert_eq!(overview.series.len(), 30);
     assert_eq!(overview.series.last().map(|p| p.requests.submitted), Some(0));
@@ -362,12 +367,12 @@ async fn the_figures_now_are_dated_by_the_repositorys_snapshot_not_by_the_call()
     analytics.expect_service_types().returning(|| Ok(vec![]));
     analytics.expect_staff().returning(|_, _| Ok(StaffGroups { generated_at: LATER, groups: vec![] }));
     analytics.expect_staff_members().returning(|_| Ok(vec![]));
-    let service = AnalyticsService::new(
-        Arc::new(analytics),
-        Arc::new(MockMissionRepository::new()),
-        Arc::new(MockServiceTypeRepository::new()),
+    let service = AnalyticsService::new(AnalyticsPorts {
+        analytics: Arc::new(analytics),
+        missions: Arc::new(MockMissionRepository::new()),
+        service_types: Arc::new(MockServiceTypeRepository::new()),
         clock,
-    );
+    });
     let admin = admin_with("admin", None);
     let overview = service.overview(&admin, ViewRequest::default()).await.unwrap();
     assert_eq!(overview.scope.generated_at, LATER);

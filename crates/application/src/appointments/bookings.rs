@@ -1,16 +1,14 @@
 //! Booking, reading, listing, rescheduling, cancelling and attendance
 //! (docs/appointments.md "States", "The seat invariant").
 
-use super::{
-    AppointmentService, AppointmentView, RESOURCE, audit, booking_refused, change, invalid, refused,
-};
-use crate::ServiceError;
+use super::{AppointmentService, AppointmentView, RESOURCE, audit, booking_refused, change, refused};
 use crate::concurrency::{require_version, retry_unconditional};
+use crate::error::{OrNotFound, ServiceError};
 use crate::idempotency::{self, Created, IdempotencyRequest};
-use crate::requests::citizen_of;
 use consular_domain::appointment::local_day;
 use consular_domain::policy::Listing;
 use consular_domain::policy::appointments as policy;
+use consular_domain::policy::citizens::citizen_of;
 use consular_domain::policy::requests::RequestReach;
 use consular_domain::{
     Appointment, AppointmentAction, AppointmentChange, AppointmentId, AppointmentStatus, AuditAction,
@@ -68,7 +66,7 @@ impl AppointmentService {
         page: StartPageRequest,
     ) -> Result<(StartPage<Slot>, String), ServiceError> {
         policy::availability(actor, mission_id)?;
-        let mission = self.ports.missions.get(mission_id).await?.ok_or(ServiceError::NotFound)?;
+        let mission = self.ports.missions.get(mission_id).await.or_not_found()?;
         let now = self.ports.clock.now();
         let from = from.unwrap_or(now);
         let to = to.unwrap_or(from.max(now) + DEFAULT_HORIZON);
@@ -109,16 +107,16 @@ impl AppointmentService {
         }
         let citizen = match ports.citizens.get(citizen_id).await? {
             Some(c) if policy::book_for(actor, c.id, c.mission_id).is_ok() => c,
-            _ => return Err(invalid("/citizen_id", "unknown", "no such citizen in your mission")),
+            _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
         };
         let slot = match ports.appointments.get_slot(booking.slot_id).await? {
             Some(s) if s.mission_id == citizen.mission_id => s,
-            _ => return Err(invalid("/slot_id", "unknown", "no such slot at the citizen's mission")),
+            _ => return Err(ServiceError::unknown("/slot_id", "no such slot at the citizen's mission")),
         };
         if let Some(id) = booking.request_id {
             match ports.requests.get(id).await? {
                 Some(r) if r.citizen_id == citizen.id => {}
-                _ => return Err(invalid("/request_id", "unknown", "no such request of this citizen")),
+                _ => return Err(ServiceError::unknown("/request_id", "no such request of this citizen")),
             }
         }
         slot.check_booking(booking.service_type_id, now).map_err(booking_refused)?;
@@ -163,7 +161,7 @@ impl AppointmentService {
     }
 
     async fn found(&self, id: AppointmentId) -> Result<Appointment, ServiceError> {
-        self.ports.appointments.get(id).await?.ok_or(ServiceError::NotFound)
+        self.ports.appointments.get(id).await.or_not_found()
     }
 
     async fn slot_of(&self, appointment: &Appointment) -> Result<Slot, ServiceError> {
@@ -195,7 +193,7 @@ impl AppointmentService {
         let from = self.slot_of(&appointment).await?;
         let to = match self.ports.appointments.get_slot(to).await? {
             Some(s) if s.mission_id == appointment.mission_id => s,
-            _ => return Err(invalid("/slot_id", "unknown", "no such slot in the appointment's mission")),
+            _ => return Err(ServiceError::unknown("/slot_id", "no such slot in the appointment's mission")),
         };
         let now = self.ports.clock.now();
         appointment.reschedule(role, &from, &to, now).map_err(refused)?;

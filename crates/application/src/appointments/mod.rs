@@ -16,6 +16,7 @@ pub use bookings::{AppointmentListFilter, Attendance, NewBooking};
 pub use slots::{SlotPart, SlotReport, SlotSubmission};
 
 use crate::ServiceError;
+use crate::services::Adapters;
 use consular_domain::notification::EventKind;
 use consular_domain::{
     Appointment, AppointmentAction, AppointmentChange, AppointmentEntry, AppointmentRefused, AuditAction,
@@ -45,6 +46,30 @@ pub struct AppointmentPorts {
     pub service_types: Arc<dyn ServiceTypeRepository>,
     pub idempotency: Arc<dyn IdempotencyRepository>,
     pub clock: Arc<dyn Clock>,
+}
+
+impl<D> From<&Adapters<D>> for AppointmentPorts
+where
+    D: AppointmentRepository
+        + MissionRepository
+        + CitizenRepository
+        + RequestRepository
+        + ServiceTypeRepository
+        + IdempotencyRepository
+        + 'static,
+{
+    fn from(adapters: &Adapters<D>) -> Self {
+        let db = &adapters.database;
+        AppointmentPorts {
+            appointments: db.clone(),
+            missions: db.clone(),
+            citizens: db.clone(),
+            requests: db.clone(),
+            service_types: db.clone(),
+            idempotency: db.clone(),
+            clock: adapters.clock.clone(),
+        }
+    }
 }
 
 /// How many upcoming bookings a citizen may hold when booking themself, unless
@@ -140,7 +165,7 @@ fn refused(refused: AppointmentRefused) -> ServiceError {
             invalid("/slot_id", "same_slot", "the appointment is already in that slot")
         }
         AppointmentRefused::Reschedule(RescheduleRefused::OtherMission) => {
-            invalid("/slot_id", "unknown", "no such slot in the appointment's mission")
+            ServiceError::unknown("/slot_id", "no such slot in the appointment's mission")
         }
         AppointmentRefused::NotStarted { starts_at } => ServiceError::conflict(
             "not_started",

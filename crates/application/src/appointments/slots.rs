@@ -4,7 +4,7 @@
 //! with the cancellations it asks for. A plan overtaken by a concurrent booking or
 //! submission is planned again.
 
-use super::{AppointmentService, SLOT_RESOURCE, audit, change, invalid};
+use super::{AppointmentService, SLOT_RESOURCE, audit, change};
 use crate::ServiceError;
 use consular_domain::appointment::plan_slot;
 use consular_domain::policy::appointments as policy;
@@ -77,7 +77,7 @@ impl AppointmentService {
     ) -> Result<SlotReport, ServiceError> {
         policy::manage_slots(actor, submission.mission_id)?;
         let Some(mission) = self.ports.missions.get(submission.mission_id).await? else {
-            return Err(invalid("/mission_id", "unknown", "no such mission"));
+            return Err(ServiceError::unknown("/mission_id", "no such mission"));
         };
         let now = self.ports.clock.now();
         let mut errors = ValidationErrors::new();

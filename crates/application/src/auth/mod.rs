@@ -15,4 +15,6 @@ pub use keys::KeySet;
 pub use revocation::RevocationCache;
 pub use rotation::KeyPolicy;
 pub use signing::{KeyInfo, Rotation, SigningKeys};
-pub use tokens::{BearerError, ClientCredentials, IssuedTokens, OAuthError, TokenConfig, TokenService};
+pub use tokens::{
+    BearerError, ClientCredentials, IssuedTokens, OAuthError, TokenConfig, TokenPorts, TokenService,
+};

@@ -4,6 +4,7 @@
 use super::keys::KeyError;
 use super::verified::{Verified, VerifiedTokens};
 use super::{RevocationCache, SigningKeys, secrets};
+use crate::services::Adapters;
 use consular_domain::{ApiClient, ClientId, MissionId, Principal, ScopeSet, Subject};
 use consular_ports::{
     ClientRepository, Clock, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, Revocation,
@@ -100,11 +101,25 @@ pub enum BearerError {
     Unavailable(String),
 }
 
+/// The ports the token use cases need (the signing keys have their own,
+/// [`SigningKeys::load`]).
+#[derive(Clone)]
+pub struct TokenPorts {
+    pub clients: Arc<dyn ClientRepository>,
+    pub tokens: Arc<dyn TokenRepository>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl<D: ClientRepository + TokenRepository + 'static> From<&Adapters<D>> for TokenPorts {
+    fn from(adapters: &Adapters<D>) -> Self {
+        let db = &adapters.database;
+        TokenPorts { clients: db.clone(), tokens: db.clone(), clock: adapters.clock.clone() }
+    }
+}
+
 #[derive(Clone)]
 pub struct TokenService {
-    clients: Arc<dyn ClientRepository>,
-    tokens: Arc<dyn TokenRepository>,
-    clock: Arc<dyn Clock>,
+    ports: TokenPorts,
     keys: Arc<SigningKeys>,
     revocations: Arc<RevocationCache>,
     config: TokenConfig,
@@ -124,9 +139,7 @@ fn requested_scopes(requested: Option<&str>, allowed: ScopeSet) -> Result<ScopeS
 
 impl TokenService {
     pub fn new(
-        clients: Arc<dyn ClientRepository>,
-        tokens: Arc<dyn TokenRepository>,
-        clock: Arc<dyn Clock>,
+        ports: TokenPorts,
         keys: Arc<SigningKeys>,
         revocations: Arc<RevocationCache>,
         config: TokenConfig,
@@ -138,7 +151,7 @@ impl TokenService {
         validation.validate_nbf = true;
         validation.leeway = config.leeway_secs.min(30);
         let verified = VerifiedTokens::new(validation.leeway);
-        TokenService { clients, tokens, clock, keys, revocations, config, validation, verified }
+        TokenService { ports, keys, revocations, config, validation, verified }
     }
 
     /// The keys in force on this node (the JWKS is published from them).
@@ -169,13 +182,13 @@ impl TokenService {
     /// before serving and then every [`SYNC_INTERVAL`](super::revocation::SYNC_INTERVAL),
     /// so that a token revoked on another node is refused here within a second.
     pub async fn sync_revocations(&self) -> Result<(), RepoError> {
-        self.revocations.sync(&*self.tokens, self.clock.now()).await
+        self.revocations.sync(&*self.ports.tokens, self.ports.clock.now()).await
     }
 
     /// Deletes what has expired by the service's clock (refresh tokens, access-token
     /// revocations, idempotency records); returns how many rows went.
     pub async fn purge_expired(&self) -> Result<u64, RepoError> {
-        self.tokens.purge_expired(self.clock.now()).await
+        self.ports.tokens.purge_expired(self.ports.clock.now()).await
     }
 
     /// Checks client credentials. An unknown client, a wrong secret and a disabled client
@@ -185,7 +198,7 @@ impl TokenService {
         credentials: &ClientCredentials,
     ) -> Result<ApiClient, OAuthError> {
         let client = match credentials.client_id.parse::<ClientId>() {
-            Ok(id) => self.clients.get(id).await?,
+            Ok(id) => self.ports.clients.get(id).await?,
             Err(_) => None,
         };
         let stored_hash = client.as_ref().map_or(&[0u8; 32][..], |c| &c.secret_hash[..]);
@@ -204,7 +217,7 @@ impl TokenService {
     ) -> Result<IssuedTokens, OAuthError> {
         let client = self.authenticate_client(credentials).await?;
         let scopes = requested_scopes(scope, client.scopes)?;
-        let now = self.clock.now();
+        let now = self.ports.clock.now();
         let refresh_token = secrets::generate().map_err(OAuthError::Internal)?;
         let jti = Uuid::now_v7();
         let record = RefreshTokenRecord {
@@ -218,7 +231,7 @@ impl TokenService {
             issued_at: now,
             expires_at: now + self.config.refresh_ttl,
         };
-        self.tokens.insert_refresh(&record).await?;
+        self.ports.tokens.insert_refresh(&record).await?;
         let access_token = self.sign(&client, scopes, jti, now)?;
         Ok(IssuedTokens {
             access_token,
@@ -239,7 +252,7 @@ impl TokenService {
         let client = self.authenticate_client(credentials).await?;
         // Checked against the client first so that a bad request does not spend the token.
         requested_scopes(scope, client.scopes)?;
-        let now = self.clock.now();
+        let now = self.ports.clock.now();
         let new_refresh = secrets::generate().map_err(OAuthError::Internal)?;
         let jti = Uuid::now_v7();
         let replacement = RefreshReplacement {
@@ -250,6 +263,7 @@ impl TokenService {
             expires_at: now + self.config.refresh_ttl,
         };
         let spent = match self
+            .ports
             .tokens
             .rotate_refresh(client.id, &secrets::hash(refresh_token), &replacement, now)
             .await?
@@ -259,7 +273,7 @@ impl TokenService {
                 tracing::warn!(client_id = %client.id, "refresh token reused; its family is revoked");
                 // The family's access tokens are revoked in the database; refuse them on
                 // this node now rather than at the next sync.
-                if let Err(error) = self.revocations.sync(&*self.tokens, self.clock.now()).await {
+                if let Err(error) = self.revocations.sync(&*self.ports.tokens, self.ports.clock.now()).await {
                     tracing::warn!(%error, "revocation sync after refresh reuse failed");
                 }
                 return Err(OAuthError::InvalidGrant("the refresh token is invalid".into()));
@@ -288,8 +302,8 @@ impl TokenService {
         if access_first && self.revoke_access(caller, token).await? {
             return Ok(());
         }
-        let now = self.clock.now();
-        if self.tokens.revoke_refresh(caller, &secrets::hash(token), now).await? {
+        let now = self.ports.clock.now();
+        if self.ports.tokens.revoke_refresh(caller, &secrets::hash(token), now).await? {
             return Ok(());
         }
         if !access_first && looks_like_jwt {
@@ -312,9 +326,9 @@ impl TokenService {
         let revocation = Revocation {
             id: Uuid::now_v7(),
             kind: RevocationKind::AccessToken { jti, expires_at },
-            created_at: self.clock.now(),
+            created_at: self.ports.clock.now(),
         };
-        self.tokens.insert_revocation(&revocation).await?;
+        self.ports.tokens.insert_revocation(&revocation).await?;
         self.revocations.record(&revocation);
         Ok(true)
     }
@@ -339,9 +353,10 @@ impl TokenService {
             }
         };
         let client_id = principal.client_id;
-        let revoked = match self.revocations.check(jti, client_id, self.clock.now()) {
+        let revoked = match self.revocations.check(jti, client_id, self.ports.clock.now()) {
             Some(revoked) => revoked,
             None => self
+                .ports
                 .tokens
                 .is_revoked(jti, client_id)
                 .await
@@ -475,9 +490,7 @@ mod tests {
 
     fn service(clients: MockClientRepository, tokens: MockTokenRepository) -> TokenService {
         TokenService::new(
-            Arc::new(clients),
-            Arc::new(tokens),
-            Arc::new(SystemClock),
+            TokenPorts { clients: Arc::new(clients), tokens: Arc::new(tokens), clock: Arc::new(SystemClock) },
             Arc::new(SigningKeys::ephemeral(crate::auth::KeySet::generate_ephemeral().unwrap())),
             Arc::new(RevocationCache::new()),
             config(),
@@ -587,9 +600,11 @@ mod tests {
         tokens.expect_insert_refresh().returning(|_| Ok(()));
         tokens.expect_is_revoked().returning(|_, _| Ok(false));
         let svc = TokenService::new(
-            Arc::new(clients_with(c.clone())),
-            Arc::new(tokens),
-            Arc::new(SystemClock),
+            TokenPorts {
+                clients: Arc::new(clients_with(c.clone())),
+                tokens: Arc::new(tokens),
+                clock: Arc::new(SystemClock),
+            },
             Arc::new(keys),
             Arc::new(RevocationCache::new()),
             config(),

@@ -44,15 +44,21 @@ pub struct SeedCounts {
     pub history_entries: u64,
 }
 
+/// The ports the demo loader needs.
+#[derive(Clone)]
+pub struct DemoPorts {
+    pub demo: Arc<dyn DemoRepository>,
+    pub clock: Arc<dyn Clock>,
+}
+
 #[derive(Clone)]
 pub struct DemoService {
-    repository: Arc<dyn DemoRepository>,
-    clock: Arc<dyn Clock>,
+    ports: DemoPorts,
 }
 
 impl DemoService {
-    pub fn new(repository: Arc<dyn DemoRepository>, clock: Arc<dyn Clock>) -> Self {
-        DemoService { repository, clock }
+    pub fn new(ports: DemoPorts) -> Self {
+        DemoService { ports }
     }
 
     /// Generates the data set of `options` ending now and stores it: the reference data
@@ -70,7 +76,7 @@ impl DemoService {
             requests: options.requests,
             seed: options.seed,
             days: options.days,
-            now: self.clock.now(),
+            now: self.ports.clock.now(),
         };
         self.seed_plan(plan, progress).await
     }
@@ -82,7 +88,8 @@ impl DemoService {
         mut progress: impl FnMut(&SeedCounts),
     ) -> Result<SeedCounts, ServiceError> {
         let generator = Generator::new(plan).map_err(error)?;
-        self.repository
+        self.ports
+            .demo
             .insert_reference(generator.missions(), generator.service_types(), generator.staff())
             .await?;
         let mut counts = SeedCounts {
@@ -93,18 +100,18 @@ impl DemoService {
         };
         progress(&counts);
         for citizens in generator.citizens(BATCH) {
-            self.repository.insert_citizens(&citizens).await?;
+            self.ports.demo.insert_citizens(&citizens).await?;
             counts.citizens += citizens.len() as u64;
             progress(&counts);
         }
         for requests in generator.requests(BATCH) {
             let requests = requests.map_err(error)?;
-            self.repository.insert_requests(&requests).await?;
+            self.ports.demo.insert_requests(&requests).await?;
             counts.requests += requests.len() as u64;
             counts.history_entries += requests.iter().map(|r| r.history.len() as u64).sum::<u64>();
             progress(&counts);
         }
-        self.repository.finish_requests().await?;
+        self.ports.demo.finish_requests().await?;
         Ok(counts)
     }
 }

@@ -1,5 +1,5 @@
 use super::generate::*;
-use super::{DemoService, SeedCounts};
+use super::{DemoPorts, DemoService, SeedCounts};
 use consular_domain::{
     Action, Citizen, HistoryEntry, NewCitizen, NewMission, NewServiceType, NewStaffMember, PrincipalKind,
     RequestStatus, Role, ServiceRequest, StaffId,
@@ -370,7 +370,7 @@ async fn the_service_stores_reference_data_then_batches() {
     });
     let mut clock = consular_ports::MockClock::new();
     clock.expect_now().return_const(NOW);
-    let service = DemoService::new(Arc::new(repo), Arc::new(clock));
+    let service = DemoService::new(DemoPorts { demo: Arc::new(repo), clock: Arc::new(clock) });
     let mut calls = 0;
     let counts = service
         .seed(super::SeedOptions { missions: 2, requests: 2_500, seed: 1, days: 90 }, |_: &SeedCounts| {

@@ -3,8 +3,8 @@
 
 use super::signed_url::DownloadGrant;
 use super::{DocumentService, audit, blob_error, event};
-use crate::ServiceError;
 use crate::concurrency::{require_version, retry_unconditional};
+use crate::error::{OrNotFound, ServiceError};
 use consular_domain::notification::EventKind;
 use consular_domain::policy::Listing;
 use consular_domain::policy::documents as policy;
@@ -259,7 +259,7 @@ impl DocumentService {
         request: RequestId,
         page: PageRequest,
     ) -> Result<Page<Document>, ServiceError> {
-        let found = self.ports.requests.get(request).await?.ok_or(ServiceError::NotFound)?;
+        let found = self.ports.requests.get(request).await.or_not_found()?;
         policy::read(actor, found.citizen_id, found.mission_id)?;
         let filter = DocumentFilter { request_id: Some(request), ..DocumentFilter::default() };
         Ok(self.ports.documents.list(filter, page).await?)

@@ -23,6 +23,7 @@ pub use upload::{BodyError, UploadBody, UploadForm};
 use crate::ServiceError;
 use crate::auth::KeyEncryptionKey;
 use crate::auth::kek::{self, KekError, Unreadable};
+use crate::services::Adapters;
 use accept::{AcceptedTypes, TypeRefusal};
 use consular_domain::notification::EventKind;
 use consular_domain::{AuditAction, AuditRecord, Document, Principal};
@@ -98,6 +99,32 @@ pub struct DocumentPorts {
     /// `None`: no scanner configured; uploads are kept unscanned (`scan: not_configured`).
     pub scanner: Option<Arc<dyn MalwareScanner>>,
     pub clock: Arc<dyn Clock>,
+}
+
+impl<D> From<&Adapters<D>> for DocumentPorts
+where
+    D: DocumentRepository
+        + RequestRepository
+        + CitizenRepository
+        + ServiceTypeRepository
+        + IdempotencyRepository
+        + AuditRepository
+        + 'static,
+{
+    fn from(adapters: &Adapters<D>) -> Self {
+        let db = &adapters.database;
+        DocumentPorts {
+            documents: db.clone(),
+            requests: db.clone(),
+            citizens: db.clone(),
+            service_types: db.clone(),
+            idempotency: db.clone(),
+            audit: db.clone(),
+            blobs: adapters.blobs.clone(),
+            scanner: adapters.scanner.clone(),
+            clock: adapters.clock.clone(),
+        }
+    }
 }
 
 #[derive(Clone)]

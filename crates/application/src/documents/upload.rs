@@ -10,10 +10,10 @@ use super::{DocumentService, UploadError, audit, blob_error, event};
 use crate::ServiceError;
 use crate::idempotency::{self, Created, IdempotencyRequest};
 use crate::paging::all_pages;
-use crate::requests::citizen_of;
 use bytes::Bytes;
 use consular_domain::document::{may_upload, new_blob_key, validate_file_name};
 use consular_domain::notification::EventKind;
+use consular_domain::policy::citizens::citizen_of;
 use consular_domain::policy::documents as policy;
 use consular_domain::{
     AuditAction, Citizen, CitizenId, Document, DocumentStatus, NewDocument, Principal, RequestId, ScanStatus,
@@ -77,10 +77,6 @@ fn scan_unavailable(error: ScanError) -> ServiceError {
     UploadError::ScannerUnavailable(why).into()
 }
 
-fn unknown(field: &str, message: &str) -> ServiceError {
-    ValidationErrors::single(field, "unknown", message).into()
-}
-
 /// Where the bytes go: the blob upload and, when configured, the scanner, with the
 /// digest and size counted on the way.
 struct Sink {
@@ -139,7 +135,7 @@ impl DocumentService {
         }
         let citizen = match ports.citizens.get(citizen_id).await? {
             Some(c) if policy::upload_for(actor, c.id, c.mission_id).is_ok() => c,
-            _ => return Err(unknown("citizen_id", "no such citizen in your mission")),
+            _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
         };
         self.check_kind(actor, &form, &citizen).await?;
         validate_file_name(&form.file_name)?;
@@ -272,7 +268,7 @@ impl DocumentService {
                     {
                         r
                     }
-                    _ => return Err(unknown("request_id", "no such request of this citizen")),
+                    _ => return Err(ServiceError::unknown("/request_id", "no such request of this citizen")),
                 };
                 let service_type = ports.service_types.get(request.service_type_id).await?;
                 (
@@ -289,7 +285,7 @@ impl DocumentService {
                 )
             }
         };
-        if required.contains(&form.kind) { Ok(()) } else { Err(unknown("kind", message)) }
+        if required.contains(&form.kind) { Ok(()) } else { Err(ServiceError::unknown("/kind", message)) }
     }
 
     /// Streams `body` into a fresh blob (and the scanner); aborts both on any refusal.

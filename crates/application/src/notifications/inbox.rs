@@ -3,7 +3,7 @@
 //! principal's notification is 404.
 
 use super::{NotificationService, PREFERENCES_RESOURCE};
-use crate::ServiceError;
+use crate::error::{OrNotFound, ServiceError};
 use consular_domain::notification::{Category, EmailPreferences, Notification};
 use consular_domain::policy::{self, notifications as rules};
 use consular_domain::{
@@ -42,13 +42,13 @@ impl NotificationService {
         actor: &Principal,
         id: NotificationId,
     ) -> Result<Notification, ServiceError> {
-        let notification = self.ports.notifications.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let notification = self.ports.notifications.get(id).await.or_not_found()?;
         rules::read(actor, &notification)?;
         if notification.read_at.is_some() {
             return Ok(notification);
         }
         let now = self.ports.clock.now();
-        self.ports.notifications.mark_read(id, now).await?.ok_or(ServiceError::NotFound)
+        self.ports.notifications.mark_read(id, now).await.or_not_found()
     }
 
     /// Marks every notification of the caller read; how many were unread.
@@ -105,7 +105,7 @@ impl NotificationService {
         id: RequestId,
     ) -> Result<RequestDelivery, ServiceError> {
         policy::requests::work(actor)?;
-        let request = self.ports.requests.get(id).await?.ok_or(ServiceError::NotFound)?;
+        let request = self.ports.requests.get(id).await.or_not_found()?;
         rules::deliveries(actor, request.citizen_id, request.mission_id)?;
         Ok(self.ports.notifications.for_request(id).await?)
     }

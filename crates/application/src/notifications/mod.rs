@@ -19,6 +19,7 @@ pub use inbox::{Inbox, RequestDelivery};
 pub use sending::{LEASE_MARGIN, Sent, check_send_lease};
 pub use worker::{BacklogFigures, Dispatched};
 
+use crate::services::Adapters;
 use consular_domain::notification::RetryPolicy;
 use consular_ports::{
     CitizenRepository, Clock, Mailer, MissionRepository, NotificationRepository, RequestRepository,
@@ -41,6 +42,31 @@ pub struct NotificationPorts {
     /// None: no SMTP server configured, in-app notifications only (no email is made).
     pub mailer: Option<Arc<dyn Mailer>>,
     pub clock: Arc<dyn Clock>,
+}
+
+impl<D> From<&Adapters<D>> for NotificationPorts
+where
+    D: NotificationRepository
+        + RequestRepository
+        + CitizenRepository
+        + StaffRepository
+        + MissionRepository
+        + ServiceTypeRepository
+        + 'static,
+{
+    fn from(adapters: &Adapters<D>) -> Self {
+        let db = &adapters.database;
+        NotificationPorts {
+            notifications: db.clone(),
+            requests: db.clone(),
+            citizens: db.clone(),
+            staff: db.clone(),
+            missions: db.clone(),
+            service_types: db.clone(),
+            mailer: adapters.mailer.clone(),
+            clock: adapters.clock.clone(),
+        }
+    }
 }
 
 /// How this node's worker and sender run.

@@ -11,9 +11,8 @@ mod submit;
 mod tests;
 mod transitions;
 
-pub(crate) use submit::citizen_of;
-
-use crate::ServiceError;
+use crate::error::{OrNotFound, ServiceError};
+use crate::services::Adapters;
 use consular_domain::document::checklist;
 use consular_domain::notification::EventKind;
 use consular_domain::policy::requests as policy;
@@ -49,7 +48,8 @@ pub struct StatusChange {
 }
 
 /// A request as of the use case's clock: `overdue` is judged at the injected `Clock`'s
-/// now, so that every response agrees with the `overdue` filter.
+/// now, so that every response agrees with the `overdue` filter (a submission's answer
+/// at its submission, which its replays repeat).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestView {
     pub request: ServiceRequest,
@@ -61,6 +61,13 @@ impl RequestView {
     fn at(request: ServiceRequest, now: OffsetDateTime) -> Self {
         let overdue = request.is_overdue(now);
         RequestView { request, overdue }
+    }
+
+    /// The request as its submission answered it: judged at its submission, so that a
+    /// replay repeats the first answer.
+    fn as_submitted(request: ServiceRequest) -> Self {
+        let submitted_at = request.submitted_at;
+        RequestView::at(request, submitted_at)
     }
 }
 
@@ -170,6 +177,32 @@ pub struct RequestPorts {
     pub clock: Arc<dyn Clock>,
 }
 
+impl<D> From<&Adapters<D>> for RequestPorts
+where
+    D: RequestRepository
+        + AppointmentRepository
+        + CitizenRepository
+        + ServiceTypeRepository
+        + StaffRepository
+        + DocumentRepository
+        + IdempotencyRepository
+        + 'static,
+{
+    fn from(adapters: &Adapters<D>) -> Self {
+        let db = &adapters.database;
+        RequestPorts {
+            requests: db.clone(),
+            appointments: db.clone(),
+            citizens: db.clone(),
+            service_types: db.clone(),
+            staff: db.clone(),
+            documents: db.clone(),
+            idempotency: db.clone(),
+            clock: adapters.clock.clone(),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct RequestService {
     ports: RequestPorts,
@@ -203,7 +236,7 @@ impl RequestService {
     }
 
     async fn fetch(&self, id: RequestId) -> Result<ServiceRequest, ServiceError> {
-        self.ports.requests.get(id).await?.ok_or(ServiceError::NotFound)
+        self.ports.requests.get(id).await.or_not_found()
     }
 
     /// The request, if the caller may read it (and its thread).

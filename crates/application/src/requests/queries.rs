@@ -2,7 +2,7 @@
 //! member's queue (docs/requests.md "Reading").
 
 use super::{DocumentEvent, Queue, RequestDetails, RequestService, RequestView, TimelineItem};
-use crate::ServiceError;
+use crate::error::{OrNotFound, ServiceError};
 use consular_domain::document::checklist;
 use consular_domain::policy::Listing;
 use consular_domain::policy::requests::{self as policy, RequestReach};
@@ -44,12 +44,7 @@ impl RequestService {
     /// snapshot, one connection: docs/requests.md "Reading"). Notes are read only for a
     /// caller who may work on requests at all, and kept only if they may work on this one.
     pub async fn get(&self, actor: &Principal, id: RequestId) -> Result<RequestDetails, ServiceError> {
-        let record = self
-            .ports
-            .requests
-            .detail(id, policy::work(actor).is_ok())
-            .await?
-            .ok_or(ServiceError::NotFound)?;
+        let record = self.ports.requests.detail(id, policy::work(actor).is_ok()).await.or_not_found()?;
         let request = record.request;
         policy::read(actor, request.citizen_id, request.mission_id)?;
         let notes = match policy::work_on(actor, request.citizen_id, request.mission_id) {
@@ -72,7 +67,7 @@ impl RequestService {
     /// of their mission).
     pub async fn queue(&self, actor: &Principal, staff_id: StaffId) -> Result<Queue, ServiceError> {
         policy::work(actor)?;
-        let member = self.ports.staff.get(staff_id).await?.ok_or(ServiceError::NotFound)?;
+        let member = self.ports.staff.get(staff_id).await.or_not_found()?;
         policy::queue(actor, member.id, member.mission_id)?;
         let groups = self.ports.requests.queue(member.id, self.ports.clock.now()).await?;
         Ok(Queue { staff_id: member.id, groups })

@@ -40,6 +40,7 @@ struct Fixture {
     staff: MockStaffRepository,
     documents: MockDocumentRepository,
     appointments: MockAppointmentRepository,
+    idempotency: MockIdempotencyRepository,
 }
 
 impl Fixture {
@@ -51,6 +52,7 @@ impl Fixture {
             staff: MockStaffRepository::new(),
             documents: MockDocumentRepository::new(),
             appointments: MockAppointmentRepository::new(),
+            idempotency: MockIdempotencyRepository::new(),
         }
     }
 
@@ -92,7 +94,7 @@ impl Fixture {
             service_types: Arc::new(self.service_types),
             staff: Arc::new(self.staff),
             documents: Arc::new(self.documents),
-            idempotency: Arc::new(MockIdempotencyRepository::new()),
+            idempotency: Arc::new(self.idempotency),
             clock,
         })
     }
@@ -143,7 +145,40 @@ async fn a_citizen_submits_for_themself_and_the_least_loaded_member_is_assigned(
         .returning(|_, _, _| Ok(()));
     let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
     let input = NewRequest { citizen_id: None, service_type_id: visa.id };
-    fixture.service().submit(&me, input, None).await.unwrap();
+    let submitted = fixture.service().submit(&me, input, None).await.unwrap();
+    assert_eq!((submitted.value.request.citizen_id, submitted.value.overdue), (alice_id, false));
+}
+
+#[tokio::test]
+async fn a_replayed_submission_answers_as_submitted_however_late() {
+    let mission = MissionId::new();
+    let alice = citizen(mission);
+    let visa = service_type(true);
+    let first = stored_request(mission, alice.id, RequestStatus::Submitted);
+    let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
+    let owner = me.client_id;
+    let stored = consular_ports::StoredOutcome {
+        resource_id: first.id.as_uuid(),
+        snapshot: serde_json::to_value(&first).unwrap(),
+    };
+    let mut fixture = Fixture::new();
+    fixture.idempotency.expect_find().returning(move |_, key, now| {
+        Ok(Some(consular_ports::IdempotencyRecord {
+            owner,
+            key: key.to_owned(),
+            fingerprint: "f".into(),
+            outcome: stored.clone(),
+            created_at: now,
+            expires_at: now,
+        }))
+    });
+    let late = first.sla_due_at + Duration::days(1);
+    assert!(first.is_overdue(late), "past its SLA when replayed");
+    let key = crate::IdempotencyRequest { key: "k".into(), fingerprint: "f".into() };
+    let input = NewRequest { citizen_id: None, service_type_id: visa.id };
+    let replayed = fixture.service_at(late).submit(&me, input, Some(&key)).await.unwrap();
+    assert!(replayed.replayed);
+    assert_eq!(replayed.value, RequestView { request: first, overdue: false });
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use consular_domain::notification::EventKind;
 use consular_domain::policy::requests as policy;
 use consular_domain::{
     Action, AuditAction, AuditRecord, Principal, Reason, RequestChange, RequestId, RequestStatus, Role,
-    ServiceRequest, ValidationErrors,
+    ServiceRequest,
 };
 use consular_ports::WriteMeta;
 use serde_json::json;
@@ -49,12 +49,10 @@ impl RequestService {
             match self.ports.staff.get(staff_id).await? {
                 Some(member) if member.active && member.mission_id == request.mission_id => {}
                 _ => {
-                    return Err(ValidationErrors::single(
-                        "assignee_id",
-                        "unknown",
+                    return Err(ServiceError::unknown(
+                        "/assignee_id",
                         "no active staff member of the mission",
-                    )
-                    .into());
+                    ));
                 }
             }
         }

@@ -7,7 +7,7 @@ use super::{
     ADMIN, Access, Listing, is_self, is_staff_of, require_admin_of, require_scope, restrict_to_own_mission,
     visible,
 };
-use crate::{CitizenId, MissionId, Principal, PrincipalKind};
+use crate::{CitizenId, MissionId, Principal, PrincipalKind, ValidationErrors};
 
 /// Who changes a profile, which decides the fields they may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,9 +48,27 @@ pub fn change(actor: &Principal, id: CitizenId, mission: MissionId) -> Access<Ed
     Ok(Editor::Admin)
 }
 
+/// The citizen a submission, an upload or a booking is for: a citizen acts for themself
+/// (naming themself or nobody), staff and admins name the citizen. Whether the caller may
+/// act for the citizen named is the area's own rule (`requests::submit_for`, ...); this
+/// only decides who is named, so a refusal is a field error of `citizen_id`, not a denial.
+pub fn citizen_of(actor: &Principal, asked: Option<CitizenId>) -> Result<CitizenId, ValidationErrors> {
+    match (actor.subject.kind, asked) {
+        (PrincipalKind::Citizen, None) => Ok(CitizenId(actor.subject.id.as_uuid())),
+        (PrincipalKind::Citizen, Some(id)) if id.as_uuid() == actor.subject.id.as_uuid() => Ok(id),
+        (PrincipalKind::Citizen, Some(_)) => {
+            Err(ValidationErrors::single("/citizen_id", "not_yourself", "a citizen acts for themself only"))
+        }
+        (_, None) => {
+            Err(ValidationErrors::single("/citizen_id", "required", "staff and admins name the citizen"))
+        }
+        (_, Some(id)) => Ok(id),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::table::{HERE, OTHER, OWNER, check, show};
+    use super::super::table::{HERE, OTHER, OWNER, check, show, show_value};
     use super::*;
 
     #[test]
@@ -80,6 +98,44 @@ mod tests {
                     show(list(actor, None)),
                     show(list(actor, Some(HERE))),
                     show(list(actor, Some(OTHER))),
+                ]
+            },
+        );
+    }
+
+    #[test]
+    fn whom_a_caller_acts_for() {
+        let another = CitizenId(uuid::Uuid::from_u128(0xa707));
+        let (yourself, required) = ("422 /citizen_id not_yourself", "422 /citizen_id required");
+        check(
+            ["naming nobody", "naming OWNER", "naming another"],
+            &[
+                ("global admin", [required, "(OWNER)", "(ANOTHER)"]),
+                ("admin here", [required, "(OWNER)", "(ANOTHER)"]),
+                ("admin elsewhere", [required, "(OWNER)", "(ANOTHER)"]),
+                ("staff here", [required, "(OWNER)", "(ANOTHER)"]),
+                ("staff elsewhere", [required, "(OWNER)", "(ANOTHER)"]),
+                ("member", [required, "(OWNER)", "(ANOTHER)"]),
+                ("owner", ["(OWNER)", "(OWNER)", yourself]),
+                // Who may act for the citizen in which mission is the areas' rule.
+                ("owner elsewhere", ["(OWNER)", "(OWNER)", yourself]),
+                ("citizen here", ["(SELF)", yourself, yourself]),
+            ],
+            |actor| {
+                let shown = |named: Result<CitizenId, ValidationErrors>| match named {
+                    Ok(id) => show_value(id)
+                        .replace(&actor.subject.id.as_uuid().to_string(), "SELF")
+                        .replace(&another.as_uuid().to_string(), "ANOTHER"),
+                    Err(errors) => {
+                        let failures: Vec<String> =
+                            errors.0.iter().map(|e| format!("422 {} {}", e.pointer, e.code)).collect();
+                        failures.join(", ")
+                    }
+                };
+                [
+                    shown(citizen_of(actor, None)),
+                    shown(citizen_of(actor, Some(CitizenId(OWNER)))),
+                    shown(citizen_of(actor, Some(another))),
                 ]
             },
         );

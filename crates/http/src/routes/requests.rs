@@ -86,10 +86,10 @@ pub async fn submit_request(
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency(&req, &body.raw)?;
     let written = state.requests.submit(&actor, body.value.into(), key.as_ref()).await?;
-    let request = &written.value;
+    let request = &written.value.request;
     let resource =
         Resource { location: format!("/api/v1/requests/{}", request.id), version: request.version };
-    Ok(respond::created(&written, Some(resource), |r| RequestBody::new(r, r.is_overdue(r.submitted_at))))
+    Ok(respond::created(&written, Some(resource), |v| RequestBody::from(v)))
 }
 
 /// Get a request with its stage history and timeline.

@@ -19,7 +19,7 @@ mod now;
 
 use common::*;
 
-use consular_application::demo::{DemoPlan, DemoService, Generator};
+use consular_application::demo::{DemoPlan, DemoPorts, DemoService, Generator};
 use consular_db::Database;
 use consular_domain::analytics::{
     Granularity, Period, StageSpell, buckets, local_date, stage_spells, status_at,
@@ -65,7 +65,10 @@ impl Seeded {
 async fn seeded(db: &Database) -> Seeded {
     let plan = plan();
     let generator = Generator::new(plan.clone()).unwrap();
-    DemoService::new(Arc::new(db.clone()), Arc::new(SystemClock)).seed_plan(plan, |_| {}).await.unwrap();
+    DemoService::new(DemoPorts { demo: Arc::new(db.clone()), clock: Arc::new(SystemClock) })
+        .seed_plan(plan, |_| {})
+        .await
+        .unwrap();
     let requests = generator.requests(1_000).flat_map(|b| b.unwrap()).collect();
     Seeded { generator, requests }
 }
