@@ -13,6 +13,7 @@ pub mod catalog;
 pub mod citizen;
 pub mod client;
 pub mod document;
+pub mod event;
 /// One base value of every entity, for tests (the `fixtures` feature).
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
@@ -42,6 +43,7 @@ pub use document::{
     ChecklistItem, ChecklistState, Document, DocumentAction, DocumentStatus, IllegalDocumentTransition,
     NewDocument, ScanStatus, UploadRefused,
 };
+pub use event::{AppointmentRef, DocumentRef, DomainEvent};
 pub use ids::{
     AppointmentId, AuditEventId, CitizenId, ClientId, DocumentId, EmailId, MissionId, NotificationId,
     PrincipalId, RequestId, ServiceTypeId, SlotId, StaffId,

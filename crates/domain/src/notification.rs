@@ -14,47 +14,11 @@ pub use inbox::{
     Recipient, produce, reminder_due,
 };
 
+pub use crate::event::EventKind;
+
 use crate::PrincipalKind;
 use crate::text_enum::text_enum;
 use time::{Duration, OffsetDateTime};
-
-text_enum!(
-    /// The kinds of domain events in the outbox (`OutboxEvent::kind`), and the reminder the
-    /// day before an appointment, which no write produces: a daily sweep does.
-    EventKind ("event kind") {
-        RequestSubmitted = "request.submitted",
-        RequestStatusChanged = "request.status_changed",
-        RequestStageAdvanced = "request.stage_advanced",
-        RequestAssigned = "request.assigned",
-        MessagePosted = "message.posted",
-        DocumentUploaded = "document.uploaded",
-        DocumentVerified = "document.verified",
-        DocumentRejected = "document.rejected",
-        DocumentDeleted = "document.deleted",
-        AppointmentBooked = "appointment.booked",
-        AppointmentRescheduled = "appointment.rescheduled",
-        AppointmentCancelled = "appointment.cancelled",
-        AppointmentCancelledByMission = "appointment.cancelled_by_mission",
-        AppointmentAttended = "appointment.attended",
-        AppointmentNoShow = "appointment.no_show",
-        AppointmentReminder = "appointment.reminder",
-    }
-);
-
-impl From<crate::AppointmentChange> for EventKind {
-    /// The event each stored appointment change writes.
-    fn from(change: crate::AppointmentChange) -> Self {
-        use crate::AppointmentChange as C;
-        match change {
-            C::Booked => EventKind::AppointmentBooked,
-            C::Rescheduled => EventKind::AppointmentRescheduled,
-            C::Cancelled => EventKind::AppointmentCancelled,
-            C::CancelledByMission => EventKind::AppointmentCancelledByMission,
-            C::Attended => EventKind::AppointmentAttended,
-            C::NoShow => EventKind::AppointmentNoShow,
-        }
-    }
-}
 
 text_enum!(
     /// What a notification tells its recipient.

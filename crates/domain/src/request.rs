@@ -250,6 +250,8 @@ pub struct Changed {
     pub entry: Option<HistoryEntry>,
     /// The assignee before a reassignment, when the assignee changed.
     pub previous_assignee: Option<Option<StaffId>>,
+    /// The events it raises: its status change or stage advance, then its reassignment.
+    pub events: Vec<crate::DomainEvent>,
 }
 
 impl Changed {
@@ -309,14 +311,15 @@ impl ServiceRequest {
 
     /// A new request of `citizen` for `service_type`, as `actor` submits it at `now`:
     /// `submitted` at the first stage of a snapshot of the type's stages, due `sla_days`
-    /// later, at version 1; with the first entry of its history.
+    /// later, at version 1; with the first entry of its history and its events
+    /// (`request.submitted`, then `request.assigned` when it has an assignee).
     pub fn submit(
         citizen: &Citizen,
         service_type: &ServiceType,
         assignee: Option<StaffId>,
         actor: Subject,
         now: OffsetDateTime,
-    ) -> (ServiceRequest, HistoryEntry) {
+    ) -> (ServiceRequest, HistoryEntry, Vec<crate::DomainEvent>) {
         let request = ServiceRequest {
             id: crate::RequestId::new(),
             mission_id: citizen.mission_id,
@@ -341,7 +344,14 @@ impl ServiceRequest {
             to_stage: 0,
             reason: None,
         };
-        (request, first)
+        let mut events = vec![crate::DomainEvent::RequestSubmitted {
+            request_id: request.id,
+            citizen_id: request.citizen_id,
+            service_type_id: request.service_type_id,
+            mission_id: request.mission_id,
+        }];
+        events.extend(assignee.map(|_| request.assigned(None)));
+        (request, first, events)
     }
 
     /// Applies `action` by `role` as a change of its own (the version moves), returning
@@ -382,12 +392,13 @@ impl ServiceRequest {
         })
     }
 
-    /// Assigns the request to `assignee` (`None`: nobody) as a change of its own; the
-    /// previous assignee when it changed, `None` (and no new version) otherwise.
-    pub fn reassign(&mut self, assignee: Option<StaffId>, now: OffsetDateTime) -> Option<Option<StaffId>> {
+    /// Assigns the request to `assignee` (`None`: nobody) as a change of its own; its
+    /// `request.assigned` event when the assignee changed, `None` (and no new version)
+    /// otherwise.
+    pub fn reassign(&mut self, assignee: Option<StaffId>, now: OffsetDateTime) -> Option<crate::DomainEvent> {
         let previous = self.swap_assignee(assignee)?;
         self.touch(now);
-        Some(previous)
+        Some(self.assigned(previous))
     }
 
     /// Applies a whole change by `role`: the action first (an illegal one changes
@@ -399,6 +410,7 @@ impl ServiceRequest {
         actor: Option<Subject>,
         now: OffsetDateTime,
     ) -> Result<Changed, IllegalTransition> {
+        let (from, from_stage) = (self.status, self.current_stage);
         let entry = match change.action {
             Some(action) => Some(self.apply(role, action, actor, change.reason.map(String::from), now)?),
             None => None,
@@ -408,7 +420,34 @@ impl ServiceRequest {
         if entry.is_none() && previous_assignee.is_some() {
             self.touch(now);
         }
-        Ok(Changed { entry, previous_assignee })
+        let mut events = Vec::new();
+        if let (Some(action), Some(entry)) = (change.action, &entry) {
+            events.push(match action {
+                Action::To(to) => crate::DomainEvent::RequestStatusChanged {
+                    request_id: self.id,
+                    from,
+                    to,
+                    reason: entry.reason.clone(),
+                },
+                Action::AdvanceStage => crate::DomainEvent::RequestStageAdvanced {
+                    request_id: self.id,
+                    from_stage,
+                    to_stage: self.current_stage,
+                    stage: self.stages.get(self.current_stage).map(|s| s.name.clone()),
+                },
+            });
+        }
+        events.extend(previous_assignee.map(|previous| self.assigned(previous)));
+        Ok(Changed { entry, previous_assignee, events })
+    }
+
+    /// The event of a change of assignee from `previous` to the current one.
+    fn assigned(&self, previous: Option<StaffId>) -> crate::DomainEvent {
+        crate::DomainEvent::RequestAssigned {
+            request_id: self.id,
+            assignee_id: self.assignee_id,
+            previous_assignee_id: previous,
+        }
     }
 
     /// The previous assignee if `assignee` is a different one.
@@ -582,7 +621,15 @@ mod tests {
         let same = RequestChange { action: None, reason: None, assignee: Some(staff) };
         assert!(r.change(Role::Staff, same, None, OffsetDateTime::UNIX_EPOCH).unwrap().is_empty());
         assert_eq!(r.version, 2, "reassigning to the same member changes nothing");
-        assert_eq!(r.reassign(None, OffsetDateTime::UNIX_EPOCH), Some(staff));
+        let reassigned = r.reassign(None, OffsetDateTime::UNIX_EPOCH);
+        assert_eq!(
+            reassigned,
+            Some(crate::DomainEvent::RequestAssigned {
+                request_id: r.id,
+                assignee_id: None,
+                previous_assignee_id: staff
+            })
+        );
         assert_eq!(r.version, 3);
         let illegal =
             RequestChange { action: Some(Action::To(Completed)), reason: None, assignee: Some(staff) };
@@ -603,7 +650,7 @@ mod tests {
         let actor = Subject { kind: crate::PrincipalKind::Citizen, id: citizen.id.as_uuid().into() };
         let now = OffsetDateTime::UNIX_EPOCH + Duration::hours(5);
         let staff = Some(StaffId::new());
-        let (r, first) = ServiceRequest::submit(&citizen, &service_type, staff, actor, now);
+        let (r, first, _) = ServiceRequest::submit(&citizen, &service_type, staff, actor, now);
         assert_eq!(
             (r.mission_id, r.citizen_id, r.service_type_id),
             (citizen.mission_id, citizen.id, service_type.id)

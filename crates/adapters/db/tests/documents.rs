@@ -55,7 +55,7 @@ async fn moved_to(db: &Database, mut d: Document, status: DocumentStatus) -> Doc
         DocumentStatus::Verified => d.verify(Role::Staff, staff(), now()).unwrap(),
         DocumentStatus::Rejected => d.reject(Role::Staff, reason("blurred"), staff(), now()).unwrap(),
         DocumentStatus::Deleted => d.delete(Role::Staff, staff(), now()).unwrap(),
-    }
+    };
     DocumentRepository::update(db, &d, expected, &WriteMeta::default()).await.unwrap();
     d
 }

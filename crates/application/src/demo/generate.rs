@@ -473,7 +473,7 @@ impl Generator {
         // `submit` reads the citizen's id and mission only: a stand-in per mission.
         let citizen = &mut stand_in[mission];
         citizen.id = citizen_id;
-        let (mut request, first) = ServiceRequest::submit(
+        let (mut request, first, _) = ServiceRequest::submit(
             citizen,
             service_type,
             if unassigned { None } else { handler },

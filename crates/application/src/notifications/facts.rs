@@ -6,17 +6,14 @@
 
 use super::NotificationService;
 use crate::ServiceError;
-use consular_domain::notification::{Audience, Details, EventFacts, EventKind, Language, Person, audience};
+use consular_domain::notification::{Audience, Details, EventFacts, Language, Person, audience};
 use consular_domain::{
-    CitizenId, LocalSlot, Mission, MissionId, PrincipalId, PrincipalKind, RequestId, ServiceRequest,
-    ServiceTypeId, StaffId,
+    CitizenId, DomainEvent, LocalSlot, Mission, MissionId, PrincipalId, PrincipalKind, RequestId,
+    ServiceRequest, ServiceTypeId, StaffId,
 };
 use consular_ports::OutboxEvent;
-use serde_json::Value;
 use std::collections::HashMap;
-use std::str::FromStr;
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use uuid::Uuid;
 
@@ -29,25 +26,30 @@ pub(super) struct Lookups {
     services: HashMap<ServiceTypeId, Option<String>>,
 }
 
-/// A text field of the payload.
-fn text<'a>(payload: &'a Value, field: &str) -> Option<&'a str> {
-    payload.get(field).and_then(Value::as_str)
+/// Who wrote a `message.posted`.
+fn author(event: &DomainEvent) -> Option<PrincipalKind> {
+    match event {
+        DomainEvent::MessagePosted { author_kind, .. } => Some(*author_kind),
+        _ => None,
+    }
 }
 
-/// An id field of the payload.
-fn id<T: FromStr>(payload: &Value, field: &str) -> Option<T> {
-    text(payload, field).and_then(|s| s.parse().ok())
+/// The mission the event names (the events of a request reach theirs through it).
+fn named_mission(event: &DomainEvent) -> Option<MissionId> {
+    match event {
+        DomainEvent::RequestSubmitted { mission_id, .. } => Some(*mission_id),
+        _ => event.appointment().map(|a| a.mission_id),
+    }
 }
 
-fn is_about_request(kind: EventKind) -> bool {
-    matches!(
-        kind,
-        EventKind::RequestSubmitted
-            | EventKind::RequestStatusChanged
-            | EventKind::RequestStageAdvanced
-            | EventKind::RequestAssigned
-            | EventKind::MessagePosted
-    )
+/// The citizen the event names (the others are their request's citizen's).
+fn named_citizen(event: &DomainEvent) -> Option<CitizenId> {
+    match event {
+        DomainEvent::RequestSubmitted { citizen_id, .. } | DomainEvent::MessagePosted { citizen_id, .. } => {
+            Some(*citizen_id)
+        }
+        _ => event.document().map(|d| d.citizen_id).or_else(|| event.appointment().map(|a| a.citizen_id)),
+    }
 }
 
 /// `cache`'s entry for `key`, or what `load` finds, stored there first (a miss too).
@@ -129,31 +131,31 @@ impl NotificationService {
         .await
     }
 
-    /// The facts of `event`; None for an event kind this version does not know (logged
-    /// and passed over: a newer node wrote it, or it was removed).
+    /// The facts of `event`, decoded once into its `DomainEvent`; None for an event this
+    /// version cannot read (logged and passed over: a newer node wrote a kind or a field
+    /// this one does not know, or the kind was removed).
     pub(super) async fn facts(
         &self,
         cache: &mut Lookups,
         event: &OutboxEvent,
     ) -> Result<Option<EventFacts>, ServiceError> {
-        let Ok(kind) = event.kind.parse::<EventKind>() else {
-            tracing::warn!(event = %event.id, kind = %event.kind, "an outbox event of unknown kind is passed over");
-            return Ok(None);
+        let raised = match event.event() {
+            Ok(raised) => raised,
+            Err(error) => {
+                tracing::warn!(event = %event.id, kind = %event.kind, %error, "an outbox event this version cannot read is passed over");
+                return Ok(None);
+            }
         };
-        let payload = &event.payload;
-        let author = text(payload, "author_kind").and_then(|k| k.parse::<PrincipalKind>().ok());
+        let kind = raised.kind();
+        let author = author(&raised);
         let mut facts = EventFacts {
             event_id: event.id,
             kind,
             author,
             citizen: None,
             assignee: None,
-            mission_id: id(payload, "mission_id"),
-            request_id: if is_about_request(kind) {
-                Some(RequestId(event.aggregate_id))
-            } else {
-                id(payload, "request_id")
-            },
+            mission_id: named_mission(&raised),
+            request_id: raised.request_id(),
             details: Details::default(),
         };
         let Some((_, who)) = audience(kind, author) else {
@@ -168,15 +170,14 @@ impl NotificationService {
         }
         match who {
             Audience::Citizen => {
-                let citizen =
-                    id::<CitizenId>(payload, "citizen_id").or(request.as_ref().map(|r| r.citizen_id));
+                let citizen = named_citizen(&raised).or(request.as_ref().map(|r| r.citizen_id));
                 if let Some(citizen) = citizen {
                     facts.citizen = self.citizen(cache, citizen).await?;
                 }
             }
             Audience::Assignee => {
-                let assignee = match kind {
-                    EventKind::RequestAssigned => id::<StaffId>(payload, "assignee_id"),
+                let assignee = match &raised {
+                    DomainEvent::RequestAssigned { assignee_id, .. } => *assignee_id,
                     _ => request.as_ref().and_then(|r| r.assignee_id),
                 };
                 if let Some(assignee) = assignee {
@@ -184,7 +185,7 @@ impl NotificationService {
                 }
             }
         }
-        facts.details = self.details(cache, kind, payload, request.as_ref(), facts.mission_id).await?;
+        facts.details = self.details(cache, &raised, request.as_ref(), facts.mission_id).await?;
         Ok(Some(facts))
     }
 
@@ -192,39 +193,39 @@ impl NotificationService {
     async fn details(
         &self,
         cache: &mut Lookups,
-        kind: EventKind,
-        payload: &Value,
+        event: &DomainEvent,
         request: Option<&ServiceRequest>,
         mission_id: Option<MissionId>,
     ) -> Result<Details, ServiceError> {
-        let owned = |field: &str| text(payload, field).map(str::to_owned);
+        use DomainEvent as E;
         let mut details = Details::default();
         if let Some(request) = request {
             details.service = self.service_name(cache, request.service_type_id).await?;
         }
-        match kind {
-            EventKind::RequestStatusChanged => {
-                details.status = owned("to");
-                details.reason = owned("reason");
+        match event {
+            E::RequestStatusChanged { to, reason, .. } => {
+                details.status = Some(to.as_str().to_owned());
+                details.reason = reason.clone();
             }
-            EventKind::RequestStageAdvanced => details.stage = owned("stage"),
-            EventKind::DocumentVerified | EventKind::DocumentRejected => {
-                details.document_id = id(payload, "document_id");
-                details.document_kind = owned("kind");
-                details.reason = owned("reason");
+            E::RequestStageAdvanced { stage, .. } => details.stage = stage.clone(),
+            E::DocumentVerified { document } | E::DocumentRejected { document, .. } => {
+                details.document_id = Some(document.document_id.as_uuid());
+                details.document_kind = Some(document.kind.clone());
+                if let E::DocumentRejected { reason, .. } = event {
+                    details.reason = Some(reason.clone());
+                }
             }
-            EventKind::AppointmentBooked
-            | EventKind::AppointmentRescheduled
-            | EventKind::AppointmentCancelled
-            | EventKind::AppointmentCancelledByMission
-            | EventKind::AppointmentReminder => {
-                details.appointment_id = id(payload, "appointment_id");
-                details.starts_at =
-                    text(payload, "starts_at").and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok());
+            E::AppointmentBooked { appointment }
+            | E::AppointmentRescheduled { appointment, .. }
+            | E::AppointmentCancelled { appointment, .. }
+            | E::AppointmentCancelledByMission { appointment }
+            | E::AppointmentReminder { appointment } => {
+                details.appointment_id = Some(appointment.appointment_id.as_uuid());
+                details.starts_at = Some(appointment.starts_at);
                 if let Some(mission_id) = mission_id
                     && let Some(mission) = self.mission(cache, mission_id).await?
                 {
-                    details.local_time = details.starts_at.and_then(|at| local_time(at, &mission.timezone));
+                    details.local_time = local_time(appointment.starts_at, &mission.timezone);
                     details.timezone = Some(mission.timezone);
                     details.mission = Some(mission.name);
                 }

@@ -5,8 +5,9 @@
 use super::NotificationService;
 use super::facts::Lookups;
 use crate::ServiceError;
-use consular_domain::notification::{EventKind, REMINDER_LEAD, produce, reminder_due};
-use consular_ports::Claim;
+use consular_domain::notification::{REMINDER_LEAD, produce, reminder_due};
+use consular_domain::{AppointmentRef, DomainEvent};
+use consular_ports::{Claim, OutboxEvent};
 use time::Duration;
 
 /// Reminders scheduled per sweep at most (the next sweep takes the rest).
@@ -74,7 +75,8 @@ impl NotificationService {
             self.ports.notifications.reminder_candidates(now, now + REMINDER_LEAD, REMINDER_BATCH).await?;
         let mut scheduled = 0;
         for appointment in candidates.iter().filter(|a| reminder_due(a.starts_at, a.updated_at, now)) {
-            let event = crate::appointments::event(EventKind::AppointmentReminder, appointment, now);
+            let reminder = DomainEvent::AppointmentReminder { appointment: AppointmentRef::of(appointment) };
+            let event = OutboxEvent::new(&reminder, now)?;
             if self
                 .ports
                 .notifications

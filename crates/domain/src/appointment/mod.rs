@@ -25,6 +25,7 @@ pub use slot::{
     StartCursor, plan_slot,
 };
 
+use crate::event::{AppointmentRef, DomainEvent};
 use crate::text_enum::text_enum;
 use crate::{AppointmentId, CitizenId, MissionId, RequestId, Role, ServiceTypeId, SlotId, Subject};
 
@@ -179,14 +180,14 @@ impl Appointment {
 
     /// Moves the booking to `to` (its own slot is `from`): the citizen within the
     /// cancellation cut-off of `from`, staff any time; `to` must take the booking
-    /// (`Slot::check_reschedule`).
+    /// (`Slot::check_reschedule`). `appointment.rescheduled`, at the new time.
     pub fn reschedule(
         &mut self,
         role: Role,
         from: &Slot,
         to: &Slot,
         now: OffsetDateTime,
-    ) -> Result<(), AppointmentRefused> {
+    ) -> Result<DomainEvent, AppointmentRefused> {
         self.check(role, AppointmentAction::Reschedule)?;
         self.check_slot(from)?;
         Slot::check_reschedule(from, to, self.service_type_id, role, now)?;
@@ -194,11 +195,20 @@ impl Appointment {
         self.starts_at = to.starts_at;
         self.ends_at = to.ends_at;
         self.touch(now);
-        Ok(())
+        Ok(DomainEvent::AppointmentRescheduled {
+            appointment: AppointmentRef::of(self),
+            from_slot_id: from.id,
+        })
     }
 
     /// Cancels the booking: the citizen before the cancellation cut-off, staff any time.
-    pub fn cancel(&mut self, role: Role, slot: &Slot, now: OffsetDateTime) -> Result<(), AppointmentRefused> {
+    /// `appointment.cancelled`, naming who.
+    pub fn cancel(
+        &mut self,
+        role: Role,
+        slot: &Slot,
+        now: OffsetDateTime,
+    ) -> Result<DomainEvent, AppointmentRefused> {
         self.check(role, AppointmentAction::Cancel)?;
         self.check_slot(slot)?;
         slot.check_cancel(role, now)?;
@@ -207,29 +217,35 @@ impl Appointment {
             Role::Staff => CancelledBy::Staff,
         };
         self.close_as_cancelled(by, now);
-        Ok(())
+        Ok(DomainEvent::AppointmentCancelled { appointment: AppointmentRef::of(self), cancelled_by: by })
     }
 
     /// The mission cancels the booking (its slot is closed or shrunk,
     /// `plan_slot`): no cut-off applies. Only a booked appointment.
-    pub fn cancel_by_mission(&mut self, now: OffsetDateTime) -> Result<(), AppointmentRefused> {
+    /// `appointment.cancelled_by_mission`.
+    pub fn cancel_by_mission(&mut self, now: OffsetDateTime) -> Result<DomainEvent, AppointmentRefused> {
         self.check(Role::Staff, AppointmentAction::Cancel)?;
         self.close_as_cancelled(CancelledBy::Mission, now);
-        Ok(())
+        Ok(DomainEvent::AppointmentCancelledByMission { appointment: AppointmentRef::of(self) })
     }
 
     /// Staff record that the citizen came (`Attend`) or not (`MarkNoShow`), at or after the
-    /// start time.
+    /// start time: `appointment.attended` or `appointment.no_show`.
     pub fn record_attendance(
         &mut self,
         role: Role,
         action: AppointmentAction,
         now: OffsetDateTime,
-    ) -> Result<(), AppointmentRefused> {
+    ) -> Result<DomainEvent, AppointmentRefused> {
         self.check(role, action)?;
-        let status = match action {
-            AppointmentAction::Attend => AppointmentStatus::Attended,
-            AppointmentAction::MarkNoShow => AppointmentStatus::NoShow,
+        let appointment = AppointmentRef::of(self);
+        let (status, event) = match action {
+            AppointmentAction::Attend => {
+                (AppointmentStatus::Attended, DomainEvent::AppointmentAttended { appointment })
+            }
+            AppointmentAction::MarkNoShow => {
+                (AppointmentStatus::NoShow, DomainEvent::AppointmentNoShow { appointment })
+            }
             other => {
                 return Err(AppointmentRefused::Illegal {
                     from: self.status,
@@ -244,7 +260,7 @@ impl Appointment {
         }
         self.status = status;
         self.touch(now);
-        Ok(())
+        Ok(event)
     }
 
     fn close_as_cancelled(&mut self, by: CancelledBy, now: OffsetDateTime) {

@@ -48,7 +48,7 @@ fn take(
     role: Role,
     action: AppointmentAction,
     now: OffsetDateTime,
-) -> Result<(), AppointmentRefused> {
+) -> Result<crate::DomainEvent, AppointmentRefused> {
     match action {
         Reschedule => {
             let to = Slot {

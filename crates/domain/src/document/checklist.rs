@@ -117,12 +117,16 @@ mod tests {
         let now = OffsetDateTime::UNIX_EPOCH;
         match status {
             Uploaded => {}
-            Verified => d.verify(Role::Staff, staff(), now).unwrap(),
+            Verified => {
+                d.verify(Role::Staff, staff(), now).unwrap();
+            }
             Rejected => {
                 let reason = Reason::required(Some(format!("{kind} unreadable"))).unwrap();
                 d.reject(Role::Staff, reason, staff(), now).unwrap();
             }
-            Deleted => d.delete(Role::Staff, staff(), now).unwrap(),
+            Deleted => {
+                d.delete(Role::Staff, staff(), now).unwrap();
+            }
         }
         d
     }

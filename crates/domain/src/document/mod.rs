@@ -18,6 +18,7 @@ pub use checklist::{
 };
 pub use disposition::{attachment_disposition, safe_media_type};
 
+use crate::event::{DocumentRef, DomainEvent};
 use crate::text_enum::text_enum;
 use crate::validation::{CONTROL_CHARACTER, NO_CONTROL_IN_LINE, refused_in_line};
 use crate::{CitizenId, DocumentId, MissionId, Reason, RequestId, Role, Subject, ValidationErrors, rules};
@@ -298,48 +299,49 @@ impl Document {
         }
     }
 
-    /// Staff accept the document.
+    /// Staff accept the document: `document.verified`.
     pub fn verify(
         &mut self,
         role: Role,
         by: Subject,
         now: OffsetDateTime,
-    ) -> Result<(), IllegalDocumentTransition> {
+    ) -> Result<DomainEvent, IllegalDocumentTransition> {
         self.check(role, DocumentAction::Verify)?;
         self.decide(DocumentStatus::Verified, by, now);
-        Ok(())
+        Ok(DomainEvent::DocumentVerified { document: DocumentRef::of(self) })
     }
 
     /// Staff refuse the document, with a reason the citizen reads; the kind may then be
-    /// uploaded again.
+    /// uploaded again: `document.rejected`.
     pub fn reject(
         &mut self,
         role: Role,
         reason: Reason,
         by: Subject,
         now: OffsetDateTime,
-    ) -> Result<(), IllegalDocumentTransition> {
+    ) -> Result<DomainEvent, IllegalDocumentTransition> {
         self.check(role, DocumentAction::Reject)?;
+        let text = reason.as_str().to_owned();
         self.rejection_reason = Some(reason);
         self.decide(DocumentStatus::Rejected, by, now);
-        Ok(())
+        Ok(DomainEvent::DocumentRejected { document: DocumentRef::of(self), reason: text })
     }
 
     /// Makes the document a tombstone: gone from every listing and checklist, its bytes
     /// to be removed from storage; the decision and reason stay for the audit trail and
-    /// the request's timeline, with who deleted it and when.
+    /// the request's timeline, with who deleted it and when: `document.deleted`.
     pub fn delete(
         &mut self,
         role: Role,
         by: Subject,
         now: OffsetDateTime,
-    ) -> Result<(), IllegalDocumentTransition> {
+    ) -> Result<DomainEvent, IllegalDocumentTransition> {
         self.check(role, DocumentAction::Delete)?;
         self.status = DocumentStatus::Deleted;
         self.deleted_at = Some(now);
         self.deleted_by = Some(by);
         self.touch(now);
-        Ok(())
+        Ok(DomainEvent::DocumentDeleted { document: DocumentRef::of(self) })
     }
 
     fn decide(&mut self, status: DocumentStatus, by: Subject, now: OffsetDateTime) {
@@ -421,7 +423,11 @@ pub(crate) mod tests {
         Reason::required(Some(text.to_owned())).unwrap()
     }
 
-    fn take(d: &mut Document, role: Role, action: DocumentAction) -> Result<(), IllegalDocumentTransition> {
+    fn take(
+        d: &mut Document,
+        role: Role,
+        action: DocumentAction,
+    ) -> Result<DomainEvent, IllegalDocumentTransition> {
         let now = OffsetDateTime::UNIX_EPOCH + time::Duration::hours(1);
         match action {
             Verify => d.verify(role, staff(), now),
