@@ -1,12 +1,13 @@
-//! Test fixtures shared by the use-case tests: principals and well-formed entities.
+//! Test fixtures shared by the use-case tests: principals, and the domain's base entities
+//! (`consular_domain::fixtures`) as these tests use them.
 
+use consular_domain::fixtures;
 use consular_domain::{
-    Address, ClientId, Mission, MissionId, Money, NewCitizen, Principal, PrincipalId, PrincipalKind,
-    RegistrationStatus, ScopeSet, ServiceType, ServiceTypeId, Stage, Subject,
+    ClientId, Mission, MissionId, NewCitizen, Principal, PrincipalId, PrincipalKind, ScopeSet, ServiceType,
+    Subject,
 };
 use consular_ports::MockMissionRepository;
 use time::OffsetDateTime;
-use time::macros::date;
 use uuid::Uuid;
 
 /// A principal of `kind` with principal id `id`, holding `scopes` (space separated).
@@ -25,18 +26,9 @@ pub fn admin_with(scopes: &str, mission: Option<MissionId>) -> Principal {
     principal(PrincipalKind::Admin, Uuid::now_v7(), scopes, mission)
 }
 
+/// The domain's base mission (`fr-paris`) under id `id`.
 pub fn mission(id: MissionId) -> Mission {
-    Mission {
-        id,
-        code: "fr-paris".into(),
-        name: "Embassy in Paris".into(),
-        country: "FR".into(),
-        city: "Paris".into(),
-        timezone: "Europe/Paris".into(),
-        version: 1,
-        created_at: OffsetDateTime::UNIX_EPOCH,
-        updated_at: OffsetDateTime::UNIX_EPOCH,
-    }
+    Mission { id, ..fixtures::mission(OffsetDateTime::UNIX_EPOCH) }
 }
 
 /// A mission repository that knows every id it is asked for.
@@ -48,48 +40,10 @@ pub fn any_mission() -> MockMissionRepository {
 
 /// A valid citizen of `mission`, registration pending.
 pub fn alice(mission: MissionId) -> NewCitizen {
-    NewCitizen {
-        mission_id: mission,
-        given_name: "Alice".into(),
-        family_name: "Martin".into(),
-        date_of_birth: date!(1990 - 04 - 12),
-        place_of_birth: "Lyon".into(),
-        nationality: "FR".into(),
-        passport_number: "19AB12345".into(),
-        passport_expiry: date!(2031 - 04 - 11),
-        email: "alice@example.org".into(),
-        phone: "+33612345678".into(),
-        address: Address {
-            line1: "1 Main Street".into(),
-            line2: None,
-            city: "Ottawa".into(),
-            region: None,
-            postal_code: None,
-            country: "CA".into(),
-        },
-        emergency_contact: None,
-        preferred_language: "fr".into(),
-        registration_status: RegistrationStatus::Pending,
-    }
+    fixtures::new_citizen(mission)
 }
 
 /// A stored service type with two stages and a 10-day SLA.
 pub fn service_type(active: bool) -> ServiceType {
-    ServiceType {
-        id: ServiceTypeId::new(),
-        code: "visa".into(),
-        name: "Visa".into(),
-        description: String::new(),
-        fee: Money { amount_minor: 0, currency: "EUR".into() },
-        sla_days: 10,
-        required_documents: vec![],
-        stages: vec![
-            Stage { name: "Check".into(), description: String::new() },
-            Stage { name: "Print".into(), description: String::new() },
-        ],
-        active,
-        version: 1,
-        created_at: OffsetDateTime::UNIX_EPOCH,
-        updated_at: OffsetDateTime::UNIX_EPOCH,
-    }
+    ServiceType { active, ..fixtures::service_type(OffsetDateTime::UNIX_EPOCH) }
 }

@@ -14,8 +14,7 @@ use common::*;
 use consular_db::Database;
 use consular_domain::{
     Appointment, AppointmentAction, AppointmentChange, AppointmentEntry, AppointmentStatus, BookingRefused,
-    CitizenId, Cutoffs, MissionId, PrincipalId, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, SlotId,
-    Subject,
+    CitizenId, MissionId, PrincipalId, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, SlotId, Subject,
 };
 use consular_ports::{
     AppointmentFilter, AppointmentRepository, AvailabilityQuery, BookOutcome, RepoError, SlotUpsert,
@@ -66,20 +65,10 @@ async fn citizens(db: &Database, s: &Setting, n: usize) -> Vec<CitizenId> {
 /// A slot starting `hours` from now, 30 minutes long, serving the passport service.
 fn slot(s: &Setting, hours: i64, capacity: u32) -> Slot {
     let start = now() + Duration::hours(hours);
-    let created = now();
     Slot {
-        id: SlotId::new(),
-        mission_id: s.mission,
-        starts_at: start,
-        ends_at: start + Duration::minutes(30),
         capacity,
-        booked: 0,
         service_types: vec![s.passport],
-        open: true,
-        cutoffs: Cutoffs::default(),
-        version: 1,
-        created_at: created,
-        updated_at: created,
+        ..consular_domain::fixtures::slot(s.mission, start, now())
     }
 }
 

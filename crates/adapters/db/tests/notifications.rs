@@ -15,8 +15,8 @@ use consular_domain::notification::{
     Notification, Person, Produced, Recipient, produce,
 };
 use consular_domain::{
-    Appointment, AppointmentChange, AppointmentEntry, CitizenId, Cutoffs, MissionId, NotificationId,
-    PageRequest, PrincipalId, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, SlotId, Subject,
+    Appointment, AppointmentChange, AppointmentEntry, CitizenId, MissionId, NotificationId, PageRequest,
+    PrincipalId, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, Subject,
 };
 use consular_ports::{
     AppointmentRepository, Backlog, Claim, MissionRepository, NotificationRepository, NotificationWithEmail,
@@ -510,18 +510,9 @@ async fn a_sender_renews_an_email_lease_only_while_it_holds_it(db: Database) {
 async fn stored_slot(db: &Database, s: &Setting, hours: i64) -> Slot {
     let start = now() + Duration::hours(hours);
     let slot = Slot {
-        id: SlotId::new(),
-        mission_id: s.mission,
-        starts_at: start,
-        ends_at: start + Duration::minutes(30),
         capacity: 5,
-        booked: 0,
         service_types: vec![s.service_type],
-        open: true,
-        cutoffs: Cutoffs::default(),
-        version: 1,
-        created_at: now(),
-        updated_at: now(),
+        ..consular_domain::fixtures::slot(s.mission, start, now())
     };
     let upsert = SlotUpsert { slots: vec![(slot.clone(), None)], cancelled: vec![] };
     AppointmentRepository::upsert_slots(db, &upsert, &WriteMeta::default()).await.unwrap();

@@ -15,7 +15,7 @@ use common::on_both_databases;
 use consular_db::Database;
 use consular_domain::analytics::{StageSpell, stage_spells};
 use consular_domain::{
-    Citizen, HistoryEntry, Mission, RequestId, RequestStatus, ServiceRequest, ServiceType, Stage,
+    Citizen, HistoryEntry, Mission, RequestId, RequestStatus, ServiceRequest, ServiceType, Stage, fixtures,
 };
 use consular_ports::{
     AnalyticsQuery, AnalyticsRepository, Clock, DemoRepository, MissionScope, RequestRepository,
@@ -32,15 +32,7 @@ fn at(minutes: i64) -> OffsetDateTime {
 }
 
 fn entry(minutes: i64, to_status: RequestStatus, to_stage: usize) -> HistoryEntry {
-    HistoryEntry {
-        at: at(minutes),
-        actor: None,
-        from_status: None,
-        to_status,
-        from_stage: None,
-        to_stage,
-        reason: None,
-    }
+    fixtures::history_entry(at(minutes), to_status, to_stage)
 }
 
 struct Fixture {
@@ -67,19 +59,12 @@ fn request(
     closed_at: Option<i64>,
 ) -> ServiceRequest {
     ServiceRequest {
-        id: RequestId::new(),
-        mission_id: f.mission.id,
-        citizen_id: f.citizen.id,
-        service_type_id: f.service_type.id,
         status,
-        stages: f.service_type.stages.clone(),
         current_stage: history.last().map_or(0, |e| e.to_stage),
-        assignee_id: None,
         submitted_at: history.first().map_or(T, |e| e.at),
         sla_due_at: at(60 * 24 * 10),
         closed_at: closed_at.map(at),
-        version: 1,
-        updated_at: T,
+        ..fixtures::service_request(f.mission.id, f.citizen.id, &f.service_type, T)
     }
 }
 

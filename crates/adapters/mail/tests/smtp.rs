@@ -2,8 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use consular_domain::fixtures;
 use consular_domain::notification::{Details, Email, EmailStatus, Language, NotificationKind};
-use consular_domain::{EmailId, NotificationId};
 use consular_mail::SmtpMailer;
 use consular_ports::{MailError, Mailer};
 use consular_testkit::smtp::{SmtpServer, free_port, parse};
@@ -16,11 +16,7 @@ const WAIT: Duration = Duration::from_secs(10);
 fn email(to: &str, language: Language, kind: NotificationKind) -> Email {
     let now = datetime!(2027-03-01 09:00 UTC);
     Email {
-        id: EmailId::new(),
-        notification_id: NotificationId::new(),
-        to: to.to_owned(),
         language,
-        kind,
         details: Details {
             service: Some("Passport renewal".to_owned()),
             status: Some("in_review".to_owned()),
@@ -30,10 +26,7 @@ fn email(to: &str, language: Language, kind: NotificationKind) -> Email {
         status: EmailStatus::Sending,
         attempts: 1,
         next_attempt_at: None,
-        last_error: None,
-        created_at: now,
-        updated_at: now,
-        delivered_at: None,
+        ..fixtures::email(to, kind, now)
     }
 }
 

@@ -7,7 +7,7 @@ use super::*;
 use crate::fixtures::{any_mission, mission, principal};
 use consular_domain::{
     AppointmentStatus, Availability, CitizenId, Cutoffs, ExplicitSlots, PrincipalKind, ServiceTypeId, Slot,
-    SlotId, SlotTemplate, Subject,
+    SlotTemplate, Subject,
 };
 use consular_ports::{
     BookOutcome, MockAppointmentRepository, MockCitizenRepository, MockIdempotencyRepository,
@@ -41,18 +41,10 @@ fn here() -> MissionId {
 fn slot(starts_in: Duration, capacity: u32, booked: u32) -> Slot {
     let now = OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
     Slot {
-        id: SlotId::new(),
-        mission_id: here(),
-        starts_at: now + starts_in,
-        ends_at: now + starts_in + Duration::minutes(30),
         capacity,
         booked,
         service_types: vec![ServiceTypeId(uuid::Uuid::from_u128(9))],
-        open: true,
-        cutoffs: Cutoffs::default(),
-        version: 1,
-        created_at: now,
-        updated_at: now,
+        ..consular_domain::fixtures::slot(here(), now + starts_in, now)
     }
 }
 

@@ -132,18 +132,10 @@ async fn appointments_fill_the_overview_per_bucket(db: Database) {
         let starts_at = midnight + Duration::days(p.day) + Duration::minutes(p.minute);
         let booked_at = starts_at - Duration::days(2);
         let slot = Slot {
-            id: SlotId::new(),
-            mission_id: p.mission,
-            starts_at,
-            ends_at: starts_at + Duration::minutes(30),
             capacity: p.capacity,
-            booked: 0,
             service_types: vec![passport.id],
             open: !(p.closed && p.fates.is_empty()),
-            cutoffs: Cutoffs::default(),
-            version: 1,
-            created_at: booked_at - Duration::days(1),
-            updated_at: booked_at - Duration::days(1),
+            ..consular_domain::fixtures::slot(p.mission, starts_at, booked_at - Duration::days(1))
         };
         let upsert = SlotUpsert { slots: vec![(slot.clone(), None)], cancelled: vec![] };
         AppointmentRepository::upsert_slots(&db, &upsert, &WriteMeta::default()).await.unwrap();

@@ -26,8 +26,8 @@ use consular_domain::analytics::{
 };
 use consular_domain::{
     Action, Appointment, AppointmentAction, AppointmentChange, AppointmentEntry, AppointmentStatus,
-    CancelledBy, CitizenId, Cutoffs, MissionId, PrincipalId, PrincipalKind, RequestId, RequestStatus, Role,
-    ServiceRequest, ServiceType, ServiceTypeId, Slot, SlotId, StaffMember, Stage, Subject,
+    CancelledBy, CitizenId, MissionId, PrincipalId, PrincipalKind, RequestId, RequestStatus, Role,
+    ServiceRequest, ServiceType, ServiceTypeId, Slot, StaffMember, Stage, Subject,
 };
 use consular_ports::{
     AnalyticsQuery, AnalyticsRepository, AppointmentRepository, BookOutcome, Clock, MissionScope,

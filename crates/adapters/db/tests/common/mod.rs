@@ -8,16 +8,15 @@
 use consular_db::{Backend, Database, DbConfig};
 use consular_domain::{
     Address, AuditAction, AuditRecord, Citizen, CitizenId, ClientId, EmergencyContact, HistoryEntry, Mission,
-    MissionId, Money, Principal, PrincipalId, PrincipalKind, RegistrationStatus, RequestId, RequestStatus,
-    ScopeSet, ServiceRequest, ServiceType, ServiceTypeId, Stage, Subject,
+    MissionId, Money, Principal, PrincipalId, PrincipalKind, ScopeSet, ServiceRequest, ServiceType, Stage,
+    Subject, fixtures,
 };
 use consular_ports::{
     CitizenRepository, Clock, MissionRepository, OutboxEvent, RepoError, RequestRepository,
     ServiceTypeRepository, SystemClock, WriteMeta,
 };
 use std::path::Path;
-use time::macros::date;
-use time::{Duration, OffsetDateTime};
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 pub(crate) async fn sqlite() -> (tempfile::TempDir, Database) {
@@ -51,18 +50,7 @@ pub(crate) fn now() -> OffsetDateTime {
 }
 
 pub(crate) fn mission(code: &str) -> Mission {
-    let now = now();
-    Mission {
-        id: MissionId::new(),
-        code: code.to_owned(),
-        name: format!("Mission {code}"),
-        country: "FR".to_owned(),
-        city: "Paris".to_owned(),
-        timezone: "Europe/Paris".to_owned(),
-        version: 1,
-        created_at: now,
-        updated_at: now,
-    }
+    Mission { code: code.to_owned(), name: format!("Mission {code}"), ..fixtures::mission(now()) }
 }
 
 pub(crate) fn admin() -> Principal {
@@ -98,9 +86,7 @@ pub(crate) async fn stored_mission(db: &Database, code: &str) -> Mission {
 }
 
 pub(crate) fn service_type(code: &str) -> ServiceType {
-    let now = now();
     ServiceType {
-        id: ServiceTypeId::new(),
         code: code.to_owned(),
         name: format!("Service {code}"),
         description: "Renew an expiring passport".to_owned(),
@@ -113,10 +99,7 @@ pub(crate) fn service_type(code: &str) -> ServiceType {
             },
             Stage { name: "Printing".to_owned(), description: String::new() },
         ],
-        active: true,
-        version: 1,
-        created_at: now,
-        updated_at: now,
+        ..fixtures::service_type(now())
     }
 }
 
@@ -126,41 +109,22 @@ pub(crate) async fn stored_service_type(db: &Database, code: &str) -> ServiceTyp
     t
 }
 
+/// The domain's base citizen with every optional field set (each one is read back).
 pub(crate) fn citizen(mission: MissionId, passport: &str) -> Citizen {
-    let now = now();
+    let base = fixtures::citizen(mission, now());
     Citizen {
-        id: CitizenId::new(),
-        mission_id: mission,
-        given_name: "Alice".to_owned(),
-        family_name: "Martin".to_owned(),
-        date_of_birth: date!(1990 - 04 - 12),
-        place_of_birth: "Lyon".to_owned(),
-        nationality: "FR".to_owned(),
         passport_number: passport.to_owned(),
-        passport_expiry: date!(2031 - 04 - 11),
-        email: "alice@example.org".to_owned(),
-        phone: "+33612345678".to_owned(),
         address: Address {
-            line1: "1 Main Street".to_owned(),
-            line2: None,
-            city: "Ottawa".to_owned(),
             region: Some("Ontario".to_owned()),
             postal_code: Some("K1A 0A1".to_owned()),
-            country: "CA".to_owned(),
+            ..base.address
         },
         emergency_contact: Some(EmergencyContact {
             name: "Jean Martin".to_owned(),
             phone: "+33600000000".to_owned(),
             relationship: "brother".to_owned(),
         }),
-        preferred_language: "fr".to_owned(),
-        registration_status: RegistrationStatus::Pending,
-        registered_at: now,
-        activated_at: None,
-        deregistered_at: None,
-        version: 1,
-        created_at: now,
-        updated_at: now,
+        ..base
     }
 }
 
@@ -193,33 +157,13 @@ pub(crate) async fn stored_citizen(db: &Database, mission: MissionId, passport: 
 
 /// A new `submitted` request at its first stage, as the use case makes it.
 pub(crate) fn request(mission: MissionId, citizen: CitizenId, service_type: &ServiceType) -> ServiceRequest {
-    let now = now();
-    ServiceRequest {
-        id: RequestId::new(),
-        mission_id: mission,
-        citizen_id: citizen,
-        service_type_id: service_type.id,
-        status: RequestStatus::Submitted,
-        stages: service_type.stages.clone(),
-        current_stage: 0,
-        assignee_id: None,
-        submitted_at: now,
-        sla_due_at: now + Duration::days(i64::from(service_type.sla_days)),
-        closed_at: None,
-        version: 1,
-        updated_at: now,
-    }
+    fixtures::service_request(mission, citizen, service_type, now())
 }
 
 pub(crate) fn first_entry(r: &ServiceRequest) -> HistoryEntry {
     HistoryEntry {
-        at: r.submitted_at,
         actor: Some(Subject { kind: PrincipalKind::Citizen, id: PrincipalId(r.citizen_id.0) }),
-        from_status: None,
-        to_status: r.status,
-        from_stage: None,
-        to_stage: r.current_stage,
-        reason: None,
+        ..fixtures::history_entry(r.submitted_at, r.status, r.current_stage)
     }
 }
 

@@ -42,19 +42,8 @@ use uuid::Uuid;
 
 fn client(scopes: &str, mission: Option<MissionId>) -> ApiClient {
     let scopes = ScopeSet::parse(scopes).unwrap();
-    let now = now();
-    ApiClient {
-        id: ClientId::new(),
-        name: "portal".to_owned(),
-        subject: Subject { kind: scopes.principal_kind().unwrap(), id: PrincipalId::new() },
-        mission,
-        scopes,
-        secret_hash: vec![7; 32],
-        status: ClientStatus::Active,
-        version: 1,
-        created_at: now,
-        updated_at: now,
-    }
+    let subject = Subject { kind: scopes.principal_kind().unwrap(), id: PrincipalId::new() };
+    ApiClient::issue("portal".to_owned(), scopes, subject, mission, vec![7; 32], now())
 }
 
 fn idempotency(owner: ClientId, key: &str, expires_in: Duration) -> IdempotencyRecord {
@@ -87,18 +76,9 @@ fn client_of(scopes: &str, mission: MissionId, principal: Uuid) -> ApiClient {
 }
 
 fn staff_member(mission: MissionId, service_types: &[ServiceTypeId]) -> StaffMember {
-    let now = now();
     StaffMember {
-        id: StaffId::new(),
-        mission_id: mission,
-        name: "Bob Lee".to_owned(),
-        email: "bob@mission.example".to_owned(),
-        job_title: "Consular officer".to_owned(),
-        active: true,
         service_type_ids: service_types.to_vec(),
-        version: 1,
-        created_at: now,
-        updated_at: now,
+        ..consular_domain::fixtures::staff_member(mission, now())
     }
 }
 

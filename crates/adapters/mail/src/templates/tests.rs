@@ -1,27 +1,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::*;
-use consular_domain::notification::EmailStatus;
-use consular_domain::{EmailId, NotificationId};
 use time::macros::datetime;
 
 fn email(kind: NotificationKind, language: Language, details: Details) -> Email {
     let now = datetime!(2027-03-01 09:00 UTC);
-    Email {
-        id: EmailId::new(),
-        notification_id: NotificationId::new(),
-        to: "citizen@example.org".to_owned(),
-        language,
-        kind,
-        details,
-        status: EmailStatus::Pending,
-        attempts: 0,
-        next_attempt_at: Some(now),
-        last_error: None,
-        created_at: now,
-        updated_at: now,
-        delivered_at: None,
-    }
+    Email { language, details, ..consular_domain::fixtures::email("citizen@example.org", kind, now) }
 }
 
 fn full_details() -> Details {
