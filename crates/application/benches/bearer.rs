@@ -8,9 +8,7 @@
 use consular_application::auth::{
     ClientCredentials, KeySet, RevocationCache, SigningKeys, TokenConfig, TokenPorts, TokenService, secrets,
 };
-use consular_domain::{
-    ApiClient, ClientId, ClientStatus, PrincipalId, PrincipalKind, Scope, ScopeSet, Subject,
-};
+use consular_domain::{ApiClient, PrincipalId, PrincipalKind, Scope, ScopeSet, Subject};
 use consular_ports::{MockClientRepository, MockTokenRepository, SystemClock};
 use std::hint::black_box;
 use std::sync::Arc;
@@ -27,18 +25,15 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let secret = secrets::generate().unwrap();
     let now = OffsetDateTime::now_utc();
-    let client = ApiClient {
-        id: ClientId::new(),
-        name: "bench".into(),
-        subject: Subject { kind: PrincipalKind::Admin, id: PrincipalId::new() },
-        mission: None,
-        scopes: ScopeSet::only(Scope::Admin),
-        secret_hash: secrets::hash(&secret),
-        status: ClientStatus::Active,
-        version: 1,
-        created_at: now,
-        updated_at: now,
-    };
+    let subject = Subject { kind: PrincipalKind::Admin, id: PrincipalId::new() };
+    let client = ApiClient::issue(
+        "bench".into(),
+        ScopeSet::only(Scope::Admin),
+        subject,
+        None,
+        secrets::hash(&secret),
+        now,
+    );
     let mut clients = MockClientRepository::new();
     let stored = client.clone();
     clients.expect_get().returning(move |_| Ok(Some(stored.clone())));

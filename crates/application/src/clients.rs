@@ -330,7 +330,7 @@ impl ClientService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use consular_domain::{ClientStatus, MissionId, PrincipalId, PrincipalKind, ScopeSet};
+    use consular_domain::{MissionId, PrincipalId, PrincipalKind, ScopeSet};
     use consular_ports::{
         MockCitizenRepository, MockClientRepository, MockIdempotencyRepository, MockMissionRepository,
         MockStaffRepository, SystemClock,
@@ -447,19 +447,10 @@ mod tests {
 
     #[tokio::test]
     async fn another_missions_client_is_not_found_for_a_mission_admin() {
-        let now = OffsetDateTime::UNIX_EPOCH;
-        let foreign = ApiClient {
-            id: ClientId::new(),
-            name: "x".into(),
-            subject: Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() },
-            mission: Some(MissionId::new()),
-            scopes: ScopeSet::only(Scope::Staff),
-            secret_hash: vec![0; 32],
-            status: ClientStatus::Active,
-            version: 1,
-            created_at: now,
-            updated_at: now,
-        };
+        let subject = Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() };
+        let (scopes, mission) = (ScopeSet::only(Scope::Staff), Some(MissionId::new()));
+        let foreign =
+            ApiClient::issue("x".into(), scopes, subject, mission, vec![0; 32], OffsetDateTime::UNIX_EPOCH);
         let id = foreign.id;
         let mut clients = MockClientRepository::new();
         clients.expect_get().returning(move |_| Ok(Some(foreign.clone())));

@@ -6,7 +6,7 @@
 use super::*;
 use crate::fixtures::{admin_with, any_mission, principal, service_type};
 use consular_domain::analytics::{DurationSummary, Granularity};
-use consular_domain::{PrincipalKind, RequestStatus, ServiceType, StaffId, StaffMember};
+use consular_domain::{PrincipalKind, RequestStatus, ServiceType, StaffMember};
 use consular_ports::{
     MockAnalyticsRepository, MockClock, MockMissionRepository, MockServiceTypeRepository, OverviewFigures,
     RequestCounts, RequestGroup, SeatCounts, ServiceFigures as RawServices, StaffGroups, StageGroup,
@@ -303,16 +303,10 @@ async fn services_list_active_types_with_zeros_and_inactive_ones_only_with_figur
 async fn a_members_share_counts_the_missions_unassigned_requests_too() {
     let mission = MissionId::new();
     let member = |name: &str, active: bool| StaffMember {
-        id: StaffId::new(),
-        mission_id: mission,
         name: name.into(),
         email: format!("{name}@example.org"),
-        job_title: "Officer".into(),
         active,
-        service_type_ids: vec![],
-        version: 1,
-        created_at: NOW,
-        updated_at: NOW,
+        ..consular_domain::fixtures::staff_member(mission, NOW)
     };
     let (ana, bea, gone) = (member("Ana", true), member("Bea", true), member("Gone", false));
     let ana_id = ana.id;

@@ -463,18 +463,12 @@ mod tests {
     const SECRET: &str = "s3cret-s3cret-s3cret-s3cret-s3cret-s3cret12";
 
     fn client(status: ClientStatus) -> ApiClient {
+        let subject = Subject { kind: PrincipalKind::Admin, id: PrincipalId::new() };
+        let scopes = ScopeSet::only(Scope::Admin).with(Scope::Staff);
         let now = OffsetDateTime::now_utc();
         ApiClient {
-            id: ClientId::new(),
-            name: "portal".into(),
-            subject: Subject { kind: PrincipalKind::Admin, id: PrincipalId::new() },
-            mission: None,
-            scopes: ScopeSet::only(Scope::Admin).with(Scope::Staff),
-            secret_hash: secrets::hash(SECRET),
             status,
-            version: 1,
-            created_at: now,
-            updated_at: now,
+            ..ApiClient::issue("portal".into(), scopes, subject, None, secrets::hash(SECRET), now)
         }
     }
 

@@ -2,9 +2,10 @@
 
 use super::*;
 use crate::fixtures::{alice, principal, service_type};
+use consular_domain::fixtures;
 use consular_domain::{
     Citizen, MissionId, NewCitizen, Page, PageRequest, PrincipalId, PrincipalKind, RegistrationStatus,
-    RequestStatus, ServiceType, StaffMember, Subject,
+    RequestStatus, ServiceType, Subject,
 };
 use consular_ports::{
     Clock, MockAppointmentRepository, MockCitizenRepository, MockClock, MockDocumentRepository,
@@ -103,19 +104,10 @@ impl Fixture {
 fn stored_request(mission: MissionId, citizen: CitizenId, status: RequestStatus) -> ServiceRequest {
     let t = service_type(true);
     ServiceRequest {
-        id: RequestId::new(),
-        mission_id: mission,
-        citizen_id: citizen,
-        service_type_id: t.id,
         status,
-        stages: t.stages,
-        current_stage: 0,
-        assignee_id: None,
-        submitted_at: OffsetDateTime::UNIX_EPOCH,
         sla_due_at: OffsetDateTime::UNIX_EPOCH,
-        closed_at: None,
         version: 3,
-        updated_at: OffsetDateTime::UNIX_EPOCH,
+        ..fixtures::service_request(mission, citizen, &t, OffsetDateTime::UNIX_EPOCH)
     }
 }
 
@@ -357,18 +349,7 @@ async fn lists_are_scoped_to_the_caller() {
 #[tokio::test]
 async fn a_queue_is_for_the_member_themself_or_an_admin_of_the_mission() {
     let mission = MissionId::new();
-    let member = StaffMember {
-        id: StaffId::new(),
-        mission_id: mission,
-        name: "Bob".into(),
-        email: "bob@example.org".into(),
-        job_title: "Officer".into(),
-        active: true,
-        service_type_ids: vec![],
-        version: 1,
-        created_at: OffsetDateTime::UNIX_EPOCH,
-        updated_at: OffsetDateTime::UNIX_EPOCH,
-    };
+    let member = fixtures::staff_member(mission, OffsetDateTime::UNIX_EPOCH);
     let id = member.id;
     let mut fixture = Fixture::new();
     fixture.staff.expect_get().returning(move |_| Ok(Some(member.clone())));
