@@ -555,21 +555,19 @@ async fn reminders_are_scheduled_once_per_start_time(db: Database) {
         "(from, until]"
     );
 
-    let event = |a: &Appointment| {
-        OutboxEvent::new(
-            EventKind::AppointmentReminder,
-            a.id.0,
-            serde_json::json!({"appointment_id": a.id}),
-            now(),
-        )
+    let reminder_of = |a: &Appointment| consular_domain::DomainEvent::AppointmentReminder {
+        appointment: consular_domain::AppointmentRef::of(a),
     };
+    let event = |a: &Appointment| OutboxEvent::new(&reminder_of(a), now()).unwrap();
     let reminder = event(&first);
     assert!(db.schedule_reminder(first.id, first.starts_at, &reminder).await.unwrap());
     assert!(
         !db.schedule_reminder(first.id, first.starts_at, &event(&first)).await.unwrap(),
         "scheduled once"
     );
-    assert_eq!(db.outbox_events(None, 10).await.unwrap(), std::slice::from_ref(&reminder), "one event");
+    let stored = db.outbox_events(None, 10).await.unwrap();
+    assert_eq!(stored, std::slice::from_ref(&reminder), "one event");
+    assert_eq!(stored[0].event().unwrap(), reminder_of(&first), "the stored row decodes to the typed event");
     assert_eq!(db.reminder_candidates(from, until, 10).await.unwrap(), std::slice::from_ref(&second));
     // A moved appointment gets a reminder for its new time.
     let moved = event(&first);

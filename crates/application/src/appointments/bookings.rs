@@ -11,13 +11,12 @@ use consular_domain::policy::appointments as policy;
 use consular_domain::policy::citizens::citizen_of;
 use consular_domain::policy::requests::RequestReach;
 use consular_domain::{
-    Appointment, AppointmentAction, AppointmentChange, AppointmentId, AppointmentStatus, AuditAction,
-    CitizenId, MissionId, Principal, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, SlotId,
+    Appointment, AppointmentAction, AppointmentId, AppointmentRef, AppointmentStatus, AuditAction, CitizenId,
+    DomainEvent, MissionId, Principal, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, SlotId,
 };
 use consular_ports::{
     AppointmentFilter, AvailabilityQuery, BookOutcome, StartPage, StartPageRequest, WriteMeta,
 };
-use serde_json::json;
 use std::collections::HashMap;
 use time::{Date, Duration, OffsetDateTime};
 
@@ -130,7 +129,8 @@ impl AppointmentService {
         );
         let view = self.view(appointment).await?;
         let appointment = &view.appointment;
-        let (event, entry) = change(AppointmentChange::Booked, appointment, actor, json!({}), now)?;
+        let booked = DomainEvent::AppointmentBooked { appointment: AppointmentRef::of(appointment) };
+        let (event, entry) = change(&booked, appointment, actor, now)?;
         let meta = WriteMeta {
             audit: vec![audit(
                 actor,
@@ -196,14 +196,8 @@ impl AppointmentService {
             _ => return Err(ServiceError::unknown("/slot_id", "no such slot in the appointment's mission")),
         };
         let now = self.ports.clock.now();
-        appointment.reschedule(role, &from, &to, now).map_err(refused)?;
-        let (event, entry) = change(
-            AppointmentChange::Rescheduled,
-            &appointment,
-            actor,
-            json!({ "from_slot_id": from.id }),
-            now,
-        )?;
+        let rescheduled = appointment.reschedule(role, &from, &to, now).map_err(refused)?;
+        let (event, entry) = change(&rescheduled, &appointment, actor, now)?;
         let meta = WriteMeta {
             audit: vec![audit(
                 actor,
@@ -247,14 +241,8 @@ impl AppointmentService {
             require_version(expected_versions, stored_version)?;
             let slot = self.slot_of(&appointment).await?;
             let now = self.ports.clock.now();
-            appointment.cancel(role, &slot, now).map_err(refused)?;
-            let (event, entry) = change(
-                AppointmentChange::Cancelled,
-                &appointment,
-                actor,
-                json!({ "cancelled_by": appointment.cancelled_by.map(|c| c.as_str()) }),
-                now,
-            )?;
+            let cancelled = appointment.cancel(role, &slot, now).map_err(refused)?;
+            let (event, entry) = change(&cancelled, &appointment, actor, now)?;
             let meta = WriteMeta {
                 audit: vec![audit(
                     actor,
@@ -288,12 +276,12 @@ impl AppointmentService {
             let stored_version = appointment.version;
             require_version(expected_versions, stored_version)?;
             let now = self.ports.clock.now();
-            let (action, kind) = match attendance {
-                Attendance::Attended => (AppointmentAction::Attend, AppointmentChange::Attended),
-                Attendance::NoShow => (AppointmentAction::MarkNoShow, AppointmentChange::NoShow),
+            let action = match attendance {
+                Attendance::Attended => AppointmentAction::Attend,
+                Attendance::NoShow => AppointmentAction::MarkNoShow,
             };
-            appointment.record_attendance(Role::Staff, action, now).map_err(refused)?;
-            let (event, entry) = change(kind, &appointment, actor, json!({}), now)?;
+            let recorded = appointment.record_attendance(Role::Staff, action, now).map_err(refused)?;
+            let (event, entry) = change(&recorded, &appointment, actor, now)?;
             let meta = WriteMeta {
                 audit: vec![audit(
                     actor,

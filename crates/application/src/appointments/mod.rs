@@ -17,17 +17,15 @@ pub use slots::{SlotPart, SlotReport, SlotSubmission};
 
 use crate::ServiceError;
 use crate::services::Adapters;
-use consular_domain::notification::EventKind;
 use consular_domain::{
-    Appointment, AppointmentAction, AppointmentChange, AppointmentEntry, AppointmentRefused, AuditAction,
-    AuditRecord, BookingRefused, CancelRefused, Mission, MissionId, Principal, RescheduleRefused,
+    Appointment, AppointmentAction, AppointmentEntry, AppointmentRefused, AuditAction, AuditRecord,
+    BookingRefused, CancelRefused, DomainEvent, Mission, MissionId, Principal, RescheduleRefused,
     ValidationErrors,
 };
 use consular_ports::{
     AppointmentRepository, CitizenRepository, Clock, IdempotencyRepository, MissionRepository, OutboxEvent,
     RequestRepository, ServiceTypeRepository,
 };
-use serde_json::{Value, json};
 use std::sync::Arc;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -184,36 +182,21 @@ fn action_name(action: AppointmentAction) -> &'static str {
     }
 }
 
-/// A change of an appointment as it is stored beside it: its outbox event
-/// (`appointment.<change>`; about the request when the booking is linked to one, so it
-/// joins the request's stream of events, else about the appointment) and its history
-/// entry (the request's timeline), both made by `actor`.
+/// A change of an appointment as it is stored beside it: `event`, the `appointment.*`
+/// event the domain returned for it, in the outbox, and its history entry (the request's
+/// timeline), both made by `actor`.
 fn change(
-    change: AppointmentChange,
+    event: &DomainEvent,
     appointment: &Appointment,
     actor: &Principal,
-    extra: Value,
     now: OffsetDateTime,
 ) -> Result<(OutboxEvent, AppointmentEntry), ServiceError> {
+    let change = event.appointment_change().ok_or_else(|| {
+        ServiceError::Internal(format!("a {} event is no change of an appointment", event.kind()))
+    })?;
     let entry = AppointmentEntry::of(appointment, change, actor.subject)
         .map_err(|mismatch| ServiceError::Internal(mismatch.to_string()))?;
-    Ok((event(change.into(), appointment, now).with(extra), entry))
-}
-
-/// An outbox event about `appointment`: about the request when the booking is linked to
-/// one (so it joins the request's stream of events), else about the appointment. Its
-/// changes and its day-before reminder (`notifications`) carry the same payload.
-pub(crate) fn event(kind: EventKind, appointment: &Appointment, now: OffsetDateTime) -> OutboxEvent {
-    let payload = json!({
-        "appointment_id": appointment.id,
-        "citizen_id": appointment.citizen_id,
-        "mission_id": appointment.mission_id,
-        "slot_id": appointment.slot_id,
-        "request_id": appointment.request_id,
-        "starts_at": rfc3339(appointment.starts_at),
-    });
-    let aggregate = appointment.request_id.map_or(appointment.id.as_uuid(), |r| r.as_uuid());
-    OutboxEvent::new(kind, aggregate, payload, now)
+    Ok((OutboxEvent::new(event, now)?, entry))
 }
 
 fn audit(

@@ -9,11 +9,10 @@ use crate::ServiceError;
 use consular_domain::appointment::plan_slot;
 use consular_domain::policy::appointments as policy;
 use consular_domain::{
-    Appointment, AppointmentChange, AppointmentId, AppointmentStatus, AuditAction, Availability, FieldError,
-    MissionId, Principal, Slot, SlotConflict, SlotKey, ValidationErrors,
+    Appointment, AppointmentId, AppointmentStatus, AuditAction, Availability, FieldError, MissionId,
+    Principal, Slot, SlotConflict, SlotKey, ValidationErrors,
 };
 use consular_ports::{AppointmentFilter, RepoError, SlotUpsert, StartPageRequest, WriteMeta};
-use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 
 /// The most slots one submission makes (docs/appointments.md).
@@ -152,7 +151,7 @@ impl AppointmentService {
             for id in &plan.cancel {
                 let Some(found) = active.iter().find(|a| a.id == *id) else { continue };
                 let mut appointment = found.clone();
-                appointment.cancel_by_mission(now).map_err(super::refused)?;
+                let cancelled = appointment.cancel_by_mission(now).map_err(super::refused)?;
                 meta.audit.push(audit(
                     actor,
                     now,
@@ -161,8 +160,7 @@ impl AppointmentService {
                     appointment.id.as_uuid(),
                     &["status", "cancelled_by"],
                 ));
-                let (event, entry) =
-                    change(AppointmentChange::CancelledByMission, &appointment, actor, json!({}), now)?;
+                let (event, entry) = change(&cancelled, &appointment, actor, now)?;
                 meta.events.push(event);
                 report.cancelled_appointments.push(appointment.id);
                 upsert.cancelled.push((appointment, found.version, entry));

@@ -2,10 +2,9 @@
 //! blobs no live document references (docs/documents.md).
 
 use super::signed_url::DownloadGrant;
-use super::{DocumentService, audit, blob_error, event};
+use super::{DocumentService, audit, blob_error};
 use crate::concurrency::{require_version, retry_unconditional};
 use crate::error::{OrNotFound, ServiceError};
-use consular_domain::notification::EventKind;
 use consular_domain::policy::Listing;
 use consular_domain::policy::documents as policy;
 use consular_domain::policy::requests::RequestReach;
@@ -13,9 +12,8 @@ use consular_domain::{
     AuditAction, Document, DocumentId, IllegalDocumentTransition, Page, PageRequest, Principal, Reason,
     RequestId, Role,
 };
-use consular_ports::{BlobRead, ByteRange, DocumentFilter, WriteMeta};
+use consular_ports::{BlobRead, ByteRange, DocumentFilter, OutboxEvent, WriteMeta};
 use futures_util::StreamExt;
-use serde_json::json;
 use time::OffsetDateTime;
 
 /// How old an unreferenced blob must be before the sweep removes it: an upload in
@@ -169,16 +167,9 @@ impl DocumentService {
         let stored_version = document.version;
         require_version(expected_versions, stored_version)?;
         let now = self.ports.clock.now();
-        let (kind, payload) = match reason {
-            None => {
-                document.verify(Role::Staff, actor.subject, now).map_err(illegal)?;
-                (EventKind::DocumentVerified, json!({}))
-            }
-            Some(reason) => {
-                let text = reason.as_str().to_owned();
-                document.reject(Role::Staff, reason, actor.subject, now).map_err(illegal)?;
-                (EventKind::DocumentRejected, json!({ "reason": text }))
-            }
+        let event = match reason {
+            None => document.verify(Role::Staff, actor.subject, now).map_err(illegal)?,
+            Some(reason) => document.reject(Role::Staff, reason, actor.subject, now).map_err(illegal)?,
         };
         let meta = WriteMeta {
             audit: vec![audit(
@@ -188,7 +179,7 @@ impl DocumentService {
                 &document,
                 &["status", "rejection_reason"],
             )],
-            events: vec![event(kind, &document, payload, now)],
+            events: vec![OutboxEvent::new(&event, now)?],
             idempotency: None,
         };
         self.ports.documents.update(&document, stored_version, &meta).await?;
@@ -223,10 +214,10 @@ impl DocumentService {
         let stored_version = document.version;
         require_version(expected_versions, stored_version)?;
         let now = self.ports.clock.now();
-        document.delete(role, actor.subject, now).map_err(illegal)?;
+        let event = document.delete(role, actor.subject, now).map_err(illegal)?;
         let meta = WriteMeta {
             audit: vec![audit(actor, now, AuditAction::Deleted, &document, &["status"])],
-            events: vec![event(EventKind::DocumentDeleted, &document, json!({}), now)],
+            events: vec![OutboxEvent::new(&event, now)?],
             idempotency: None,
         };
         self.ports.documents.update(&document, stored_version, &meta).await?;

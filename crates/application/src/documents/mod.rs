@@ -25,14 +25,12 @@ use crate::auth::KeyEncryptionKey;
 use crate::auth::kek::{self, KekError, Unreadable};
 use crate::services::Adapters;
 use accept::{AcceptedTypes, TypeRefusal};
-use consular_domain::notification::EventKind;
 use consular_domain::{AuditAction, AuditRecord, Document, Principal};
 use consular_ports::{
     AuditRepository, BlobError, BlobStore, CitizenRepository, Clock, DocumentRepository,
-    IdempotencyRepository, MalwareScanner, OutboxEvent, RequestRepository, ServiceSecretRepository,
-    ServiceTypeRepository, StoredSecret,
+    IdempotencyRepository, MalwareScanner, RequestRepository, ServiceSecretRepository, ServiceTypeRepository,
+    StoredSecret,
 };
-use serde_json::{Value, json};
 use signed_url::{MIN_KEY_LEN, UrlSigner};
 use std::sync::Arc;
 use std::time::Duration;
@@ -192,15 +190,6 @@ fn blob_error(error: BlobError) -> ServiceError {
         BlobError::Unavailable(why) => ServiceError::Unavailable(format!("blob storage: {why}")),
         BlobError::InvalidKey(key) => ServiceError::Internal(format!("invalid blob key {key}")),
     }
-}
-
-/// A document event of the outbox: about the request when the document is attached to
-/// one (so it joins the request's stream of events), else about the document.
-fn event(kind: EventKind, document: &Document, extra: Value, now: OffsetDateTime) -> OutboxEvent {
-    let payload = json!({ "document_id": document.id, "citizen_id": document.citizen_id,
-                          "request_id": document.request_id, "kind": document.kind });
-    let aggregate = document.request_id.map_or(document.id.as_uuid(), |r| r.as_uuid());
-    OutboxEvent::new(kind, aggregate, payload, now).with(extra)
 }
 
 fn audit(

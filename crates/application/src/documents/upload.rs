@@ -6,26 +6,24 @@
 //! after the scanner passed the file and the blob is complete.
 
 use super::accept::SNIFF_LEN;
-use super::{DocumentService, UploadError, audit, blob_error, event};
+use super::{DocumentService, UploadError, audit, blob_error};
 use crate::ServiceError;
 use crate::idempotency::{self, Created, IdempotencyRequest};
 use crate::paging::all_pages;
 use bytes::Bytes;
 use consular_domain::document::{may_upload, new_blob_key, validate_file_name};
-use consular_domain::notification::EventKind;
 use consular_domain::policy::citizens::citizen_of;
 use consular_domain::policy::documents as policy;
 use consular_domain::{
-    AuditAction, Citizen, CitizenId, Document, DocumentStatus, NewDocument, Principal, RequestId, ScanStatus,
-    ValidationErrors,
+    AuditAction, Citizen, CitizenId, Document, DocumentRef, DocumentStatus, DomainEvent, NewDocument,
+    Principal, RequestId, ScanStatus, ValidationErrors,
 };
 use consular_ports::{
-    BlobUpload, DocumentFilter, ONE_LIVE_DOCUMENT, RepoError, ScanError, ScanSession, ScanVerdict,
-    ServiceTypeFilter, WriteMeta,
+    BlobUpload, DocumentFilter, ONE_LIVE_DOCUMENT, OutboxEvent, RepoError, ScanError, ScanSession,
+    ScanVerdict, ServiceTypeFilter, WriteMeta,
 };
 use futures_util::StreamExt;
 use futures_util::stream::LocalBoxStream;
-use serde_json::json;
 use sha2::{Digest, Sha256};
 
 /// Why the body stream could not give the next chunk.
@@ -235,12 +233,13 @@ impl DocumentService {
                 document,
                 &["kind", "citizen_id", "request_id", "file_name", "media_type", "size_bytes", "sha256"],
             )],
-            events: vec![event(
-                EventKind::DocumentUploaded,
-                document,
-                json!({ "media_type": document.media_type }),
+            events: vec![OutboxEvent::new(
+                &DomainEvent::DocumentUploaded {
+                    document: DocumentRef::of(document),
+                    media_type: document.media_type.clone(),
+                },
                 now,
-            )],
+            )?],
             idempotency: idempotency::record(actor, idempotency_key, document.id.as_uuid(), document, now)?,
         };
         match self.ports.documents.insert(document, &meta).await {

@@ -6,12 +6,11 @@ use super::*;
 use crate::ServiceError;
 use crate::fixtures::{alice, any_mission, principal, service_type};
 use consular_domain::notification::{
-    AfterAttempt, Details, Email, EmailPreferences, EmailStatus, EventKind, Language, Notification,
-    NotificationKind, Produced,
+    AfterAttempt, Email, EmailPreferences, EmailStatus, Language, Notification, NotificationKind, Produced,
 };
 use consular_domain::{
-    Appointment, AppointmentStatus, CitizenId, EmailId, MissionId, NotificationId, PrincipalId,
-    PrincipalKind, ServiceRequest, StaffId, StaffMember, Subject,
+    Appointment, CitizenId, DocumentId, DocumentRef, DomainEvent, EmailId, MissionId, NotificationId,
+    PrincipalId, PrincipalKind, RequestStatus, ServiceRequest, Slot, StaffMember, Subject, fixtures,
 };
 use consular_ports::{
     Claim, MailError, MockCitizenRepository, MockClock, MockMailer, MockNotificationRepository,
@@ -28,19 +27,11 @@ const NOW: OffsetDateTime = datetime!(2026-11-23 10:00 UTC);
 /// An email made at `NOW`, pending.
 pub(crate) fn email() -> Email {
     Email {
-        id: EmailId::new(),
-        notification_id: NotificationId::new(),
-        to: "ana@example.org".into(),
         language: Language::Fr,
-        kind: NotificationKind::RequestSubmitted,
-        details: Details::default(),
         status: EmailStatus::Sending,
         attempts: 1,
         next_attempt_at: None,
-        last_error: None,
-        created_at: NOW,
-        updated_at: NOW,
-        delivered_at: None,
+        ..fixtures::email("ana@example.org", NotificationKind::RequestSubmitted, NOW)
     }
 }
 
@@ -61,20 +52,9 @@ fn world() -> World {
     let mut new = alice(mission);
     new.preferred_language = "fr-BE".into();
     let citizen = new.into_citizen(CitizenId::new(), NOW);
-    let staff = StaffMember {
-        id: StaffId::new(),
-        mission_id: mission,
-        name: "Clerk".into(),
-        email: "clerk@mission.example".into(),
-        job_title: "Clerk".into(),
-        active: true,
-        service_type_ids: vec![],
-        version: 1,
-        created_at: NOW,
-        updated_at: NOW,
-    };
+    let staff = StaffMember { email: "clerk@mission.example".into(), ..fixtures::staff_member(mission, NOW) };
     let actor = Subject { kind: PrincipalKind::Citizen, id: PrincipalId(citizen.id.as_uuid()) };
-    let (request, _) = ServiceRequest::submit(&citizen, &service_type(true), Some(staff.id), actor, NOW);
+    let (request, _, _) = ServiceRequest::submit(&citizen, &service_type(true), Some(staff.id), actor, NOW);
     World { request, staff }
 }
 
@@ -114,8 +94,19 @@ fn service(
     )
 }
 
-fn event(kind: EventKind, aggregate: Uuid, payload: serde_json::Value) -> OutboxEvent {
-    OutboxEvent::new(kind, aggregate, payload, NOW)
+fn event(raised: DomainEvent) -> OutboxEvent {
+    OutboxEvent::new(&raised, NOW).unwrap()
+}
+
+/// The `request.submitted` event of `world`'s request.
+fn submitted(world: &World) -> OutboxEvent {
+    let r = &world.request;
+    event(DomainEvent::RequestSubmitted {
+        request_id: r.id,
+        citizen_id: r.citizen_id,
+        service_type_id: r.service_type_id,
+        mission_id: r.mission_id,
+    })
 }
 
 /// What `complete_events` was called with: the events marked, and what they produced.
@@ -141,23 +132,30 @@ fn claiming(events: Vec<OutboxEvent>, completed: Completed) -> MockNotificationR
 #[tokio::test]
 async fn each_event_is_told_to_whom_the_table_says_in_their_language_and_all_are_marked() {
     let world = world();
-    let request = world.request.id.as_uuid();
+    let (request, citizen_id) = (world.request.id, world.request.citizen_id);
     let events = vec![
-        event(
-            EventKind::RequestStatusChanged,
-            request,
-            json!({ "from": "submitted", "to": "in_review", "reason": "checked" }),
-        ),
-        event(
-            EventKind::MessagePosted,
-            request,
-            json!({ "author_kind": "citizen", "citizen_id": world.request.citizen_id }),
-        ),
-        event(EventKind::DocumentUploaded, request, json!({ "citizen_id": world.request.citizen_id })),
-        OutboxEvent {
-            kind: "something.new".into(),
-            ..event(EventKind::RequestSubmitted, request, json!({}))
-        },
+        event(DomainEvent::RequestStatusChanged {
+            request_id: request,
+            from: RequestStatus::Submitted,
+            to: RequestStatus::InReview,
+            reason: Some("checked".into()),
+        }),
+        event(DomainEvent::MessagePosted {
+            request_id: request,
+            message_id: Uuid::now_v7(),
+            author_kind: PrincipalKind::Citizen,
+            citizen_id,
+        }),
+        event(DomainEvent::DocumentUploaded {
+            document: DocumentRef {
+                document_id: DocumentId::new(),
+                citizen_id,
+                request_id: Some(request),
+                kind: "passport_photo".into(),
+            },
+            media_type: "image/jpeg".into(),
+        }),
+        OutboxEvent { kind: "something.new".into(), ..submitted(&world) },
     ];
     let ids: Vec<Uuid> = events.iter().map(|e| e.id).collect();
     let completed = Arc::new(Mutex::new(Vec::new()));
@@ -189,7 +187,7 @@ async fn each_event_is_told_to_whom_the_table_says_in_their_language_and_all_are
 #[tokio::test]
 async fn without_a_mailer_notifications_are_in_app_only() {
     let world = world();
-    let events = vec![event(EventKind::RequestSubmitted, world.request.id.as_uuid(), json!({}))];
+    let events = vec![submitted(&world)];
     let completed = Arc::new(Mutex::new(Vec::new()));
     let service = service(&world, claiming(events, completed.clone()), None);
     service.dispatch().await.unwrap();
@@ -201,7 +199,7 @@ async fn without_a_mailer_notifications_are_in_app_only() {
 #[tokio::test]
 async fn a_failed_lookup_stores_and_marks_nothing() {
     let world = world();
-    let events = vec![event(EventKind::RequestSubmitted, world.request.id.as_uuid(), json!({}))];
+    let events = vec![submitted(&world)];
     let mut repo = MockNotificationRepository::new();
     repo.expect_claim_events().returning(move |_| Ok(events.clone()));
     repo.expect_preferences().returning(|_| Err(RepoError::Unavailable("down".into())));
@@ -310,16 +308,9 @@ async fn a_failed_lease_renewal_sends_nothing() {
 async fn another_principals_notification_is_not_found_and_stays_unread() {
     let world = world();
     let notification = Notification {
-        id: NotificationId::new(),
-        recipient_id: PrincipalId(world.request.citizen_id.as_uuid()),
-        recipient_kind: PrincipalKind::Citizen,
-        event_id: Uuid::now_v7(),
-        kind: NotificationKind::RequestSubmitted,
         mission_id: Some(world.request.mission_id),
         request_id: Some(world.request.id),
-        details: Details::default(),
-        created_at: NOW,
-        read_at: None,
+        ..fixtures::notification(PrincipalId(world.request.citizen_id.as_uuid()), PrincipalKind::Citizen, NOW)
     };
     let mut repo = MockNotificationRepository::new();
     let stored = notification.clone();
@@ -344,25 +335,15 @@ async fn another_principals_notification_is_not_found_and_stays_unread() {
 #[tokio::test]
 async fn reminders_are_written_for_due_appointments_only() {
     let world = world();
-    let appointment = |starts_at: OffsetDateTime, updated_at: OffsetDateTime| Appointment {
-        id: consular_domain::AppointmentId::new(),
-        slot_id: consular_domain::SlotId::new(),
-        mission_id: world.request.mission_id,
-        citizen_id: world.request.citizen_id,
-        service_type_id: world.request.service_type_id,
-        request_id: Some(world.request.id),
-        starts_at,
-        ends_at: starts_at + time::Duration::minutes(15),
-        status: AppointmentStatus::Booked,
-        booked_by: Subject {
-            kind: PrincipalKind::Citizen,
-            id: PrincipalId(world.request.citizen_id.as_uuid()),
-        },
-        cancelled_by: None,
-        cancelled_at: None,
-        version: 1,
-        created_at: updated_at,
-        updated_at,
+    let appointment = |starts_at: OffsetDateTime, updated_at: OffsetDateTime| {
+        let slot = Slot {
+            ends_at: starts_at + time::Duration::minutes(15),
+            ..fixtures::slot(world.request.mission_id, starts_at, updated_at)
+        };
+        let by =
+            Subject { kind: PrincipalKind::Citizen, id: PrincipalId(world.request.citizen_id.as_uuid()) };
+        let (citizen, service_type) = (world.request.citizen_id, world.request.service_type_id);
+        Appointment::book(&slot, citizen, service_type, Some(world.request.id), by, updated_at)
     };
     let due = appointment(NOW + time::Duration::hours(20), NOW - time::Duration::days(5));
     let just_booked = appointment(NOW + time::Duration::hours(20), NOW - time::Duration::hours(1));

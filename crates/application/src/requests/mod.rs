@@ -14,7 +14,6 @@ mod transitions;
 use crate::error::{OrNotFound, ServiceError};
 use crate::services::Adapters;
 use consular_domain::document::checklist;
-use consular_domain::notification::EventKind;
 use consular_domain::policy::requests as policy;
 use consular_domain::{
     Action, AppointmentEntry, ChecklistItem, CitizenId, Document, DocumentId, DocumentStatus, HistoryEntry,
@@ -22,7 +21,7 @@ use consular_domain::{
 };
 use consular_ports::{
     AppointmentRepository, CitizenRepository, Clock, DocumentRepository, IdempotencyRepository, Message,
-    Note, OutboxEvent, QueueGroup, RequestRepository, ServiceTypeRepository, StaffRepository,
+    Note, QueueGroup, RequestRepository, ServiceTypeRepository, StaffRepository,
 };
 use std::sync::Arc;
 use time::OffsetDateTime;
@@ -206,15 +205,6 @@ where
 #[derive(Clone)]
 pub struct RequestService {
     ports: RequestPorts,
-}
-
-fn event(
-    kind: EventKind,
-    request: &ServiceRequest,
-    payload: serde_json::Value,
-    now: OffsetDateTime,
-) -> OutboxEvent {
-    OutboxEvent::new(kind, request.id.as_uuid(), payload, now)
 }
 
 impl RequestService {

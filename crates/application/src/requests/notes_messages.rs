@@ -2,14 +2,12 @@
 //! citizen who owns a request and the mission's staff (docs/requests.md "Notes,
 //! messages, queues").
 
-use super::{RequestService, event};
+use super::RequestService;
 use crate::ServiceError;
 use crate::idempotency::{self, Created, IdempotencyRequest};
-use consular_domain::notification::EventKind;
 use consular_domain::request::validate_post_body;
-use consular_domain::{AuditAction, AuditRecord, Page, PageRequest, Principal, RequestId};
-use consular_ports::{Message, Note, WriteMeta};
-use serde_json::json;
+use consular_domain::{AuditAction, AuditRecord, DomainEvent, Page, PageRequest, Principal, RequestId};
+use consular_ports::{Message, Note, OutboxEvent, WriteMeta};
 use uuid::Uuid;
 
 impl RequestService {
@@ -95,12 +93,15 @@ impl RequestService {
                 message.id,
                 vec!["body".into()],
             )],
-            events: vec![event(
-                EventKind::MessagePosted,
-                &request,
-                json!({ "message_id": message.id, "author_kind": actor.subject.kind.as_str(), "citizen_id": request.citizen_id }),
+            events: vec![OutboxEvent::new(
+                &DomainEvent::MessagePosted {
+                    request_id: request.id,
+                    message_id: message.id,
+                    author_kind: actor.subject.kind,
+                    citizen_id: request.citizen_id,
+                },
                 now,
-            )],
+            )?],
             idempotency: idempotency::record(actor, idempotency_key, message.id, &message, now)?,
         };
         self.ports.requests.add_message(&message, &meta).await?;

@@ -1,14 +1,12 @@
 //! Submitting a request (docs/requests.md "Submission").
 
-use super::{RESOURCE, RequestService, RequestView, event};
+use super::{RESOURCE, RequestService, RequestView};
 use crate::ServiceError;
 use crate::idempotency::{self, Created, IdempotencyRequest};
-use consular_domain::notification::EventKind;
 use consular_domain::policy::citizens::citizen_of;
 use consular_domain::policy::requests as policy;
 use consular_domain::{AuditAction, AuditRecord, Principal, RegistrationStatus, ServiceRequest};
-use consular_ports::WriteMeta;
-use serde_json::json;
+use consular_ports::{OutboxEvent, WriteMeta};
 
 use super::NewRequest;
 
@@ -54,21 +52,8 @@ impl RequestService {
             return Err(ServiceError::conflict("service_inactive", "the service type takes no new requests"));
         }
         let assignee = self.ports.requests.least_loaded_staff(citizen.mission_id, service_type.id).await?;
-        let (request, first) = ServiceRequest::submit(&citizen, &service_type, assignee, actor.subject, now);
-        let mut events = vec![event(
-            EventKind::RequestSubmitted,
-            &request,
-            json!({ "citizen_id": request.citizen_id, "service_type_id": service_type.id, "mission_id": request.mission_id }),
-            now,
-        )];
-        if let Some(staff) = assignee {
-            events.push(event(
-                EventKind::RequestAssigned,
-                &request,
-                json!({ "assignee_id": staff, "previous_assignee_id": null }),
-                now,
-            ));
-        }
+        let (request, first, events) =
+            ServiceRequest::submit(&citizen, &service_type, assignee, actor.subject, now);
         let meta = WriteMeta {
             audit: vec![AuditRecord::new(
                 Some(actor),
@@ -78,7 +63,7 @@ impl RequestService {
                 request.id.as_uuid(),
                 vec!["service_type_id".into(), "citizen_id".into(), "assignee_id".into()],
             )],
-            events,
+            events: events.iter().map(|e| OutboxEvent::new(e, now)).collect::<Result<_, _>>()?,
             idempotency: idempotency::record(actor, idempotency_key, request.id.as_uuid(), &request, now)?,
         };
         self.ports.requests.insert(&request, &first, &meta).await?;

@@ -3,18 +3,16 @@
 //! this module authorises it, checks the version and writes it with its audit entry
 //! and events.
 
-use super::{RESOURCE, RequestService, RequestView, StatusChange, event};
+use super::{RESOURCE, RequestService, RequestView, StatusChange};
 use crate::ServiceError;
 use crate::concurrency::{require_version, retry_unconditional};
 use consular_domain::document::missing_for_approval;
-use consular_domain::notification::EventKind;
 use consular_domain::policy::requests as policy;
 use consular_domain::{
     Action, AuditAction, AuditRecord, Principal, Reason, RequestChange, RequestId, RequestStatus, Role,
     ServiceRequest,
 };
-use consular_ports::WriteMeta;
-use serde_json::json;
+use consular_ports::{OutboxEvent, WriteMeta};
 use time::OffsetDateTime;
 
 impl RequestService {
@@ -124,39 +122,15 @@ impl RequestService {
                 return Err(ServiceError::RequiredDocumentsMissing(missing));
             }
         }
-        let mut events = Vec::new();
         let mut fields = Vec::new();
-        if let (Some(action), Some(entry)) = (action, &changed.entry) {
-            match action {
-                Action::To(status) => {
-                    fields.push("status".to_owned());
-                    events.push(event(
-                        EventKind::RequestStatusChanged,
-                        request,
-                        json!({ "from": before.as_str(), "to": status.as_str(), "reason": entry.reason }),
-                        now,
-                    ));
-                }
-                Action::AdvanceStage => {
-                    fields.push("current_stage".to_owned());
-                    events.push(event(
-                        EventKind::RequestStageAdvanced,
-                        request,
-                        json!({ "from_stage": entry.from_stage, "to_stage": entry.to_stage,
-                                "stage": request.stages.get(request.current_stage).map(|s| s.name.clone()) }),
-                        now,
-                    ));
-                }
-            }
+        if let (Some(action), Some(_)) = (action, &changed.entry) {
+            fields.push(match action {
+                Action::To(_) => "status".to_owned(),
+                Action::AdvanceStage => "current_stage".to_owned(),
+            });
         }
-        if let Some(previous) = changed.previous_assignee {
+        if changed.previous_assignee.is_some() {
             fields.push("assignee_id".to_owned());
-            events.push(event(
-                EventKind::RequestAssigned,
-                request,
-                json!({ "assignee_id": request.assignee_id, "previous_assignee_id": previous }),
-                now,
-            ));
         }
         if fields.is_empty() {
             return Ok(());
@@ -172,7 +146,7 @@ impl RequestService {
                 request.id.as_uuid(),
                 fields,
             )],
-            events,
+            events: changed.events.iter().map(|e| OutboxEvent::new(e, now)).collect::<Result<_, _>>()?,
             idempotency: None,
         };
         self.ports.requests.update(request, stored_version, changed.entry, &meta).await?;
