@@ -24,6 +24,22 @@ impl PrincipalKind {
     }
 }
 
+impl ScopeSet {
+    /// Checks the combination rule: a client acts for one principal, so `citizen`
+    /// cannot be combined with another scope and the set cannot be empty.
+    pub fn principal_kind(self) -> Option<PrincipalKind> {
+        if self.contains(Scope::Citizen) {
+            (self == ScopeSet::only(Scope::Citizen)).then_some(PrincipalKind::Citizen)
+        } else if self.contains(Scope::Admin) {
+            Some(PrincipalKind::Admin)
+        } else if self.contains(Scope::Staff) {
+            Some(PrincipalKind::Staff)
+        } else {
+            None
+        }
+    }
+}
+
 impl fmt::Display for PrincipalKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -101,20 +101,7 @@ impl ScopeSet {
             .try_fold(ScopeSet::empty(), |set, s| Ok(set.with(s.parse()?)))
     }
 
-    /// Checks the combination rule: a client acts for one principal, so `citizen`
-    /// cannot be combined with another scope and the set cannot be empty.
-    pub fn principal_kind(self) -> Option<crate::PrincipalKind> {
-        use crate::PrincipalKind;
-        if self.contains(Scope::Citizen) {
-            (self == ScopeSet::only(Scope::Citizen)).then_some(PrincipalKind::Citizen)
-        } else if self.contains(Scope::Admin) {
-            Some(PrincipalKind::Admin)
-        } else if self.contains(Scope::Staff) {
-            Some(PrincipalKind::Staff)
-        } else {
-            None
-        }
-    }
+    // `principal_kind`, the principal a set acts for, is in `principal.rs`.
 }
 
 impl FromIterator<Scope> for ScopeSet {

@@ -1,6 +1,6 @@
 //! The connection pool, chosen at run time from the URL, and the migrations.
 
-use crate::error::{DbError, Failure};
+use crate::failure::{DbError, Failure};
 use crate::shards::{PgPools, shard_sizes};
 use crate::tls::{PgConnector, PgSettings};
 use diesel::connection::SimpleConnection;

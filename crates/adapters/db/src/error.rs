@@ -1,47 +1,11 @@
-//! Every database error becomes a [`RepoError`] here, once.
+//! Every database error becomes a [`RepoError`] here, once. A unique violation is
+//! named by the constraint (PostgreSQL reports it; on SQLite it is found by its columns
+//! among the constraints the areas declare, `crate::schema::UNIQUE_CONSTRAINTS`), so that
+//! both databases give callers the same name.
 
+use crate::failure::{Failure, PoolError};
 use consular_ports::RepoError;
 use diesel::result::{DatabaseErrorInformation, DatabaseErrorKind, Error as QueryError};
-
-/// Why [`Database::connect`](crate::Database::connect) or
-/// [`Database::migrate`](crate::Database::migrate) failed.
-#[derive(Debug, thiserror::Error)]
-pub enum DbError {
-    #[error("invalid database URL: {0}")]
-    InvalidUrl(String),
-    #[error("cannot prepare the database: {0}")]
-    Setup(String),
-    #[error("cannot connect to the database: {0}")]
-    Connect(String),
-    #[error("database migration failed: {0}")]
-    Migration(String),
-}
-
-pub(crate) type PoolError = deadpool::managed::PoolError<diesel_async::pooled_connection::PoolError>;
-
-/// What a query function reports; turned into a [`RepoError`] by the `From` impl below.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    Query(QueryError),
-    Pool(PoolError),
-    /// A business outcome decided inside a transaction (`NotFound`, `VersionConflict`):
-    /// returning it as an error rolls the transaction back.
-    Outcome(RepoError),
-    /// A stored value the domain refuses (an unknown status, malformed JSON, ...).
-    Corrupt(String),
-}
-
-impl From<QueryError> for Failure {
-    fn from(error: QueryError) -> Self {
-        Failure::Query(error)
-    }
-}
-
-impl From<PoolError> for Failure {
-    fn from(error: PoolError) -> Self {
-        Failure::Pool(error)
-    }
-}
 
 impl From<Failure> for RepoError {
     fn from(failure: Failure) -> Self {
@@ -106,29 +70,6 @@ fn is_transient(message: &str) -> bool {
     TRANSIENT.iter().any(|pattern| message.contains(pattern))
 }
 
-/// The unique constraints of the schema, declared by the area that owns each table: the
-/// name PostgreSQL reports (also the business name callers see) and the columns SQLite
-/// lists in "UNIQUE constraint failed: ...".
-const UNIQUE_CONSTRAINTS: &[&[(&str, &str)]] = &[
-    crate::missions::UNIQUE_CONSTRAINTS,
-    crate::clients::UNIQUE_CONSTRAINTS,
-    crate::markers::UNIQUE_CONSTRAINTS,
-    crate::tokens::UNIQUE_CONSTRAINTS,
-    crate::idempotency::UNIQUE_CONSTRAINTS,
-    crate::audit::UNIQUE_CONSTRAINTS,
-    crate::signing_keys::UNIQUE_CONSTRAINTS,
-    crate::service_types::UNIQUE_CONSTRAINTS,
-    crate::citizens::UNIQUE_CONSTRAINTS,
-    crate::staff::UNIQUE_CONSTRAINTS,
-    crate::outbox::UNIQUE_CONSTRAINTS,
-    crate::requests::UNIQUE_CONSTRAINTS,
-    crate::documents::UNIQUE_CONSTRAINTS,
-    crate::service_secrets::UNIQUE_CONSTRAINTS,
-    crate::appointments::UNIQUE_CONSTRAINTS,
-    crate::notifications::UNIQUE_CONSTRAINTS,
-    crate::analytics::UNIQUE_CONSTRAINTS,
-];
-
 const IDEMPOTENCY_KEY: &str = crate::idempotency::KEY_CONSTRAINT;
 
 fn unique_violation(info: &dyn DatabaseErrorInformation) -> RepoError {
@@ -136,7 +77,7 @@ fn unique_violation(info: &dyn DatabaseErrorInformation) -> RepoError {
         Some(name) => name.to_owned(),
         None => {
             let columns = info.message().strip_prefix("UNIQUE constraint failed: ").unwrap_or(info.message());
-            UNIQUE_CONSTRAINTS
+            crate::schema::UNIQUE_CONSTRAINTS
                 .iter()
                 .copied()
                 .flatten()

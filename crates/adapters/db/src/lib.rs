@@ -9,38 +9,50 @@
 //! # Layout: one directory per area
 //!
 //! Each area (`appointments`, `missions`, `clients`, `tokens`, `signing_keys`, `idempotency`, `audit`,
-//! `service_types`, `citizens`, `staff`, `requests`, `documents`, `service_secrets`, `outbox`,
-//! `notifications`, `analytics` (the admin views' reads and the stage-spell projection),
+//! `catalog` (the service types), `citizens`, `staff`, `requests`, `documents`, `service_secrets`,
+//! `outbox`, `notifications`, `analytics` (the admin views' reads and the stage-spell projection),
 //! `markers`, `health`, `demo` (bulk inserts of the demo data set into the other areas'
 //! tables), and `write_meta`, the write path every area shares) keeps its tables, rows and
 //! queries together, in two files:
 //!
 //! - `<area>/mod.rs`, compiled once: the area's `diesel::table!`s, its rows (the diesel
 //!   `Queryable`/`Insertable` structs and their conversions to and from the domain and
-//!   port types), its unique constraints (for `error.rs`), and its port implemented on
-//!   [`Database`] with `repository!`, which writes each method as "check out a connection
-//!   and call the query function of the same name, with the same arguments, on whichever
-//!   database the pool holds";
+//!   port types), its unique constraints (`UNIQUE_CONSTRAINTS`: the name PostgreSQL
+//!   reports and the columns SQLite lists, which `error.rs` matches errors against),
+//!   and its port implemented on [`Database`] with `repository!`, which writes each method
+//!   as "check out a connection and call the query function of the same name, with the
+//!   same arguments, on whichever database the pool holds";
 //! - `<area>/queries.rs`, compiled twice: every query, written once. `src/queries.rs` lists
 //!   the areas' `queries.rs` with `#[path]`; `pg.rs` and `sqlite.rs` each include that list
 //!   (as `crate::pg::queries` and `crate::sqlite::queries`) with their own `Conn` type and
 //!   `write_tx!`/`read_tx!`, so each query is type-checked against both databases.
-//!   `write_meta` has only this file.
 //!
-//! What several areas use lives in `shared/`: the portable column types (`sql_types`), the
-//! joins between the areas' tables (`schema`), shared column shapes (`columns`) and the
-//! macros (`repository!`, `run!`, `update_versioned!`). `database.rs` builds the pool and
-//! migrates; `tls.rs` opens every PostgreSQL connection (the URL's `sslmode` and
-//! `sslrootcert`, with rustls); `error.rs` maps errors.
+//! `schema.rs` names every area's tables once (`tables!`, one line per area) and holds the
+//! joins between them; from that line come diesel's permission to use any two tables in
+//! one query, the unique constraints `error.rs` consults, the tables `health` may
+//! count, and the declared columns that `tests/schema.rs` compares, on both databases, with
+//! the migrated ones (so a `table!` that drifts from its migration, or a migrated table no
+//! area declares, fails a test). No area uses `schema.rs`: it uses them all, so the module
+//! graph has no cycle (`crates/http/tests/module_graph.rs` checks every crate).
+//!
+//! What several areas use lives in `shared/`: the portable column types (`sql_types`),
+//! shared column shapes (`columns`) and the macros (`repository!`, `run!`,
+//! `update_versioned!`). `database.rs` builds the pool and migrates; `tls.rs` opens every
+//! PostgreSQL connection (the URL's `sslmode` and `sslrootcert`, with rustls); `failure.rs`
+//! holds what fails and `error.rs` maps it to `RepoError`.
 //!
 //! A new field of an existing table touches its area only (and both migration trees): the
-//! `table!` and the row in `<area>/mod.rs`, the queries in `<area>/queries.rs`. A new area
-//! adds its directory, a line in `lib.rs` and `queries.rs`, its tables in
-//! `shared/schema.rs` and in `health`'s list, and its constraints in `error.rs`.
+//! `table!` and the row in `<area>/mod.rs`, the queries in `<area>/queries.rs` (and a new
+//! unique constraint, the area's `UNIQUE_CONSTRAINTS`). A new table also adds its name to
+//! its area's line in `schema.rs` (and its joins there). A new area adds its directory and
+//! three lines outside it: `mod <area>;` here, its `#[path]` line in `src/queries.rs`, and
+//! its line in `schema.rs` if it owns tables.
 
 mod database;
 mod error;
+mod failure;
 mod pg;
+mod schema;
 mod shards;
 mod shared;
 mod sqlite;
@@ -49,6 +61,7 @@ mod tls;
 mod analytics;
 mod appointments;
 mod audit;
+mod catalog;
 mod citizens;
 mod clients;
 mod demo;
@@ -61,10 +74,13 @@ mod notifications;
 mod outbox;
 mod requests;
 mod service_secrets;
-mod service_types;
 mod signing_keys;
 mod staff;
 mod tokens;
 
 pub use database::{Backend, Database, DbConfig, backend_of, migrate_blocking};
-pub use error::DbError;
+pub use failure::DbError;
+#[doc(hidden)]
+pub use health::MigratedColumn;
+#[doc(hidden)]
+pub use schema::{DeclaredColumn, DeclaredTable, declared_tables};

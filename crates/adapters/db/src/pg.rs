@@ -40,7 +40,7 @@ macro_rules! reads {
 #[path = "queries.rs"]
 pub(crate) mod queries;
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use diesel::QueryResult;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};

@@ -13,6 +13,8 @@ pub(crate) mod analytics;
 pub(crate) mod appointments;
 #[path = "audit/queries.rs"]
 pub(crate) mod audit;
+#[path = "catalog/queries.rs"]
+pub(crate) mod catalog;
 #[path = "citizens/queries.rs"]
 pub(crate) mod citizens;
 #[path = "clients/queries.rs"]
@@ -37,8 +39,6 @@ pub(crate) mod outbox;
 pub(crate) mod requests;
 #[path = "service_secrets/queries.rs"]
 pub(crate) mod service_secrets;
-#[path = "service_types/queries.rs"]
-pub(crate) mod service_types;
 #[path = "signing_keys/queries.rs"]
 pub(crate) mod signing_keys;
 #[path = "staff/queries.rs"]

@@ -36,7 +36,7 @@ macro_rules! reads {
 #[path = "queries.rs"]
 pub(crate) mod queries;
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use diesel::QueryResult;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{Integer, Text};

@@ -11,8 +11,9 @@ use object_store::signer::{Method, SignedUrlOptions, Signer};
 use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStoreExt, WriteMultipart};
 use time::OffsetDateTime;
 
+use crate::store::{ObjectBlobStore, is_missing, unavailable};
 use crate::upload::{PART_SIZE, StoreUpload};
-use crate::{ObjectBlobStore, abandoned, attachment_disposition, is_missing, safe_media_type, unavailable};
+use crate::{abandoned, attachment_disposition, safe_media_type};
 
 /// The bytes of `range` within a blob of `size` bytes, or `None` when the range selects
 /// nothing (HTTP's 416).

@@ -10,7 +10,8 @@
 //!   buckets' (the buckets partition the range), and the range's durations are all of the
 //!   buckets' durations, summarised together, never a median of medians.
 
-use crate::error::Failure;
+use super::spells::{SpellDayRow, SpellItems, stage};
+use crate::failure::Failure;
 use consular_domain::analytics::{DurationSummary, closed_on_time, open_at, seconds_between};
 use consular_domain::{AppointmentStatus, MissionId, RequestStatus, ServiceTypeId};
 use consular_ports::{AnalyticsQuery, RepoError, RequestCounts, RequestGroup, SeatCounts, StageGroup};
@@ -312,10 +313,10 @@ impl<'w> StageFold<'w> {
 
     /// The spells of rows of `stage_spell_days` (those of the window are counted, by their
     /// own `left_at`).
-    pub(crate) fn spell_days(&mut self, rows: Vec<super::SpellDayRow>) -> Result<(), Failure> {
+    pub(crate) fn spell_days(&mut self, rows: Vec<SpellDayRow>) -> Result<(), Failure> {
         for row in rows {
-            let mut spells = self.stage(row.service_type_id.0, super::stage(row.stage)?);
-            for item in super::SpellItems::parse(&row.spells) {
+            let mut spells = self.stage(row.service_type_id.0, stage(row.stage)?);
+            for item in SpellItems::parse(&row.spells) {
                 let (micros, seconds) = item?;
                 spells.spell_at_micros(micros, seconds);
             }

@@ -22,11 +22,11 @@
 //! The statements are SQL text (`array_agg`, the correlated status lookup): the filters of
 //! the window are appended with their binds, `$1`, `$2`, … in the order they are bound.
 
-use super::SpellDayRow;
 use super::fold::{Folds, GroupKey, Grouping, Window};
+use super::reads::{AnalyticsReads, appointment_status, count, status};
+use super::spells::{SpellDayRow, stage};
 use super::statement::{Statement, open_counts, status_at_end};
-use super::{AnalyticsReads, appointment_status, count, stage, status};
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::pg::queries::analytics::{spell_days, spell_days_current};
 use crate::shared::sql_types::{DbTime, DbUuid, PortableTimestamp, PortableUuid};
 use diesel::QueryableByName;

@@ -9,7 +9,7 @@ use crate::analytics::{
     SpellDayRow, SpellItems, SpellRow, StageFold, Window, analytics_rollups, request_stage_spells,
     stage_spell_days,
 };
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::sql_types::{DbDate, DbUuid};
 use consular_domain::analytics::StageSpell;
 use consular_domain::{RequestId, ServiceRequest, ServiceType, StaffMember};
@@ -98,9 +98,9 @@ async fn snapshot_instant(conn: &mut Conn, clock: &Arc<dyn Clock>) -> Result<Off
     Ok(clock.now())
 }
 
-/// The catalog, by code (the service types area's query).
+/// The catalog, by code (the catalog area's query).
 pub(crate) async fn service_types(conn: &mut Conn) -> Result<Vec<ServiceType>, Failure> {
-    super::service_types::all(conn).await
+    super::catalog::all(conn).await
 }
 
 /// The staff of the missions in scope, by id (the staff area's query).

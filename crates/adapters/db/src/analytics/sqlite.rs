@@ -6,9 +6,10 @@
 //! summarised by `DurationSummary::of` (docs/analytics.md "Percentile").
 
 use super::fold::{Folds, RequestFold, SeatFold, StageFold, Window};
+use super::reads::{AnalyticsReads, appointment_status, count, status};
+use super::spells::stage;
 use super::statement::{Statement, open_counts, status_at_end};
-use super::{AnalyticsReads, appointment_status, count, stage, status};
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::sql_types::{DbTime, DbUuid, PortableTimestamp, PortableUuid};
 use crate::sqlite::queries::analytics::{spell_days, spell_days_current};
 use diesel::QueryableByName;

@@ -1,6 +1,8 @@
 //! The projection's helpers, and the backfill's text against the migrations.
 
+use super::reads::migration_statement;
 use super::*;
+use crate::shared::sql_types::{DbTime, DbUuid};
 use consular_domain::{MissionId, RequestStatus, ServiceTypeId};
 use time::OffsetDateTime;
 use time::macros::datetime;

@@ -5,7 +5,7 @@
 //! [`Database::explain_appointment_list`](crate::Database::explain_appointment_list)).
 //! The seat invariant and how the tables enforce it: docs/appointments.md.
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::columns::{corrupt, subject_from_db};
 use crate::shared::repository;
 use crate::shared::sql_types::{DbTime, DbUuid};

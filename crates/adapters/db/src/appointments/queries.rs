@@ -10,7 +10,7 @@ use crate::appointments::{
     SlotServiceTypeRow, appointment_history, appointments, slot_service_types, slots,
 };
 use crate::citizens::citizens;
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::not_updated;
 use crate::shared::sql_types::{DbTime, DbUuid};
 use consular_domain::{

@@ -2,7 +2,7 @@
 //! [`Database::audit_trail`](crate::Database::audit_trail). Entries are written with every
 //! write's `WriteMeta` (`write_meta/queries.rs`).
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::columns::{actor_from_db, actor_to_db, corrupt};
 use crate::shared::repository;
 use crate::shared::sql_types::{DbTime, DbUuid};

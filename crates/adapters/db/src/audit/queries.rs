@@ -3,7 +3,7 @@
 
 use super::{Conn, write_meta};
 use crate::audit::{AuditRow, audit_events};
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::sql_types::DbUuid;
 use consular_domain::{AuditRecord, Page, PageRequest};
 use consular_ports::{AuditFilter, WriteMeta};

@@ -1,7 +1,7 @@
 //! Citizens: the `citizens` table, its row (with its JSON documents), and
 //! [`CitizenRepository`].
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::columns::{corrupt, from_json, to_json};
 use crate::shared::repository;
 use crate::shared::sql_types::{DbDate, DbJson, DbTime, DbUuid};

@@ -3,7 +3,7 @@
 use super::{Conn, clients, write_meta};
 use crate::citizens::{CitizenRow, citizens};
 use crate::clients::ClientRow;
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::sql_types::{DbTime, DbUuid};
 use crate::shared::update_versioned;
 use consular_domain::{ApiClient, Citizen, CitizenId, Page, PageRequest};

@@ -1,6 +1,6 @@
 //! API clients: the `api_clients` table, its row, and [`ClientRepository`].
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::columns::corrupt;
 use crate::shared::repository;
 use crate::shared::sql_types::{DbTime, DbUuid};

@@ -2,7 +2,7 @@
 
 use super::{Conn, markers, tokens, write_meta};
 use crate::clients::{ClientRow, api_clients};
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::sql_types::{DbTime, DbUuid};
 use crate::shared::update_versioned;
 use crate::tokens::{RevocationRow, refresh_tokens};

@@ -12,11 +12,11 @@
 //! `queries.rs` opens the transactions and calls these.
 
 use crate::analytics::{SpellRow, request_stage_spells};
+use crate::catalog::{ServiceTypeRow, service_types};
 use crate::citizens::{CitizenRow, citizens};
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::missions::{MissionRow, missions};
 use crate::requests::{HistoryRow, RequestRow, request_history, service_requests};
-use crate::service_types::{ServiceTypeRow, service_types};
 use crate::shared::repository;
 use crate::staff::{AssignmentRow, StaffRow, staff_assignments, staff_members};
 use consular_domain::{Citizen, Mission, ServiceType, StaffMember};

@@ -2,12 +2,12 @@
 
 use super::{Conn, analytics};
 use crate::analytics::SpellRow;
+use crate::catalog::ServiceTypeRow;
 use crate::citizens::CitizenRow;
 use crate::demo::BulkInsert;
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::missions::MissionRow;
 use crate::requests::{HistoryRow, RequestRow};
-use crate::service_types::ServiceTypeRow;
 use crate::staff::{AssignmentRow, StaffRow};
 use consular_domain::{Citizen, Mission, ServiceType, StaffMember};
 use consular_ports::SeededRequest;

@@ -4,7 +4,7 @@
 //! field of a document changes its table and [`DocumentRow`] here and its queries in
 //! `queries.rs`, nothing shared.
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::columns::{actor_from_db, actor_to_db, corrupt, subject_from_db};
 use crate::shared::repository;
 use crate::shared::sql_types::{DbTime, DbUuid};

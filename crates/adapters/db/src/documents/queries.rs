@@ -2,7 +2,7 @@
 
 use super::{BoxedSelect, Conn, explain, write_meta};
 use crate::documents::{DocumentRow, documents};
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::sql_types::DbUuid;
 use crate::shared::update_versioned;
 use consular_domain::{Document, DocumentId, DocumentStatus, Page, PageRequest, RequestId};

@@ -1,7 +1,8 @@
 //! Probes.
 
 use super::Conn;
-use crate::error::Failure;
+use crate::failure::Failure;
+use crate::health::{Catalog, MigratedColumn};
 use consular_ports::RepoError;
 use diesel::sql_types::{BigInt, Integer};
 use diesel::{IntoSql, QueryableByName};
@@ -20,40 +21,15 @@ struct Count {
 
 /// The number of rows of `table`, one of the schema's tables (for tests).
 pub(crate) async fn count_rows(conn: &mut Conn, table: &str) -> Result<i64, Failure> {
-    const TABLES: &[&str] = &[
-        "missions",
-        "api_clients",
-        "bootstrap_markers",
-        "refresh_tokens",
-        "revocations",
-        "idempotency_keys",
-        "audit_events",
-        "signing_keys",
-        "service_types",
-        "citizens",
-        "staff_members",
-        "staff_assignments",
-        "outbox_events",
-        "service_requests",
-        "request_history",
-        "request_notes",
-        "request_messages",
-        "documents",
-        "service_secrets",
-        "slots",
-        "slot_service_types",
-        "appointments",
-        "notifications",
-        "emails",
-        "notification_preferences",
-        "appointment_reminders",
-        "request_stage_spells",
-    ];
-    if !TABLES.contains(&table) {
+    if !crate::schema::TABLES.contains(&table) {
         return Err(Failure::Outcome(RepoError::Other(format!("unknown table `{table}`"))));
     }
-    // `table` is one of the names above, never caller text.
+    // `table` is one of the schema's names, never caller text.
     let counted: Count =
         diesel::sql_query(format!("SELECT COUNT(*) AS count FROM {table}")).get_result(conn).await?;
     Ok(counted.count)
+}
+
+pub(crate) async fn migrated_columns(conn: &mut Conn) -> Result<Vec<MigratedColumn>, Failure> {
+    conn.migrated_columns().await
 }

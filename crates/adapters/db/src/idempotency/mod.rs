@@ -2,7 +2,7 @@
 //! table, its row, and [`IdempotencyRepository`]. Records are written with every write's
 //! `WriteMeta` (`write_meta/queries.rs`).
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::columns::corrupt;
 use crate::shared::repository;
 use crate::shared::sql_types::{DbTime, DbUuid};

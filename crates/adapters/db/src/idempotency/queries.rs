@@ -1,7 +1,7 @@
 //! The queries of stored responses (written by [`super::write_meta::store`]).
 
 use super::Conn;
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::idempotency::{IdempotencyRow, idempotency_keys};
 use crate::shared::sql_types::{DbTime, DbUuid};
 use consular_domain::ClientId;

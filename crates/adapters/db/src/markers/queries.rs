@@ -2,7 +2,7 @@
 //! start at once.
 
 use super::Conn;
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::markers::bootstrap_markers;
 use crate::shared::sql_types::DbTime;
 use diesel::prelude::*;

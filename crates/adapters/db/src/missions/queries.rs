@@ -1,7 +1,7 @@
 //! The queries of missions.
 
 use super::{Conn, write_meta};
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::missions::{MissionRow, missions};
 use crate::shared::sql_types::DbUuid;
 use crate::shared::update_versioned;

@@ -13,7 +13,7 @@
 //! `FOR UPDATE SKIP LOCKED` on the rows a claim selects. On SQLite a claim's `BEGIN
 //! IMMEDIATE` serialises it with every other write.
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::columns::{corrupt, from_json, to_json};
 use crate::shared::repository;
 use crate::shared::sql_types::{DbJson, DbTime, DbUuid};

@@ -6,7 +6,7 @@
 
 use super::{Backend, BoxedSelect, Conn, explain, write_meta};
 use crate::appointments::{AppointmentRow, appointments};
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::notifications::{
     AWAITING_ATTEMPT, BOOKED, ClaimDialect, EmailRow, NotificationRow, SENDING, SkipLocked,
     appointment_reminders, email_off_from_db, email_off_to_db, emails, notification_preferences,

@@ -2,7 +2,7 @@
 //! [`Database::outbox_events`](crate::Database::outbox_events). Events are written with
 //! every write's `WriteMeta` (`write_meta/queries.rs`).
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::columns::from_json;
 use crate::shared::repository;
 use crate::shared::sql_types::{DbJson, DbTime, DbUuid};

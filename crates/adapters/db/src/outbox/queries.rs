@@ -2,7 +2,7 @@
 //! `write_meta::store`).
 
 use super::Conn;
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::outbox::{OutboxRow, outbox_events};
 use crate::shared::sql_types::DbUuid;
 use consular_ports::OutboxEvent;

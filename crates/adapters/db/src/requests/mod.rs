@@ -5,7 +5,7 @@
 //! of a request changes its table and [`RequestRow`] here and its queries in
 //! `queries.rs`, nothing shared.
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::columns::{
     StageDoc, actor_from_db, actor_to_db, corrupt, from_json, subject_from_db, to_json,
 };

@@ -3,13 +3,13 @@
 use super::{Backend, BoxedSelect, Conn, analytics, appointments, documents, explain, write_meta};
 use crate::analytics::{SpellRow, may_end_a_spell};
 use crate::appointments::EntryRow;
+use crate::catalog::service_types;
 use crate::documents::DocumentRow;
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::requests::{
     HistoryRow, MessageRow, NoteRow, OPEN, RequestRow, request_history, request_messages, request_notes,
     service_requests,
 };
-use crate::service_types::service_types;
 use crate::shared::columns::from_json;
 use crate::shared::sql_types::{DbJson, DbTime, DbUuid};
 use crate::shared::update_versioned;

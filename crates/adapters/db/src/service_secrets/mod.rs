@@ -1,6 +1,6 @@
 //! Secrets every node shares: the `service_secrets` table and [`ServiceSecretRepository`].
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::repository;
 use consular_ports::{KeyProtection, ServiceSecretRepository, StoredSecret};
 use time::OffsetDateTime;

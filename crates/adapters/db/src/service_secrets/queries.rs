@@ -1,7 +1,7 @@
 //! The queries of the shared service secrets.
 
 use super::Conn;
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::service_secrets::{service_secrets, stored};
 use crate::shared::sql_types::DbTime;
 use consular_ports::{KeyProtection, StoredSecret};

@@ -3,7 +3,7 @@
 //! fail when a stored value is one the domain no longer accepts: that is reported as
 //! [`Failure::Corrupt`], never hidden.
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::sql_types::{DbJson, DbUuid};
 use consular_domain::{PrincipalKind, Stage, Subject};
 use serde::de::DeserializeOwned;

@@ -1,14 +1,13 @@
-//! What several areas use: the portable column types (`sql_types`), the relations between
-//! the areas' tables (`schema`), the conversions of shared column shapes (`columns`), and
-//! the macros that dispatch a port method to the right backend (`repository!`, `run!`)
-//! and run an optimistic update (`update_versioned!`). Nothing here belongs to one area:
-//! a change to one table's columns never touches this module.
+//! What several areas use: the portable column types (`sql_types`), the conversions of
+//! shared column shapes (`columns`), and the macros that dispatch a port method to the
+//! right backend (`repository!`, `run!`) and run an optimistic update
+//! (`update_versioned!`). Nothing here belongs to one area, and nothing here uses an
+//! area: a change to one table's columns never touches this module.
 
 pub(crate) mod columns;
-pub(crate) mod schema;
 pub(crate) mod sql_types;
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use consular_ports::RepoError;
 
 /// `run!(db, area::function(args…))` checks out a connection from whichever pool `db`
@@ -17,7 +16,7 @@ use consular_ports::RepoError;
 /// [`Failure`] becomes a [`RepoError`].
 macro_rules! run {
     ($db:expr, $area:ident :: $function:ident ( $($arg:expr),* $(,)? )) => {{
-        let result: Result<_, $crate::error::Failure> = match $db.pools() {
+        let result: Result<_, $crate::failure::Failure> = match $db.pools() {
             $crate::database::Pools::Postgres { pool, .. } => {
                 async {
                     let mut conn = pool.get().await?;
@@ -108,7 +107,7 @@ macro_rules! update_versioned {
             let exists = diesel::select(diesel::dsl::exists($table::table.find(row.id).select($table::id)))
                 .get_result::<bool>(&mut *$conn)
                 .await?;
-            Err::<(), $crate::error::Failure>($crate::shared::not_updated(exists))
+            Err::<(), $crate::failure::Failure>($crate::shared::not_updated(exists))
         }
     };
 }

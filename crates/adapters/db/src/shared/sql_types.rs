@@ -48,6 +48,45 @@ pub struct PortableDate;
 #[diesel(sqlite_type(name = "Text"))]
 pub struct PortableJson;
 
+/// How the migrations declare a column of this SQL type on each database: PostgreSQL's
+/// `udt_name` and SQLite's declared type. `tests/schema.rs` checks every `table!` against
+/// the migrated tables with it (`crate::schema::declared_tables`).
+pub(crate) trait Declared {
+    const POSTGRES: &'static str;
+    const SQLITE: &'static str;
+    const NULLABLE: bool = false;
+}
+
+/// `Declared` for SQL types: `type => ("udt_name", "SQLite type")`.
+macro_rules! declared {
+    ($($sql_type:ty => ($postgres:literal, $sqlite:literal),)*) => {
+        $(
+            impl Declared for $sql_type {
+                const POSTGRES: &'static str = $postgres;
+                const SQLITE: &'static str = $sqlite;
+            }
+        )*
+    };
+}
+
+declared! {
+    diesel::sql_types::Text => ("text", "TEXT"),
+    diesel::sql_types::BigInt => ("int8", "INTEGER"),
+    diesel::sql_types::Integer => ("int4", "INTEGER"),
+    diesel::sql_types::Bool => ("bool", "INTEGER"),
+    diesel::sql_types::Binary => ("bytea", "BLOB"),
+    PortableUuid => ("uuid", "TEXT"),
+    PortableTimestamp => ("timestamptz", "TEXT"),
+    PortableDate => ("date", "TEXT"),
+    PortableJson => ("jsonb", "TEXT"),
+}
+
+impl<T: Declared> Declared for diesel::sql_types::Nullable<T> {
+    const POSTGRES: &'static str = T::POSTGRES;
+    const SQLITE: &'static str = T::SQLITE;
+    const NULLABLE: bool = true;
+}
+
 /// A uuid bound to or read from a [`PortableUuid`] column. (diesel's blanket impls forbid
 /// implementing `AsExpression` for `uuid::Uuid` itself outside diesel, hence the newtype.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, AsExpression, FromSqlRow)]

@@ -2,7 +2,7 @@
 //! [`SigningKeyRepository`]. The private key is opaque bytes here: the application seals
 //! and opens it (docs/operations.md "Signing keys").
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::repository;
 use crate::shared::sql_types::DbTime;
 use consular_ports::{KeyProtection, SigningKeyRecord, SigningKeyRepository};

@@ -1,7 +1,7 @@
 //! The queries of the token signing keys.
 
 use super::{Conn, markers};
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::signing_keys::{SigningKeyRow, signing_keys};
 use consular_ports::{KeyProtection, SigningKeyRecord};
 use diesel::prelude::*;

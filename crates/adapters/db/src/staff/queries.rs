@@ -2,7 +2,7 @@
 
 use super::{Conn, clients, write_meta};
 use crate::clients::ClientRow;
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::sql_types::DbUuid;
 use crate::shared::update_versioned;
 use crate::staff::{AssignmentRow, StaffRow, staff_assignments, staff_members};

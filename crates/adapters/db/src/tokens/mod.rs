@@ -1,7 +1,7 @@
 //! Refresh tokens and revocations: the `refresh_tokens` and `revocations` tables, their
 //! rows, and [`TokenRepository`].
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::columns::corrupt;
 use crate::shared::repository;
 use crate::shared::sql_types::{DbTime, DbUuid};

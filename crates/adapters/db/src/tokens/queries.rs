@@ -1,7 +1,7 @@
 //! The queries of refresh tokens and revocations.
 
 use super::Conn;
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::idempotency::idempotency_keys;
 use crate::shared::sql_types::{DbTime, DbUuid};
 use crate::tokens::{ACCESS_TOKEN, CLIENT, RefreshRow, RevocationRow, refresh_tokens, revocations};

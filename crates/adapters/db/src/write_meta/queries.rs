@@ -4,7 +4,7 @@
 
 use super::Conn;
 use crate::audit::{AuditRow, audit_events};
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::idempotency::{IdempotencyRow, idempotency_keys};
 use crate::outbox::{OutboxRow, outbox_events};
 use consular_ports::WriteMeta;

@@ -1,8 +1,8 @@
 //! The queries of the service catalog.
 
 use super::{Conn, write_meta};
-use crate::error::Failure;
-use crate::service_types::{ServiceTypeRow, service_types};
+use crate::catalog::{ServiceTypeRow, service_types};
+use crate::failure::Failure;
 use crate::shared::sql_types::DbUuid;
 use crate::shared::update_versioned;
 use consular_domain::{Page, PageRequest, ServiceType, ServiceTypeId};

@@ -1,6 +1,6 @@
 //! The service catalog: the `service_types` table, its row, and [`ServiceTypeRepository`].
 
-use crate::error::Failure;
+use crate::failure::Failure;
 use crate::shared::columns::{StageDoc, from_json, to_json};
 use crate::shared::repository;
 use crate::shared::sql_types::{DbJson, DbTime, DbUuid};
@@ -34,7 +34,7 @@ pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] =
     &[("service_types_pkey", "service_types.id"), ("service_types_code", "service_types.code")];
 
 repository! {
-    impl ServiceTypeRepository for Database => service_types {
+    impl ServiceTypeRepository for Database => catalog {
         fn insert(service_type: &ServiceType, meta: &WriteMeta);
         fn update(service_type: &ServiceType, expected_version: i64, meta: &WriteMeta);
         fn get(id: ServiceTypeId) -> Option<ServiceType>;
