@@ -12,8 +12,8 @@
 //! `catalog` (the service types), `citizens`, `staff`, `requests`, `documents`, `service_secrets`,
 //! `outbox`, `notifications`, `analytics` (the admin views' reads and the stage-spell projection),
 //! `markers`, `health`, `demo` (bulk inserts of the demo data set into the other areas'
-//! tables), and `write_meta`, the write path every area shares) keeps its tables, rows and
-//! queries together, in two files:
+//! tables), and `write_meta`, the write path every area shares, which has only
+//! `queries.rs`) keeps its tables, rows and queries together, in two files:
 //!
 //! - `<area>/mod.rs`, compiled once: the area's `diesel::table!`s, its rows (the diesel
 //!   `Queryable`/`Insertable` structs and their conversions to and from the domain and
@@ -32,8 +32,9 @@
 //! one query, the unique constraints `error.rs` consults, the tables `health` may
 //! count, and the declared columns that `tests/schema.rs` compares, on both databases, with
 //! the migrated ones (so a `table!` that drifts from its migration, or a migrated table no
-//! area declares, fails a test). No area uses `schema.rs`: it uses them all, so the module
-//! graph has no cycle (`crates/http/tests/module_graph.rs` checks every crate).
+//! area declares, fails a test). `schema.rs` uses the areas it lists and none of them uses
+//! it (`health`, which has no table, reads its list of tables), so the modules form no
+//! cycle (`crates/http/tests/module_graph.rs` checks every crate).
 //!
 //! What several areas use lives in `shared/`: the portable column types (`sql_types`),
 //! shared column shapes (`columns`) and the macros (`repository!`, `run!`,
@@ -45,8 +46,11 @@
 //! `table!` and the row in `<area>/mod.rs`, the queries in `<area>/queries.rs` (and a new
 //! unique constraint, the area's `UNIQUE_CONSTRAINTS`). A new table also adds its name to
 //! its area's line in `schema.rs` (and its joins there). A new area adds its directory and
-//! three lines outside it: `mod <area>;` here, its `#[path]` line in `src/queries.rs`, and
-//! its line in `schema.rs` if it owns tables.
+//! three registrations outside it: `mod <area>;` here, its `#[path]` module in
+//! `src/queries.rs`, and, if it owns tables, its line in `schema.rs` (with its joins); its
+//! constraints, `health`'s tables and the schema test follow from these. The first two stay
+//! written out because the compiler and rustfmt find a module's file only through a
+//! literal `mod` declaration, and the queries are compiled once per database.
 
 mod database;
 mod error;
