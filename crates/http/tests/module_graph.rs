@@ -4,7 +4,10 @@
 //! `src/**/*.rs` as text (a binary's `main.rs` and `src/bin/` are crates of their own, with
 //! no modules, and are left out), collects every `crate::…`, `$crate::…` and `super::…` path
 //! outside comments and test modules (`#[cfg(test)]`), plus each `mod child;` declaration,
-//! and looks for cycles in the resulting graph of modules.
+//! and looks for cycles in the resulting graph of modules. A `mod child;` counts as a use
+//! of the child, so a child using its parent's items closes a cycle: what children share
+//! belongs in a sibling of theirs (as in the db adapter's `analytics/spells.rs`), the
+//! parent declaring, re-exporting and implementing.
 //!
 //! A path names the module it reaches: `crate::a::b::Item` is module `a::b`, and a name a
 //! module imports (`pub use database::Database;` in `lib.rs`, or a glob) is followed to
