@@ -4,7 +4,7 @@
 //! refused, never silently replaced: a figure labelled with one mission must be that
 //! mission's.
 
-use super::{ADMIN, Access, Denied, require_scope};
+use super::common::{ADMIN, Access, Denied, require_scope};
 use crate::{MissionId, Principal};
 
 const OWN_MISSION: &str = "a mission admin sees the figures of their own mission only";

@@ -9,8 +9,8 @@
 //! Appointments are seen by exactly those who see the citizen's requests, so the reach of
 //! a listing and the read rule are those of `policy::requests`.
 
+use super::common::{Access, Listing, require_admin_of, require_scope, visible};
 use super::requests::{self, RequestReach};
-use super::{Access, Listing, require_admin_of, require_scope, visible};
 use crate::{CitizenId, MissionId, Principal, Role, Scope};
 
 /// Creating, changing or closing the slots of `mission`.

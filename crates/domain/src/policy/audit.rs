@@ -1,7 +1,7 @@
 //! The audit log spans every mission: global admins read it, nobody else (docs/api.md,
 //! decision 18).
 
-use super::{Access, require_global_admin};
+use super::common::{Access, require_global_admin};
 use crate::Principal;
 
 /// Reading the audit log.

@@ -2,7 +2,7 @@
 //! admins (mission admins included) also the inactive ones, and only global admins
 //! change it (docs/api.md, decisions 18 and 19).
 
-use super::{Access, Listing, require_global_admin, visible};
+use super::common::{Access, Listing, require_global_admin, visible};
 use crate::Principal;
 
 /// Listing the types whose `active` flag is `active`: inactive ones are listed to admins

@@ -3,7 +3,7 @@
 //! contact details only; listed by admins (docs/api.md "Who sees what", decisions 21
 //! and 23).
 
-use super::{
+use super::common::{
     ADMIN, Access, Listing, is_self, is_staff_of, require_admin_of, require_scope, restrict_to_own_mission,
     visible,
 };

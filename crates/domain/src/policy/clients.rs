@@ -3,7 +3,7 @@
 //! found, and creating one elsewhere (or a global admin) is forbidden (docs/api.md,
 //! decision 6).
 
-use super::{ADMIN, Access, require_scope, visible};
+use super::common::{ADMIN, Access, Denied, require_scope, visible};
 use crate::{MissionId, Principal};
 
 /// Who acts on clients: an authenticated principal, or the operator at the command line,
@@ -46,7 +46,7 @@ pub fn create(actor: Actor<'_>, mission: Option<MissionId>) -> Access {
     manage(actor)?;
     match actor.principal() {
         Some(p) if p.mission.is_some() && p.mission != mission => {
-            Err(super::Denied::Forbidden("a mission admin creates clients of their own mission only"))
+            Err(Denied::Forbidden("a mission admin creates clients of their own mission only"))
         }
         _ => Ok(()),
     }

@@ -7,8 +7,8 @@
 //! Documents are seen by exactly those who see the citizen's requests, so the reach of a
 //! listing and the read rule are those of `policy::requests`.
 
+use super::common::{Access, Listing, works_for};
 use super::requests::{self, RequestReach};
-use super::{Access, Listing, works_for};
 use crate::{CitizenId, MissionId, Principal, Role};
 
 /// Uploading at all: any of the three scopes.

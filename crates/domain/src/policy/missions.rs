@@ -1,7 +1,7 @@
 //! Missions: any authenticated caller lists and reads them; only global admins create
 //! and change them (docs/api.md, decision 1).
 
-use super::{Access, require_global_admin};
+use super::common::{Access, require_global_admin};
 use crate::Principal;
 
 /// Listing and reading missions: every bearer.

@@ -4,7 +4,7 @@
 //! Who works on a request (its mission's staff and admins) sees how the emails about it
 //! were delivered (docs/notifications.md).
 
-use super::{Access, visible};
+use super::common::{Access, visible};
 use crate::notification::{Notification, Recipient};
 use crate::{Binding, CitizenId, MissionId, Principal, PrincipalId};
 

@@ -4,9 +4,9 @@
 //! Another principal's request is 404 and absent from lists; internal notes and status
 //! changes need a staff or admin token (docs/requests.md, docs/api.md "Who sees what").
 
-use super::{
-    Access, Listing, STAFF_OR_ADMIN, citizens, is_self, require_scope, restrict_to_own_mission, visible,
-    works_for,
+use super::citizens;
+use super::common::{
+    Access, Listing, STAFF_OR_ADMIN, is_self, require_scope, restrict_to_own_mission, visible, works_for,
 };
 use crate::{CitizenId, MissionId, Principal, PrincipalKind, Role, Scope, StaffId};
 

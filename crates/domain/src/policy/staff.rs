@@ -2,7 +2,7 @@
 //! and assign its members and list them; colleagues and citizens see no profile
 //! (docs/api.md "Who sees what", decisions 24 and 25).
 
-use super::{
+use super::common::{
     ADMIN, Access, Listing, is_self, require_admin_of, require_scope, restrict_to_own_mission, visible,
 };
 use crate::{MissionId, Principal, PrincipalKind, StaffId};
