@@ -3,7 +3,9 @@
 //! [`produce`] decides both from the event, the people it concerns and the recipient's
 //! [`EmailPreferences`]; nothing here does I/O.
 
-use super::{Audience, Category, EmailStatus, EventKind, NotificationKind, audience};
+use super::email::EmailStatus;
+use super::kind::{Audience, Category, NotificationKind, audience};
+use crate::event::EventKind;
 use crate::text_enum::text_enum;
 use crate::{EmailId, MissionId, NotificationId, PrincipalId, PrincipalKind, RequestId};
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,9 @@
 //! The "who hears what" table, written out, and the retry schedule of emails.
 
 use super::*;
+use crate::PrincipalKind;
 use time::macros::datetime;
+use time::{Duration, OffsetDateTime};
 
 const CREATED: OffsetDateTime = datetime!(2026-06-01 10:00 UTC);
 
