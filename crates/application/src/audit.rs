@@ -1,7 +1,7 @@
 //! The audit log, read by global admins.
 
 use crate::ServiceError;
-use crate::services::Adapters;
+use crate::adapters::Adapters;
 use consular_domain::policy::audit as policy;
 use consular_domain::{AuditRecord, Page, PageRequest, Principal};
 use consular_ports::{AuditFilter, AuditRepository};

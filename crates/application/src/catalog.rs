@@ -1,9 +1,9 @@
 //! The service catalog: read by every caller, changed by global admins (the catalog is
 //! shared by all missions). Inactive types are shown only to admins who ask for them.
 
+use crate::adapters::Adapters;
 use crate::error::{OrNotFound, ServiceError};
 use crate::idempotency::{self, Created, IdempotencyRequest};
-use crate::services::Adapters;
 use consular_domain::policy::{Listing, catalog as policy};
 use consular_domain::{
     AuditAction, AuditRecord, NewServiceType, Page, PageRequest, Principal, ServiceType, ServiceTypeChanges,

@@ -2,10 +2,10 @@
 //! same call), read by themselves, their mission's staff and admins, changed by admins —
 //! and by the citizens themselves, for their contact details only.
 
+use crate::adapters::Adapters;
 use crate::clients::{self, IssuedClient, WithClient};
 use crate::error::{OrNotFound, ServiceError, UnknownReference};
 use crate::idempotency::{self, Created, IdempotencyRequest};
-use crate::services::Adapters;
 use consular_domain::policy::Listing;
 use consular_domain::policy::citizens::{self as policy, Editor};
 use consular_domain::{

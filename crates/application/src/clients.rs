@@ -2,10 +2,10 @@
 //! the operator through the CLI). A mission admin manages only the clients of their
 //! mission; a client of another mission is "not found".
 
+use crate::adapters::Adapters;
 use crate::auth::secrets;
 use crate::error::{OrNotFound, ServiceError};
 use crate::idempotency::{self, Created, IdempotencyRequest};
-use crate::services::Adapters;
 use consular_domain::policy::clients as policy;
 use consular_domain::{
     ApiClient, AuditAction, AuditRecord, Binding, CitizenId, ClientId, NewClient, Page, PageRequest,

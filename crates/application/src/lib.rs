@@ -6,6 +6,7 @@
 //! their audit entries and idempotency records. It must not know about HTTP, SQL or any
 //! concrete adapter.
 
+mod adapters;
 pub mod analytics;
 pub mod appointments;
 pub mod audit;
@@ -28,6 +29,7 @@ pub mod requests;
 pub mod services;
 pub mod staff;
 
+pub use adapters::Adapters;
 pub use error::ServiceError;
 pub use idempotency::{Created, IdempotencyRequest};
-pub use services::{Adapters, Services};
+pub use services::Services;

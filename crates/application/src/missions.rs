@@ -1,9 +1,9 @@
 //! Missions: listed and read by any authenticated caller, created and changed by global
 //! admins only.
 
+use crate::adapters::Adapters;
 use crate::error::{OrNotFound, ServiceError};
 use crate::idempotency::{self, Created, IdempotencyRequest};
-use crate::services::Adapters;
 use consular_domain::policy::missions as policy;
 use consular_domain::{
     AuditAction, AuditRecord, Mission, MissionChanges, MissionId, NewMission, Page, PageRequest, Principal,

@@ -4,7 +4,7 @@
 //!
 //! Each service takes its area's `<Area>Ports` (plain structs of `Arc<dyn Port>`, which
 //! unit tests fill with mocks); in production each is built `From` the one [`Adapters`]
-//! the application runs on.
+//! the application runs on (`adapters.rs`, which the areas use and this file re-exports).
 
 use crate::analytics::AnalyticsService;
 use crate::appointments::AppointmentService;
@@ -19,22 +19,8 @@ use crate::missions::MissionService;
 use crate::notifications::NotificationService;
 use crate::requests::RequestService;
 use crate::staff::StaffService;
-use consular_ports::{BlobStore, Clock, Mailer, MalwareScanner};
-use std::sync::Arc;
 
-/// The adapters every use case is built on: the database adapter `D`, which implements
-/// every repository port (each `<Area>Ports` asks of it only the ports its area uses), the
-/// blob store, the optional scanner and mailer, and the one clock. `D` stays a type
-/// parameter so that this crate never names an adapter.
-pub struct Adapters<D> {
-    pub database: Arc<D>,
-    pub blobs: Arc<dyn BlobStore>,
-    /// `None`: uploads are kept unscanned.
-    pub scanner: Option<Arc<dyn MalwareScanner>>,
-    /// `None`: notifications are in-app only.
-    pub mailer: Option<Arc<dyn Mailer>>,
-    pub clock: Arc<dyn Clock>,
-}
+pub use crate::adapters::Adapters;
 
 /// The use cases of one node. Cloning is cheap: each service holds shared handles.
 #[derive(Clone)]

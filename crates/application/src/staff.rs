@@ -1,10 +1,10 @@
 //! Staff members: created by admins of their mission (optionally with an API client in
 //! the same call), read by themselves and admins, assigned to service types by admins.
 
+use crate::adapters::Adapters;
 use crate::clients::{self, IssuedClient, WithClient};
 use crate::error::{OrNotFound, ServiceError, UnknownReference};
 use crate::idempotency::{self, Created, IdempotencyRequest};
-use crate::services::Adapters;
 use consular_domain::policy::Listing;
 use consular_domain::policy::staff as policy;
 use consular_domain::{

@@ -39,13 +39,6 @@ const KNOWN_CYCLES: &[(&str, &str)] = &[
          `policy::<area>` (every area's policy uses `super::` items of `policy/mod.rs`)",
     ),
     (
-        "crates/application",
-        "`services` -> every service module (the `Services` struct) while each -> `services` \
-         (`crate::services::Adapters` in its `From<&Adapters<D>>`); `error` -> `documents`; \
-         `requests`, `notifications`, `appointments`, `documents` <-> their submodules \
-         (children use their parent's items)",
-    ),
-    (
         "tests",
         "`crate` (`lib.rs`, which declares the modules) <-> `world`, `blobs`, `files`, `bench`, \
          `moto`, `child`, `tokens` (they use the helpers `lib.rs` defines: `TestApp`, \

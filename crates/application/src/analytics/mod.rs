@@ -19,7 +19,7 @@ pub use views::{
 };
 
 use crate::ServiceError;
-use crate::services::Adapters;
+use crate::adapters::Adapters;
 use consular_domain::analytics::{Bucket, Period, buckets, local_date};
 use consular_domain::policy::analytics::{self as policy, Reach};
 use consular_domain::{Mission, MissionId, Principal, ServiceTypeId};

@@ -1,7 +1,8 @@
 //! Booking, reading, listing, rescheduling, cancelling and attendance
 //! (docs/appointments.md "States", "The seat invariant").
 
-use super::{AppointmentService, AppointmentView, RESOURCE, audit, booking_refused, change, refused};
+use super::refusals::{booking_refused, refused};
+use super::service::{AppointmentService, RESOURCE, audit, change};
 use crate::concurrency::{require_version, retry_unconditional};
 use crate::error::{OrNotFound, ServiceError};
 use crate::idempotency::{self, Created, IdempotencyRequest};
@@ -19,6 +20,18 @@ use consular_ports::{
 };
 use std::collections::HashMap;
 use time::{Date, Duration, OffsetDateTime};
+
+/// An appointment with what a response shows beside it: its mission's time zone (local
+/// times) and, for calendar files, the mission's and the service type's names. Stored as
+/// the idempotency snapshot of a booking.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AppointmentView {
+    pub appointment: Appointment,
+    pub timezone: String,
+    pub mission_name: String,
+    pub mission_city: String,
+    pub service_name: String,
+}
 
 /// What a booking asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,8 @@
 //! with the cancellations it asks for. A plan overtaken by a concurrent booking or
 //! submission is planned again.
 
-use super::{AppointmentService, SLOT_RESOURCE, audit, change};
+use super::refusals::refused;
+use super::service::{AppointmentService, RESOURCE, SLOT_RESOURCE, audit, change};
 use crate::ServiceError;
 use consular_domain::appointment::plan_slot;
 use consular_domain::policy::appointments as policy;
@@ -151,12 +152,12 @@ impl AppointmentService {
             for id in &plan.cancel {
                 let Some(found) = active.iter().find(|a| a.id == *id) else { continue };
                 let mut appointment = found.clone();
-                let cancelled = appointment.cancel_by_mission(now).map_err(super::refused)?;
+                let cancelled = appointment.cancel_by_mission(now).map_err(refused)?;
                 meta.audit.push(audit(
                     actor,
                     now,
                     AuditAction::StatusChanged,
-                    super::RESOURCE,
+                    RESOURCE,
                     appointment.id.as_uuid(),
                     &["status", "cancelled_by"],
                 ));

@@ -4,15 +4,17 @@
 //! cannot cancel inside the cut-off.
 
 use super::*;
+use crate::ServiceError;
 use crate::fixtures::{any_mission, mission, principal};
 use consular_domain::{
-    AppointmentStatus, Availability, CitizenId, Cutoffs, ExplicitSlots, PrincipalKind, ServiceTypeId, Slot,
-    SlotTemplate, Subject,
+    Appointment, AppointmentStatus, Availability, BookingRefused, CitizenId, Cutoffs, ExplicitSlots,
+    MissionId, Principal, PrincipalKind, ServiceTypeId, Slot, SlotTemplate, Subject,
 };
 use consular_ports::{
     BookOutcome, MockAppointmentRepository, MockCitizenRepository, MockIdempotencyRepository,
     MockMissionRepository, MockRequestRepository, MockServiceTypeRepository, SystemClock,
 };
+use std::sync::Arc;
 use time::{Duration, OffsetDateTime, PrimitiveDateTime};
 
 fn service(appointments: MockAppointmentRepository, missions: MockMissionRepository) -> AppointmentService {

@@ -4,7 +4,7 @@
 use super::keys::KeyError;
 use super::verified::{Verified, VerifiedTokens};
 use super::{RevocationCache, SigningKeys, secrets};
-use crate::services::Adapters;
+use crate::adapters::Adapters;
 use consular_domain::{ApiClient, ClientId, MissionId, Principal, ScopeSet, Subject};
 use consular_ports::{
     ClientRepository, Clock, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, Revocation,

@@ -1,8 +1,8 @@
 //! Reading, downloading, deciding, deleting and listing documents, and the sweep of
 //! blobs no live document references (docs/documents.md).
 
+use super::service::{DocumentService, audit, blob_error};
 use super::signed_url::DownloadGrant;
-use super::{DocumentService, audit, blob_error};
 use crate::concurrency::{require_version, retry_unconditional};
 use crate::error::{OrNotFound, ServiceError};
 use consular_domain::policy::Listing;

@@ -12,135 +12,26 @@
 
 pub mod accept;
 mod manage;
+mod service;
 pub mod signed_url;
 #[cfg(test)]
 mod tests;
 mod upload;
+mod upload_error;
 
 pub use manage::{Decision, DocumentContent, DocumentDownload, ORPHAN_AGE, SweepReport};
+pub use service::{DocumentConfig, DocumentPorts, DocumentService, RESOURCE};
 pub use upload::{BodyError, UploadBody, UploadForm};
+pub use upload_error::UploadError;
 
 use crate::ServiceError;
 use crate::auth::KeyEncryptionKey;
 use crate::auth::kek::{self, KekError, Unreadable};
-use crate::services::Adapters;
-use accept::{AcceptedTypes, TypeRefusal};
-use consular_domain::{AuditAction, AuditRecord, Document, Principal};
-use consular_ports::{
-    AuditRepository, BlobError, BlobStore, CitizenRepository, Clock, DocumentRepository,
-    IdempotencyRepository, MalwareScanner, RequestRepository, ServiceSecretRepository, ServiceTypeRepository,
-    StoredSecret,
-};
+use consular_ports::{Clock, ServiceSecretRepository, StoredSecret};
 use signed_url::{MIN_KEY_LEN, UrlSigner};
-use std::sync::Arc;
-use std::time::Duration;
-use time::OffsetDateTime;
-
-pub const RESOURCE: &str = "document";
 
 /// The name of the download-URL key in the shared secrets.
 pub const URL_KEY_SECRET: &str = "document_download_url_key";
-
-/// Why an upload was refused while its bytes came in; nothing of it is kept.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UploadError {
-    /// More than the configured limit arrived: reading stopped there.
-    #[error("the file exceeds the limit of {limit} bytes")]
-    TooLarge { limit: u64 },
-    /// What the bytes are is not accepted, or disagrees with the declared type or name.
-    #[error(transparent)]
-    Type(#[from] TypeRefusal),
-    #[error("the file is empty")]
-    Empty,
-    #[error("the file was refused by the malware scanner ({signature})")]
-    Malware { signature: String },
-    /// The scanner could not say: refused as temporarily impossible, never let through.
-    #[error("the malware scanner is unavailable: {0}")]
-    ScannerUnavailable(String),
-    /// The client's body broke off or was not a readable multipart body.
-    #[error("the upload could not be read: {0}")]
-    Unreadable(String),
-}
-
-/// What an operator configures about documents (docs/operations.md).
-#[derive(Debug, Clone)]
-pub struct DocumentConfig {
-    pub max_upload_bytes: u64,
-    pub accepted: AcceptedTypes,
-    pub download_url_ttl: Duration,
-    /// Makes the service's own download URLs absolute (`https://api.example.org`); they
-    /// are relative to the API without it.
-    pub public_base_url: Option<String>,
-}
-
-impl Default for DocumentConfig {
-    fn default() -> Self {
-        DocumentConfig {
-            max_upload_bytes: 20 * 1024 * 1024,
-            accepted: AcceptedTypes::default(),
-            download_url_ttl: Duration::from_secs(300),
-            public_base_url: None,
-        }
-    }
-}
-
-/// The ports the document use cases need.
-#[derive(Clone)]
-pub struct DocumentPorts {
-    pub documents: Arc<dyn DocumentRepository>,
-    pub requests: Arc<dyn RequestRepository>,
-    pub citizens: Arc<dyn CitizenRepository>,
-    pub service_types: Arc<dyn ServiceTypeRepository>,
-    pub idempotency: Arc<dyn IdempotencyRepository>,
-    pub audit: Arc<dyn AuditRepository>,
-    pub blobs: Arc<dyn BlobStore>,
-    /// `None`: no scanner configured; uploads are kept unscanned (`scan: not_configured`).
-    pub scanner: Option<Arc<dyn MalwareScanner>>,
-    pub clock: Arc<dyn Clock>,
-}
-
-impl<D> From<&Adapters<D>> for DocumentPorts
-where
-    D: DocumentRepository
-        + RequestRepository
-        + CitizenRepository
-        + ServiceTypeRepository
-        + IdempotencyRepository
-        + AuditRepository
-        + 'static,
-{
-    fn from(adapters: &Adapters<D>) -> Self {
-        let db = &adapters.database;
-        DocumentPorts {
-            documents: db.clone(),
-            requests: db.clone(),
-            citizens: db.clone(),
-            service_types: db.clone(),
-            idempotency: db.clone(),
-            audit: db.clone(),
-            blobs: adapters.blobs.clone(),
-            scanner: adapters.scanner.clone(),
-            clock: adapters.clock.clone(),
-        }
-    }
-}
-
-#[derive(Clone)]
-pub struct DocumentService {
-    ports: DocumentPorts,
-    signer: Arc<UrlSigner>,
-    config: Arc<DocumentConfig>,
-}
-
-impl DocumentService {
-    pub fn new(ports: DocumentPorts, signer: UrlSigner, config: DocumentConfig) -> Self {
-        DocumentService { ports, signer: Arc::new(signer), config: Arc::new(config) }
-    }
-
-    pub fn config(&self) -> &DocumentConfig {
-        &self.config
-    }
-}
 
 /// The download-URL signer over the key every node shares: the first node to start
 /// stores 32 random bytes, every node (this one included) uses what is stored.
@@ -181,30 +72,4 @@ pub async fn load_url_signer(
     }
     let key = revealed.plaintext;
     UrlSigner::new(&key).map_err(ServiceError::Internal)
-}
-
-/// A blob store failure as the use cases report it.
-fn blob_error(error: BlobError) -> ServiceError {
-    match error {
-        BlobError::RangeNotSatisfiable { size } => ServiceError::RangeNotSatisfiable { size },
-        BlobError::Unavailable(why) => ServiceError::Unavailable(format!("blob storage: {why}")),
-        BlobError::InvalidKey(key) => ServiceError::Internal(format!("invalid blob key {key}")),
-    }
-}
-
-fn audit(
-    actor: &Principal,
-    now: OffsetDateTime,
-    action: AuditAction,
-    document: &Document,
-    fields: &[&str],
-) -> AuditRecord {
-    AuditRecord::new(
-        Some(actor),
-        now,
-        action,
-        RESOURCE,
-        document.id.as_uuid(),
-        fields.iter().map(|f| (*f).to_owned()).collect(),
-    )
 }

@@ -4,14 +4,15 @@
 use super::*;
 use crate::fixtures::{alice, principal, service_type};
 use bytes::Bytes;
-use consular_domain::{CitizenId, MissionId, NewDocument, Page, PrincipalKind, ScanStatus};
+use consular_domain::{CitizenId, Document, MissionId, NewDocument, Page, PrincipalKind, ScanStatus};
 use consular_ports::{
-    MockAuditRepository, MockBlobStore, MockBlobUpload, MockCitizenRepository, MockDocumentRepository,
-    MockIdempotencyRepository, MockMalwareScanner, MockRequestRepository, MockScanSession,
-    MockServiceTypeRepository, RepoError, ScanError, ScanVerdict, SystemClock,
+    MalwareScanner, MockAuditRepository, MockBlobStore, MockBlobUpload, MockCitizenRepository,
+    MockDocumentRepository, MockIdempotencyRepository, MockMalwareScanner, MockRequestRepository,
+    MockScanSession, MockServiceTypeRepository, RepoError, ScanError, ScanVerdict, SystemClock,
 };
 use futures_util::StreamExt;
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 
 const PDF: &[u8] = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n";
 

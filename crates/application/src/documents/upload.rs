@@ -6,7 +6,8 @@
 //! after the scanner passed the file and the blob is complete.
 
 use super::accept::SNIFF_LEN;
-use super::{DocumentService, UploadError, audit, blob_error};
+use super::service::{DocumentService, audit, blob_error};
+use super::upload_error::UploadError;
 use crate::ServiceError;
 use crate::idempotency::{self, Created, IdempotencyRequest};
 use crate::paging::all_pages;

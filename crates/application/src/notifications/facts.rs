@@ -4,7 +4,7 @@
 //! may carry. One [`Lookups`] serves a batch, so a request, a person or a mission that
 //! several events share is read once.
 
-use super::NotificationService;
+use super::service::NotificationService;
 use crate::ServiceError;
 use consular_domain::notification::{Audience, Details, EventFacts, Language, Person, audience};
 use consular_domain::{

@@ -2,7 +2,7 @@
 //! and emails about a request. Every use case asks `policy::notifications` first: another
 //! principal's notification is 404.
 
-use super::{NotificationService, PREFERENCES_RESOURCE};
+use super::service::{NotificationService, PREFERENCES_RESOURCE};
 use crate::error::{OrNotFound, ServiceError};
 use consular_domain::notification::{Category, EmailPreferences, Notification};
 use consular_domain::policy::{self, notifications as rules};

@@ -10,7 +10,7 @@
 //! more than its sending slots can start while the claim's lease holds
 //! ([`WorkerConfig::email_claim`]).
 
-use super::{NotificationService, WorkerConfig};
+use super::service::{NotificationService, WorkerConfig};
 use crate::ServiceError;
 use consular_domain::notification::{AttemptOutcome, Email, EmailStatus};
 use consular_ports::{MailError, Mailer};

@@ -13,11 +13,11 @@ use consular_domain::{
     PrincipalId, PrincipalKind, RequestStatus, ServiceRequest, Slot, StaffMember, Subject, fixtures,
 };
 use consular_ports::{
-    Claim, MailError, MockCitizenRepository, MockClock, MockMailer, MockNotificationRepository,
+    Claim, MailError, Mailer, MockCitizenRepository, MockClock, MockMailer, MockNotificationRepository,
     MockRequestRepository, MockServiceTypeRepository, MockStaffRepository, OutboxEvent, RepoError,
 };
 use serde_json::json;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use time::OffsetDateTime;
 use time::macros::datetime;
 use uuid::Uuid;

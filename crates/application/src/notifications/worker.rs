@@ -2,8 +2,8 @@
 //! that with the events marked delivered in one transaction; and the reminder sweep,
 //! which writes an `appointment.reminder` event the day before each booked appointment.
 
-use super::NotificationService;
 use super::facts::Lookups;
+use super::service::NotificationService;
 use crate::ServiceError;
 use consular_domain::notification::{REMINDER_LEAD, produce, reminder_due};
 use consular_domain::{AppointmentRef, DomainEvent};

@@ -2,7 +2,7 @@
 //! citizen who owns a request and the mission's staff (docs/requests.md "Notes,
 //! messages, queues").
 
-use super::RequestService;
+use super::service::RequestService;
 use crate::ServiceError;
 use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::request::validate_post_body;

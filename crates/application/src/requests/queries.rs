@@ -1,13 +1,109 @@
 //! Reading requests: the list, one request with its history and timeline, and a staff
 //! member's queue (docs/requests.md "Reading").
 
-use super::{DocumentEvent, Queue, RequestDetails, RequestService, RequestView, TimelineItem};
+use super::service::{RequestService, RequestView};
 use crate::error::{OrNotFound, ServiceError};
 use consular_domain::document::checklist;
 use consular_domain::policy::Listing;
 use consular_domain::policy::requests::{self as policy, RequestReach};
-use consular_domain::{Page, PageRequest, Principal, RequestId, StaffId};
-use consular_ports::RequestFilter;
+use consular_domain::{
+    AppointmentEntry, ChecklistItem, Document, DocumentId, DocumentStatus, HistoryEntry, Page, PageRequest,
+    Principal, RequestId, ServiceRequest, StaffId, Subject,
+};
+use consular_ports::{Message, Note, QueueGroup, RequestFilter};
+use time::OffsetDateTime;
+
+/// One item of a request's timeline, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimelineItem {
+    History(HistoryEntry),
+    Message(Message),
+    /// Only in the timelines staff and admins read.
+    Note(Note),
+    /// A document of the request was uploaded, verified, rejected or deleted.
+    Document(DocumentEvent),
+    /// A booking linked to the request was made, moved, cancelled or attended.
+    Appointment(AppointmentEntry),
+}
+
+/// Something that happened to one of a request's documents, deleted ones included: a
+/// citizen's history does not rewrite itself (docs/documents.md "States").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentEvent {
+    pub at: OffsetDateTime,
+    pub document_id: DocumentId,
+    /// The document kind (`passport_photo`).
+    pub kind: String,
+    /// What happened: `Uploaded`, `Verified`, `Rejected` or `Deleted`.
+    pub status: DocumentStatus,
+    /// Who did it (unknown only for a deletion recorded before who deleted was kept).
+    pub actor: Option<Subject>,
+    /// A rejection's reason.
+    pub reason: Option<String>,
+}
+
+impl DocumentEvent {
+    /// The upload, the decision if there was one, and the deletion if there was one.
+    pub(super) fn of(document: &Document) -> Vec<DocumentEvent> {
+        let uploaded = DocumentEvent {
+            at: document.created_at,
+            document_id: document.id,
+            kind: document.kind.clone(),
+            status: DocumentStatus::Uploaded,
+            actor: Some(document.uploaded_by),
+            reason: None,
+        };
+        let decided = match (document.decided_at, document.decision()) {
+            (Some(at), Some(decision)) => Some(DocumentEvent {
+                at,
+                status: decision,
+                actor: document.decided_by,
+                reason: document.rejection_reason.as_ref().map(|r| r.as_str().to_owned()),
+                ..uploaded.clone()
+            }),
+            _ => None,
+        };
+        let deleted = document.deleted_at.map(|at| DocumentEvent {
+            at,
+            status: DocumentStatus::Deleted,
+            actor: document.deleted_by,
+            ..uploaded.clone()
+        });
+        std::iter::once(uploaded).chain(decided).chain(deleted).collect()
+    }
+}
+
+impl TimelineItem {
+    pub fn at(&self) -> OffsetDateTime {
+        match self {
+            TimelineItem::History(h) => h.at,
+            TimelineItem::Message(m) => m.created_at,
+            TimelineItem::Note(n) => n.created_at,
+            TimelineItem::Document(d) => d.at,
+            TimelineItem::Appointment(a) => a.at,
+        }
+    }
+}
+
+/// A request with its stage history and timeline, as the caller may see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestDetails {
+    pub request: ServiceRequest,
+    /// Open and past its SLA, at the use case's clock.
+    pub overdue: bool,
+    pub history: Vec<HistoryEntry>,
+    pub timeline: Vec<TimelineItem>,
+    /// One line per document kind the service type requires (docs/documents.md
+    /// "Checklist and approval gate").
+    pub required_documents: Vec<ChecklistItem>,
+}
+
+/// A staff member's queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queue {
+    pub staff_id: StaffId,
+    pub groups: Vec<QueueGroup>,
+}
 
 impl RequestService {
     /// Newest first. A citizen sees their own requests; staff and mission admins their

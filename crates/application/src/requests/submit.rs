@@ -1,14 +1,22 @@
 //! Submitting a request (docs/requests.md "Submission").
 
-use super::{RESOURCE, RequestService, RequestView};
+use super::service::{RESOURCE, RequestService, RequestView};
 use crate::ServiceError;
 use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::citizens::citizen_of;
 use consular_domain::policy::requests as policy;
-use consular_domain::{AuditAction, AuditRecord, Principal, RegistrationStatus, ServiceRequest};
+use consular_domain::{
+    AuditAction, AuditRecord, CitizenId, Principal, RegistrationStatus, ServiceRequest, ServiceTypeId,
+};
 use consular_ports::{OutboxEvent, WriteMeta};
 
-use super::NewRequest;
+/// What a submission asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRequest {
+    /// Required from staff and admins; a citizen submits for themself.
+    pub citizen_id: Option<CitizenId>,
+    pub service_type_id: ServiceTypeId,
+}
 
 impl RequestService {
     /// Submits a request: a citizen for themself, staff or admins of the mission for one

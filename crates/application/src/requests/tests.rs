@@ -1,18 +1,21 @@
 //! The use cases of service requests against the port mocks.
 
 use super::*;
+use crate::ServiceError;
 use crate::fixtures::{alice, principal, service_type};
 use consular_domain::fixtures;
 use consular_domain::{
-    Citizen, MissionId, NewCitizen, Page, PageRequest, PrincipalId, PrincipalKind, RegistrationStatus,
-    RequestStatus, ServiceType, Subject,
+    Action, Citizen, CitizenId, Document, DocumentStatus, MissionId, NewCitizen, Page, PageRequest,
+    PrincipalId, PrincipalKind, RegistrationStatus, RequestId, RequestStatus, ServiceRequest, ServiceType,
+    StaffId, Subject,
 };
 use consular_ports::{
     Clock, MockAppointmentRepository, MockCitizenRepository, MockClock, MockDocumentRepository,
-    MockIdempotencyRepository, MockRequestRepository, MockServiceTypeRepository, MockStaffRepository,
+    MockIdempotencyRepository, MockRequestRepository, MockServiceTypeRepository, MockStaffRepository, Note,
     RequestFilter, RequestRecord, SystemClock,
 };
-use time::Duration;
+use std::sync::Arc;
+use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 fn citizen(mission: MissionId) -> Citizen {

@@ -3,17 +3,27 @@
 //! this module authorises it, checks the version and writes it with its audit entry
 //! and events.
 
-use super::{RESOURCE, RequestService, RequestView, StatusChange};
+use super::service::{RESOURCE, RequestService, RequestView};
 use crate::ServiceError;
 use crate::concurrency::{require_version, retry_unconditional};
 use consular_domain::document::missing_for_approval;
 use consular_domain::policy::requests as policy;
 use consular_domain::{
     Action, AuditAction, AuditRecord, Principal, Reason, RequestChange, RequestId, RequestStatus, Role,
-    ServiceRequest,
+    ServiceRequest, StaffId,
 };
 use consular_ports::{OutboxEvent, WriteMeta};
 use time::OffsetDateTime;
+
+/// A change asked through `PATCH /requests/{id}/status`, as sent: the use case parses it
+/// into a domain `RequestChange` (the reason rule included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusChange {
+    pub action: Option<Action>,
+    pub reason: Option<String>,
+    /// `Some(None)` unassigns; `Some(Some(id))` reassigns.
+    pub assignee: Option<Option<StaffId>>,
+}
 
 impl RequestService {
     /// Applies a status change, a stage advance and/or a reassignment (staff and admins

@@ -1,0 +1,115 @@
+//! The appointment use cases' service and its ports, and what they share to store a
+//! change (`bookings.rs`, `slots.rs`): what they all use, apart from the module that
+//! declares them.
+
+use crate::ServiceError;
+use crate::adapters::Adapters;
+use consular_domain::{
+    Appointment, AppointmentEntry, AuditAction, AuditRecord, DomainEvent, Mission, MissionId, Principal,
+};
+use consular_ports::{
+    AppointmentRepository, CitizenRepository, Clock, IdempotencyRepository, MissionRepository, OutboxEvent,
+    RequestRepository, ServiceTypeRepository,
+};
+use std::sync::Arc;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+pub const RESOURCE: &str = "appointment";
+pub const SLOT_RESOURCE: &str = "slot";
+
+/// The ports the appointment use cases need.
+#[derive(Clone)]
+pub struct AppointmentPorts {
+    pub appointments: Arc<dyn AppointmentRepository>,
+    pub missions: Arc<dyn MissionRepository>,
+    pub citizens: Arc<dyn CitizenRepository>,
+    pub requests: Arc<dyn RequestRepository>,
+    pub service_types: Arc<dyn ServiceTypeRepository>,
+    pub idempotency: Arc<dyn IdempotencyRepository>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl<D> From<&Adapters<D>> for AppointmentPorts
+where
+    D: AppointmentRepository
+        + MissionRepository
+        + CitizenRepository
+        + RequestRepository
+        + ServiceTypeRepository
+        + IdempotencyRepository
+        + 'static,
+{
+    fn from(adapters: &Adapters<D>) -> Self {
+        let db = &adapters.database;
+        AppointmentPorts {
+            appointments: db.clone(),
+            missions: db.clone(),
+            citizens: db.clone(),
+            requests: db.clone(),
+            service_types: db.clone(),
+            idempotency: db.clone(),
+            clock: adapters.clock.clone(),
+        }
+    }
+}
+
+/// How many upcoming bookings a citizen may hold when booking themself, unless
+/// configured otherwise (`max_active_bookings_per_citizen`, docs/appointments.md
+/// "Bookings per citizen").
+pub const DEFAULT_MAX_ACTIVE_BOOKINGS: u32 = 3;
+
+#[derive(Clone)]
+pub struct AppointmentService {
+    pub(super) ports: AppointmentPorts,
+    /// The most upcoming bookings a citizen may hold when booking themself.
+    pub(super) max_active_bookings: u32,
+}
+
+impl AppointmentService {
+    pub fn new(ports: AppointmentPorts) -> Self {
+        AppointmentService { ports, max_active_bookings: DEFAULT_MAX_ACTIVE_BOOKINGS }
+    }
+
+    /// The most upcoming bookings a citizen may hold when booking themself (at least 1).
+    pub fn with_max_active_bookings(mut self, max: u32) -> Self {
+        self.max_active_bookings = max.max(1);
+        self
+    }
+
+    pub(super) async fn mission(&self, id: MissionId) -> Result<Mission, ServiceError> {
+        self.ports
+            .missions
+            .get(id)
+            .await?
+            .ok_or_else(|| ServiceError::Internal(format!("mission {id:?} is gone")))
+    }
+}
+
+/// A change of an appointment as it is stored beside it: `event`, the `appointment.*`
+/// event the domain returned for it, in the outbox, and its history entry (the request's
+/// timeline), both made by `actor`.
+pub(super) fn change(
+    event: &DomainEvent,
+    appointment: &Appointment,
+    actor: &Principal,
+    now: OffsetDateTime,
+) -> Result<(OutboxEvent, AppointmentEntry), ServiceError> {
+    let change = event.appointment_change().ok_or_else(|| {
+        ServiceError::Internal(format!("a {} event is no change of an appointment", event.kind()))
+    })?;
+    let entry = AppointmentEntry::of(appointment, change, actor.subject)
+        .map_err(|mismatch| ServiceError::Internal(mismatch.to_string()))?;
+    Ok((OutboxEvent::new(event, now)?, entry))
+}
+
+pub(super) fn audit(
+    actor: &Principal,
+    now: OffsetDateTime,
+    action: AuditAction,
+    resource: &str,
+    id: Uuid,
+    fields: &[&str],
+) -> AuditRecord {
+    AuditRecord::new(Some(actor), now, action, resource, id, fields.iter().map(|f| (*f).to_owned()).collect())
+}
