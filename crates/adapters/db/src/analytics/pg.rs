@@ -326,7 +326,8 @@ impl AnalyticsReads for Conn {
     /// else the submitted requests) runs on it at the same time, in the snapshot of the
     /// caller's transaction, exported (`pg_export_snapshot`) and imported (`SET
     /// TRANSACTION SNAPSHOT`): the view still reads one state of the data, in about the
-    /// time of its longest statement rather than the sum (docs/analytics.md "Performance").
+    /// time of its longest statement rather than the sum (docs/analytics.md "Two
+    /// connections, one snapshot (PostgreSQL)").
     async fn read(
         &mut self,
         helper: Option<&mut Conn>,

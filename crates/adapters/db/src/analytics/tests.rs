@@ -3,7 +3,7 @@
 use super::reads::migration_statement;
 use super::*;
 use crate::shared::sql_types::{DbTime, DbUuid};
-use consular_domain::{MissionId, RequestStatus, ServiceTypeId};
+use consular_domain::{MissionId, RequestStatus, ServiceType, fixtures};
 use time::OffsetDateTime;
 use time::macros::datetime;
 
@@ -68,31 +68,18 @@ fn a_spell_goes_to_the_utc_day_it_ended_in() {
 
 fn entry(minutes: i64, to_status: RequestStatus, from_stage: Option<usize>, to_stage: usize) -> HistoryEntry {
     HistoryEntry {
-        at: T0 + time::Duration::minutes(minutes),
-        actor: None,
-        from_status: None,
-        to_status,
         from_stage,
-        to_stage,
-        reason: None,
+        ..fixtures::history_entry(T0 + time::Duration::minutes(minutes), to_status, to_stage)
     }
 }
 
 fn request(closed_at: Option<OffsetDateTime>) -> ServiceRequest {
+    let service_type = ServiceType { stages: Vec::new(), ..fixtures::service_type(T0) };
     ServiceRequest {
-        id: RequestId::new(),
-        mission_id: MissionId::new(),
-        citizen_id: consular_domain::CitizenId::new(),
-        service_type_id: ServiceTypeId::new(),
         status: if closed_at.is_some() { RequestStatus::Completed } else { RequestStatus::InReview },
-        stages: Vec::new(),
-        current_stage: 0,
-        assignee_id: None,
-        submitted_at: T0,
         sla_due_at: T0 + time::Duration::days(20),
         closed_at,
-        version: 1,
-        updated_at: T0,
+        ..fixtures::service_request(MissionId::new(), consular_domain::CitizenId::new(), &service_type, T0)
     }
 }
 
