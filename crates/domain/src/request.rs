@@ -9,133 +9,25 @@
 //! ```
 //! Stages advance one at a time, only within `in_review` and `approved`.
 
+mod reason;
+mod status;
+
+pub use reason::{MAX_TEXT, Reason};
+pub use status::RequestStatus;
+
 use crate::{
     Citizen, CitizenId, MissionId, ServiceType, ServiceTypeId, StaffId, Stage, Subject, ValidationErrors,
     rules,
 };
 use std::borrow::Cow;
 use std::fmt;
-use std::str::FromStr;
 use time::{Duration, OffsetDateTime};
 use validator::{Validate, ValidationError};
-
-/// The longest reason, internal note or message, in characters.
-pub const MAX_TEXT: usize = 4000;
-
-/// Why a request changed, as its history records it: at most `MAX_TEXT` characters, and
-/// present and not blank where the change requires one (a status change through the
-/// workflow). Parsed once, when the change is asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reason(String);
-
-impl Reason {
-    /// The reason of a change that requires one.
-    pub fn required(raw: Option<String>) -> Result<Reason, ValidationErrors> {
-        match raw {
-            Some(text) if !text.trim().is_empty() => Self::parse(text),
-            _ => Err(ValidationErrors::single("/reason", "required", "a status change needs a reason")),
-        }
-    }
-
-    /// The reason of a change that may come without one.
-    pub fn optional(raw: Option<String>) -> Result<Option<Reason>, ValidationErrors> {
-        raw.map(Self::parse).transpose()
-    }
-
-    /// A reason as it was stored: it was checked when it was given, by the rules of its
-    /// day, and is read back as it is (a rule made stricter since, like the refusal of
-    /// control characters, must not make earlier rows unreadable).
-    pub fn stored(text: String) -> Reason {
-        Reason(text)
-    }
-
-    fn parse(text: String) -> Result<Reason, ValidationErrors> {
-        rules::at_field("reason", rules::text::<MAX_TEXT>(&text)).map(|()| Reason(text))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<Reason> for String {
-    fn from(reason: Reason) -> String {
-        reason.0
-    }
-}
 
 /// Checks the body of an internal note or a message: not blank, at most `MAX_TEXT`
 /// characters, no control character but tab and line breaks.
 pub fn validate_post_body(body: &str) -> Result<(), ValidationErrors> {
     rules::at_field("body", rules::filled(body).and_then(|()| rules::text::<MAX_TEXT>(body)))
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-pub enum RequestStatus {
-    Submitted,
-    InReview,
-    ActionRequired,
-    Approved,
-    Rejected,
-    Completed,
-    Cancelled,
-}
-
-impl RequestStatus {
-    pub const ALL: [RequestStatus; 7] = [
-        RequestStatus::Submitted,
-        RequestStatus::InReview,
-        RequestStatus::ActionRequired,
-        RequestStatus::Approved,
-        RequestStatus::Rejected,
-        RequestStatus::Completed,
-        RequestStatus::Cancelled,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RequestStatus::Submitted => "submitted",
-            RequestStatus::InReview => "in_review",
-            RequestStatus::ActionRequired => "action_required",
-            RequestStatus::Approved => "approved",
-            RequestStatus::Rejected => "rejected",
-            RequestStatus::Completed => "completed",
-            RequestStatus::Cancelled => "cancelled",
-        }
-    }
-
-    /// `completed`, `rejected` and `cancelled` end a request.
-    pub fn is_final(self) -> bool {
-        matches!(self, RequestStatus::Completed | RequestStatus::Rejected | RequestStatus::Cancelled)
-    }
-
-    /// Open requests count towards a staff member's load and queue.
-    pub fn is_open(self) -> bool {
-        !self.is_final()
-    }
-
-    /// Before a decision (approval or rejection) has been made.
-    pub fn is_undecided(self) -> bool {
-        matches!(self, RequestStatus::Submitted | RequestStatus::InReview | RequestStatus::ActionRequired)
-    }
-
-    /// Stages advance only while the request is being worked on.
-    pub fn allows_stage_advance(self) -> bool {
-        matches!(self, RequestStatus::InReview | RequestStatus::Approved)
-    }
-}
-
-impl fmt::Display for RequestStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for RequestStatus {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL.into_iter().find(|v| v.as_str() == s).ok_or_else(|| format!("unknown request status `{s}`"))
-    }
 }
 
 /// Who asks for a change: the citizen who owns the request, or the mission's staff

@@ -2,7 +2,7 @@
 //! moved, cancelled (by the citizen, staff or the mission), attended, missed. The linked
 //! request's timeline shows them (docs/appointments.md "History").
 
-use super::{Appointment, AppointmentStatus, CancelledBy};
+use super::model::{Appointment, AppointmentStatus, CancelledBy};
 use crate::text_enum::text_enum;
 use crate::{AppointmentId, RequestId, SlotId, Subject};
 use time::OffsetDateTime;

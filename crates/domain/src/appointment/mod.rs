@@ -7,15 +7,18 @@
 //!                                time, the mission when it closes or shrinks a slot)
 //! booked → booked               (reschedule: the booking moves to another slot)
 //! ```
-//! `attended`, `no_show` and `cancelled` are final. The slot rules (capacity, the service
+//! `attended`, `no_show` and `cancelled` are final. The appointment as stored and its
+//! statuses are in `model.rs`, what its history records in `history.rs`. The slot rules (capacity, the service
 //! types served, open/closed, cut-offs) are in `slot.rs`; recurring schedules and their
 //! expansion to UTC slots across daylight-saving changes in `schedule.rs`.
 
 mod history;
+mod model;
 mod schedule;
 mod slot;
 
 pub use history::{AppointmentChange, AppointmentEntry, ChangeMismatch};
+pub use model::{Appointment, AppointmentStatus, CancelledBy};
 
 pub use schedule::{
     Availability, ExplicitSlots, LocalSlot, OpeningHours, RecurringSchedule, SlotTemplate, local_day,
@@ -26,37 +29,9 @@ pub use slot::{
 };
 
 use crate::event::{AppointmentRef, DomainEvent};
-use crate::text_enum::text_enum;
-use crate::{AppointmentId, CitizenId, MissionId, RequestId, Role, ServiceTypeId, SlotId, Subject};
+use crate::{AppointmentId, CitizenId, RequestId, Role, ServiceTypeId, Subject};
 
 use time::OffsetDateTime;
-
-text_enum!(
-    /// Where an appointment stands (docs/appointments.md "States").
-    AppointmentStatus ("appointment status") {
-        Booked = "booked",
-        Attended = "attended",
-        NoShow = "no_show",
-        Cancelled = "cancelled",
-    }
-);
-
-impl AppointmentStatus {
-    /// Whether the booking still holds a seat.
-    pub fn is_active(self) -> bool {
-        self == Self::Booked
-    }
-}
-
-text_enum!(
-    /// Who cancelled a booking: the citizen, staff of the mission, or the mission itself
-    /// (closing or shrinking the slot, docs/appointments.md "Changing a slot").
-    CancelledBy ("canceller") {
-        Citizen = "citizen",
-        Staff = "staff",
-        Mission = "mission",
-    }
-);
 
 /// A change asked of an appointment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -101,29 +76,6 @@ pub enum AppointmentRefused {
     /// The slot given is not the appointment's.
     #[error("the slot given is not the appointment's")]
     WrongSlot,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Appointment {
-    pub id: AppointmentId,
-    pub slot_id: SlotId,
-    pub mission_id: MissionId,
-    pub citizen_id: CitizenId,
-    pub service_type_id: ServiceTypeId,
-    /// The service request the appointment is for, if any: one active booking per
-    /// citizen and request.
-    pub request_id: Option<RequestId>,
-    /// The slot's times, copied (and moved by a reschedule): day lists and calendars.
-    pub starts_at: OffsetDateTime,
-    pub ends_at: OffsetDateTime,
-    pub status: AppointmentStatus,
-    /// The citizen themself, or the staff member or admin who booked for them.
-    pub booked_by: Subject,
-    pub cancelled_by: Option<CancelledBy>,
-    pub cancelled_at: Option<OffsetDateTime>,
-    pub version: i64,
-    pub created_at: OffsetDateTime,
-    pub updated_at: OffsetDateTime,
 }
 
 impl Appointment {

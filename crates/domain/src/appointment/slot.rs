@@ -2,7 +2,7 @@
 //! may be cancelled or moved, and what changing a slot's capacity or closing it does to
 //! the bookings it holds (docs/appointments.md "Slot rules", "Changing a slot").
 
-use super::{Appointment, AppointmentStatus};
+use super::model::{Appointment, AppointmentStatus};
 use crate::{AppointmentId, MissionId, Role, ServiceTypeId, SlotId};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;

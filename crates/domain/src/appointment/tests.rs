@@ -2,7 +2,7 @@
 #![allow(clippy::type_complexity)]
 
 use super::*;
-use crate::{PrincipalId, PrincipalKind};
+use crate::{MissionId, PrincipalId, PrincipalKind, SlotId};
 use AppointmentAction::*;
 use AppointmentStatus::*;
 use time::Duration;

@@ -2,7 +2,7 @@
 //! required-documents checklist and the approval gate (docs/documents.md "Re-upload" and
 //! "Checklist and approval gate"). Pure functions over documents already read.
 
-use super::{Document, DocumentStatus};
+use super::model::{Document, DocumentStatus};
 use crate::{CitizenId, DocumentId, RequestId};
 
 /// A new upload of a kind refused because one is already under review or accepted.

@@ -8,15 +8,18 @@
 //! uploaded | verified | rejected → deleted   (staff and admins)
 //! ```
 //! `deleted` is final: the row stays as a tombstone for the audit log, the bytes are gone.
-//! What decides a new upload and a request's required documents is in `checklist.rs`.
+//! The document as stored and its statuses are in `model.rs`; what decides a new upload
+//! and a request's required documents is in `checklist.rs`.
 
 mod checklist;
 mod disposition;
+mod model;
 
 pub use checklist::{
     ChecklistItem, ChecklistState, UploadRefused, checklist, may_upload, missing_for_approval,
 };
 pub use disposition::{attachment_disposition, safe_media_type};
+pub use model::{Document, DocumentStatus, ScanStatus};
 
 use crate::event::{DocumentRef, DomainEvent};
 use crate::text_enum::text_enum;
@@ -29,27 +32,6 @@ use validator::{Validate, ValidationError};
 
 /// The longest file name kept, in characters.
 pub const MAX_FILE_NAME: usize = 255;
-
-text_enum!(
-    /// Where a document stands (docs/documents.md "States").
-    DocumentStatus ("document status") {
-        Uploaded = "uploaded",
-        Verified = "verified",
-        Rejected = "rejected",
-        Deleted = "deleted",
-    }
-);
-
-text_enum!(
-    /// Whether the bytes went through the malware scanner before the document became
-    /// visible. An infected file is never stored, so there is no `infected`.
-    ScanStatus ("scan status") {
-        /// The scanner found nothing.
-        Clean = "clean",
-        /// No scanner is configured: the upload was accepted unscanned.
-        NotConfigured = "not_configured",
-    }
-);
 
 text_enum!(
     /// A change asked of a document.
@@ -210,38 +192,6 @@ impl NewDocument {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Document {
-    pub id: DocumentId,
-    pub mission_id: MissionId,
-    pub citizen_id: CitizenId,
-    pub request_id: Option<RequestId>,
-    pub kind: String,
-    pub status: DocumentStatus,
-    /// The last path segment of the name it was uploaded under: shown, never used.
-    pub file_name: String,
-    pub media_type: String,
-    pub size_bytes: u64,
-    pub sha256: String,
-    /// Where the bytes are (opaque to everything but the blob store).
-    pub blob_key: String,
-    pub scan: ScanStatus,
-    /// Why staff rejected it, for the citizen to read; kept after a deletion.
-    #[serde(with = "reason_text")]
-    pub rejection_reason: Option<Reason>,
-    pub uploaded_by: Subject,
-    /// Who verified or rejected it, and when.
-    pub decided_by: Option<Subject>,
-    pub decided_at: Option<OffsetDateTime>,
-    pub deleted_at: Option<OffsetDateTime>,
-    /// Who made it a tombstone (`None` on a tombstone written before this was kept).
-    #[serde(default)]
-    pub deleted_by: Option<Subject>,
-    pub version: i64,
-    pub created_at: OffsetDateTime,
-    pub updated_at: OffsetDateTime,
-}
-
 impl Document {
     /// A new `uploaded` document at version 1, its bytes stored under `blob_key`.
     /// `new` has passed `validate()`; the file name kept is its last path segment.
@@ -359,26 +309,6 @@ impl Document {
 
     pub fn is_deleted(&self) -> bool {
         self.status == DocumentStatus::Deleted
-    }
-}
-
-/// `Reason` as its text in serde (idempotent creation snapshots hold documents); a
-/// stored reason is read back through `Reason::required`, the rule it was made under.
-mod reason_text {
-    use crate::Reason;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(reason: &Option<Reason>, serializer: S) -> Result<S::Ok, S::Error> {
-        match reason {
-            Some(reason) => serializer.serialize_some(reason.as_str()),
-            None => serializer.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Reason>, D::Error> {
-        Option::<String>::deserialize(deserializer)?
-            .map(|text| Reason::required(Some(text)).map_err(serde::de::Error::custom))
-            .transpose()
     }
 }
 
