@@ -29,16 +29,6 @@ type Graph = BTreeMap<String, BTreeSet<String>>;
 /// whose crate has none left.
 const KNOWN_CYCLES: &[(&str, &str)] = &[
     (
-        "crates/domain",
-        "`event` -> `appointment`, `appointment::history`, `document`, `request` (the events \
-         name their types) while `appointment`, `document`, `request` -> `event` (transitions \
-         return events), and `appointment::slot` -> `appointment`, `appointment::history` -> \
-         `appointment`, `document::checklist` -> `document` (children use their parent's \
-         items); `notification` <-> `notification::inbox` (inbox uses `super::{Audience, \
-         Category, EmailStatus, EventKind, NotificationKind, audience}`); `policy` <-> \
-         `policy::<area>` (every area's policy uses `super::` items of `policy/mod.rs`)",
-    ),
-    (
         "tests",
         "`crate` (`lib.rs`, which declares the modules) <-> `world`, `blobs`, `files`, `bench`, \
          `moto`, `child`, `tokens` (they use the helpers `lib.rs` defines: `TestApp`, \
