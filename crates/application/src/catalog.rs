@@ -143,12 +143,11 @@ mod tests {
         NewServiceType {
             code: "passport_renewal".into(),
             name: "Passport renewal".into(),
-            description: String::new(),
             fee: Money { amount_minor: 8600, currency: "EUR".into() },
             sla_days: 21,
             required_documents: vec!["passport_photo".into()],
             stages: vec![Stage { name: "Check".into(), description: String::new() }],
-            active: true,
+            ..consular_domain::fixtures::new_service_type()
         }
     }
 

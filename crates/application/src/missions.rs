@@ -138,13 +138,7 @@ mod tests {
     }
 
     fn paris() -> NewMission {
-        NewMission {
-            code: "fr-paris".into(),
-            name: "Embassy in Paris".into(),
-            country: "FR".into(),
-            city: "Paris".into(),
-            timezone: "Europe/Paris".into(),
-        }
+        consular_domain::fixtures::new_mission()
     }
 
     fn service(missions: MockMissionRepository, idem: MockIdempotencyRepository) -> MissionService {

@@ -214,14 +214,7 @@ mod tests {
     use time::OffsetDateTime;
 
     fn member(mission: MissionId) -> StaffMember {
-        NewStaffMember {
-            mission_id: mission,
-            name: "Bob Lee".into(),
-            email: "bob@mission.example".into(),
-            job_title: "Officer".into(),
-            service_type_ids: vec![],
-        }
-        .into_staff_member(StaffId::new(), OffsetDateTime::UNIX_EPOCH)
+        consular_domain::fixtures::staff_member(mission, OffsetDateTime::UNIX_EPOCH)
     }
 
     fn service(staff: MockStaffRepository, types: Vec<ServiceType>) -> StaffService {
@@ -298,11 +291,8 @@ mod tests {
         let svc = service(staff, vec![active]);
         let admin = principal(PrincipalKind::Admin, uuid::Uuid::now_v7(), "admin", None);
         let input = NewStaffMember {
-            mission_id: mission,
-            name: "Bob Lee".into(),
-            email: "bob@mission.example".into(),
-            job_title: "Officer".into(),
             service_type_ids: vec![type_id],
+            ..consular_domain::fixtures::new_staff_member(mission)
         };
         let created = svc.create(&admin, input, true, None).await.unwrap();
         assert_eq!(created.value.value.name, "Bob Lee");
