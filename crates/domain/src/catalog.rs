@@ -160,7 +160,7 @@ pub(crate) mod tests {
                 Stage { name: "Document check".into(), description: String::new() },
                 Stage { name: "Printing".into(), description: String::new() },
             ],
-            active: true,
+            ..crate::fixtures::new_service_type()
         }
     }
 

@@ -384,30 +384,12 @@ pub(crate) mod tests {
     use super::*;
     use time::macros::date;
 
+    /// The base citizen, with a region and a postal code.
     pub(crate) fn alice(mission: MissionId) -> NewCitizen {
-        NewCitizen {
-            mission_id: mission,
-            given_name: "Alice".into(),
-            family_name: "Martin".into(),
-            date_of_birth: date!(1990 - 04 - 12),
-            place_of_birth: "Lyon".into(),
-            nationality: "FR".into(),
-            passport_number: "19AB12345".into(),
-            passport_expiry: date!(2031 - 04 - 11),
-            email: "alice@example.org".into(),
-            phone: "+33612345678".into(),
-            address: Address {
-                line1: "1 Main Street".into(),
-                line2: None,
-                city: "Ottawa".into(),
-                region: Some("Ontario".into()),
-                postal_code: Some("K1A 0A1".into()),
-                country: "CA".into(),
-            },
-            emergency_contact: None,
-            preferred_language: "fr".into(),
-            registration_status: RegistrationStatus::Pending,
-        }
+        let base = crate::fixtures::new_citizen(mission);
+        let address =
+            Address { region: Some("Ontario".into()), postal_code: Some("K1A 0A1".into()), ..base.address };
+        NewCitizen { address, ..base }
     }
 
     const TODAY: Date = date!(2026 - 11 - 22);

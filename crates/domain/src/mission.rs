@@ -139,13 +139,7 @@ mod tests {
     use super::*;
 
     fn paris() -> NewMission {
-        NewMission {
-            code: "fr-paris".into(),
-            name: "Embassy in Paris".into(),
-            country: "FR".into(),
-            city: "Paris".into(),
-            timezone: "Europe/Paris".into(),
-        }
+        crate::fixtures::new_mission()
     }
 
     #[test]
