@@ -118,7 +118,15 @@ pub fn service_request(
 ) -> ServiceRequest {
     let owner = Citizen { id: citizen, ..self::citizen(mission, now) };
     let actor = Subject { kind: PrincipalKind::Citizen, id: PrincipalId(citizen.0) };
-    ServiceRequest::submit(&owner, service_type, None, actor, now).0
+    ServiceRequest::submit(
+        &crate::NewRequest::for_service(service_type.id),
+        &owner,
+        service_type,
+        None,
+        actor,
+        now,
+    )
+    .0
 }
 
 /// A history entry moving a request to `to_status` at stage `to_stage` at `at`, by the

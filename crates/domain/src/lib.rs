@@ -52,7 +52,7 @@ pub use mission::{Mission, MissionChanges, NewMission};
 pub use page::{Page, PageRequest};
 pub use principal::{Binding, Principal, PrincipalKind, Subject};
 pub use request::{
-    Action, Changed, HistoryEntry, IllegalTransition, Reason, RequestChange, RequestStatus, Role,
+    Action, Changed, HistoryEntry, IllegalTransition, NewRequest, Reason, RequestChange, RequestStatus, Role,
     ServiceRequest,
 };
 pub use scope::{Scope, ScopeSet};

@@ -184,6 +184,25 @@ pub struct ServiceRequest {
     pub updated_at: OffsetDateTime,
 }
 
+/// What a submission asks for: the references the use case looks up, and what the
+/// submitter states about the request (docs/requests.md "Submission").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRequest {
+    /// Required from staff and admins; a citizen submits for themself.
+    pub citizen_id: Option<CitizenId>,
+    pub service_type_id: ServiceTypeId,
+}
+
+impl NewRequest {
+    /// A submission of `service_type` with nothing else stated: the citizen is the
+    /// caller, every optional field absent. Other fields are set on top of it
+    /// (`NewRequest { citizen_id, ..NewRequest::for_service(id) }`), so that a new one
+    /// is written here only.
+    pub fn for_service(service_type_id: ServiceTypeId) -> NewRequest {
+        NewRequest { citizen_id: None, service_type_id }
+    }
+}
+
 impl ServiceRequest {
     /// The actions `role` may take now.
     pub fn allowed_actions(&self, role: Role) -> Vec<Action> {
@@ -204,14 +223,22 @@ impl ServiceRequest {
     /// A new request of `citizen` for `service_type`, as `actor` submits it at `now`:
     /// `submitted` at the first stage of a snapshot of the type's stages, due `sla_days`
     /// later, at version 1; with the first entry of its history and its events
-    /// (`request.submitted`, then `request.assigned` when it has an assignee).
+    /// (`request.submitted`, then `request.assigned` when it has an assignee). `input`'s
+    /// references name `citizen` and `service_type` (the caller looked them up); what
+    /// else the submitter states is taken from it here, the one place that builds a
+    /// request.
     pub fn submit(
+        input: &NewRequest,
         citizen: &Citizen,
         service_type: &ServiceType,
         assignee: Option<StaffId>,
         actor: Subject,
         now: OffsetDateTime,
     ) -> (ServiceRequest, HistoryEntry, Vec<crate::DomainEvent>) {
+        // Every field named, so that a new one of `NewRequest` fails to compile here
+        // until it is carried into the request; the references were resolved by the
+        // caller into `citizen` and `service_type`.
+        let NewRequest { citizen_id: _, service_type_id: _ } = input;
         let request = ServiceRequest {
             id: crate::RequestId::new(),
             mission_id: citizen.mission_id,
@@ -542,7 +569,14 @@ mod tests {
         let actor = Subject { kind: crate::PrincipalKind::Citizen, id: citizen.id.as_uuid().into() };
         let now = OffsetDateTime::UNIX_EPOCH + Duration::hours(5);
         let staff = Some(StaffId::new());
-        let (r, first, _) = ServiceRequest::submit(&citizen, &service_type, staff, actor, now);
+        let (r, first, _) = ServiceRequest::submit(
+            &NewRequest::for_service(service_type.id),
+            &citizen,
+            &service_type,
+            staff,
+            actor,
+            now,
+        );
         assert_eq!(
             (r.mission_id, r.citizen_id, r.service_type_id),
             (citizen.mission_id, citizen.id, service_type.id)

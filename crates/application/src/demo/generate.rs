@@ -20,9 +20,9 @@ use consular_domain::appointment::local_day;
 use consular_domain::rules;
 use consular_domain::{
     Action, Address, Citizen, CitizenId, EmergencyContact, HistoryEntry, IllegalTransition, Mission,
-    MissionId, Money, NewCitizen, NewMission, NewServiceType, NewStaffMember, PrincipalId, PrincipalKind,
-    RegistrationStatus, RequestChange, RequestId, RequestStatus, Role, ServiceRequest, ServiceType,
-    ServiceTypeId, StaffId, StaffMember, Stage, Subject, ValidationErrors,
+    MissionId, Money, NewCitizen, NewMission, NewRequest, NewServiceType, NewStaffMember, PrincipalId,
+    PrincipalKind, RegistrationStatus, RequestChange, RequestId, RequestStatus, Role, ServiceRequest,
+    ServiceType, ServiceTypeId, StaffId, StaffMember, Stage, Subject, ValidationErrors,
 };
 use consular_ports::SeededRequest;
 use rand::{Rng, SeedableRng};
@@ -474,6 +474,7 @@ impl Generator {
         let citizen = &mut stand_in[mission];
         citizen.id = citizen_id;
         let (mut request, first, _) = ServiceRequest::submit(
+            &NewRequest::for_service(service_type.id),
             citizen,
             service_type,
             if unassigned { None } else { handler },

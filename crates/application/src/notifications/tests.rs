@@ -54,7 +54,15 @@ fn world() -> World {
     let citizen = new.into_citizen(CitizenId::new(), NOW);
     let staff = StaffMember { email: "clerk@mission.example".into(), ..fixtures::staff_member(mission, NOW) };
     let actor = Subject { kind: PrincipalKind::Citizen, id: PrincipalId(citizen.id.as_uuid()) };
-    let (request, _, _) = ServiceRequest::submit(&citizen, &service_type(true), Some(staff.id), actor, NOW);
+    let visa = service_type(true);
+    let (request, _, _) = ServiceRequest::submit(
+        &consular_domain::NewRequest::for_service(visa.id),
+        &citizen,
+        &visa,
+        Some(staff.id),
+        actor,
+        NOW,
+    );
     World { request, staff }
 }
 

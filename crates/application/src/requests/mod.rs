@@ -12,7 +12,8 @@ mod submit;
 mod tests;
 mod transitions;
 
+/// What a submission asks for: the domain's, here where the use case is.
+pub use consular_domain::NewRequest;
 pub use queries::{DocumentEvent, Queue, RequestDetails, TimelineItem};
 pub use service::{RESOURCE, RequestPorts, RequestService, RequestView};
-pub use submit::NewRequest;
 pub use transitions::StatusChange;

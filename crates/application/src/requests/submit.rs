@@ -5,18 +5,8 @@ use crate::ServiceError;
 use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::citizens::citizen_of;
 use consular_domain::policy::requests as policy;
-use consular_domain::{
-    AuditAction, AuditRecord, CitizenId, Principal, RegistrationStatus, ServiceRequest, ServiceTypeId,
-};
+use consular_domain::{AuditAction, AuditRecord, NewRequest, Principal, RegistrationStatus, ServiceRequest};
 use consular_ports::{OutboxEvent, WriteMeta};
-
-/// What a submission asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewRequest {
-    /// Required from staff and admins; a citizen submits for themself.
-    pub citizen_id: Option<CitizenId>,
-    pub service_type_id: ServiceTypeId,
-}
 
 impl RequestService {
     /// Submits a request: a citizen for themself, staff or admins of the mission for one
@@ -61,7 +51,7 @@ impl RequestService {
         }
         let assignee = self.ports.requests.least_loaded_staff(citizen.mission_id, service_type.id).await?;
         let (request, first, events) =
-            ServiceRequest::submit(&citizen, &service_type, assignee, actor.subject, now);
+            ServiceRequest::submit(&input, &citizen, &service_type, assignee, actor.subject, now);
         let meta = WriteMeta {
             audit: vec![AuditRecord::new(
                 Some(actor),

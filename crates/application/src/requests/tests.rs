@@ -139,7 +139,7 @@ async fn a_citizen_submits_for_themself_and_the_least_loaded_member_is_assigned(
         .times(1)
         .returning(|_, _, _| Ok(()));
     let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
-    let input = NewRequest { citizen_id: None, service_type_id: visa.id };
+    let input = NewRequest::for_service(visa.id);
     let submitted = fixture.service().submit(&me, input, None).await.unwrap();
     assert_eq!((submitted.value.request.citizen_id, submitted.value.overdue), (alice_id, false));
 }
@@ -170,7 +170,7 @@ async fn a_replayed_submission_answers_as_submitted_however_late() {
     let late = first.sla_due_at + Duration::days(1);
     assert!(first.is_overdue(late), "past its SLA when replayed");
     let key = crate::IdempotencyRequest { key: "k".into(), fingerprint: "f".into() };
-    let input = NewRequest { citizen_id: None, service_type_id: visa.id };
+    let input = NewRequest::for_service(visa.id);
     let replayed = fixture.service_at(late).submit(&me, input, Some(&key)).await.unwrap();
     assert!(replayed.replayed);
     assert_eq!(replayed.value, RequestView { request: first, overdue: false });
@@ -183,10 +183,10 @@ async fn an_inactive_type_takes_no_request_and_other_missions_citizens_are_unkno
     let closed = service_type(false);
     let svc = Fixture::new().with_citizen(alice.clone()).with_type(closed.clone()).service();
     let me = principal(PrincipalKind::Citizen, alice.id.as_uuid(), "citizen", Some(mission));
-    let result = svc.submit(&me, NewRequest { citizen_id: None, service_type_id: closed.id }, None).await;
+    let result = svc.submit(&me, NewRequest::for_service(closed.id), None).await;
     assert!(matches!(result, Err(ServiceError::Conflict { code: "service_inactive", .. })));
     let foreign_staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(MissionId::new()));
-    let input = NewRequest { citizen_id: Some(alice.id), service_type_id: closed.id };
+    let input = NewRequest { citizen_id: Some(alice.id), ..NewRequest::for_service(closed.id) };
     let result = svc.submit(&foreign_staff, input, None).await;
     assert!(matches!(result, Err(ServiceError::Validation(e)) if e.0[0].pointer == "/citizen_id"));
 }

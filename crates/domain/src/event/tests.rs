@@ -186,7 +186,14 @@ fn a_submission_and_a_change_return_their_events() {
     let service_type = fixtures::service_type(NOW);
     let staff = StaffId::new();
     let actor = Subject { kind: PrincipalKind::Citizen, id: PrincipalId(citizen.id.as_uuid()) };
-    let (mut request, _, events) = ServiceRequest::submit(&citizen, &service_type, Some(staff), actor, NOW);
+    let (mut request, _, events) = ServiceRequest::submit(
+        &crate::NewRequest::for_service(service_type.id),
+        &citizen,
+        &service_type,
+        Some(staff),
+        actor,
+        NOW,
+    );
     assert_eq!(
         events,
         [
