@@ -186,7 +186,7 @@ pub struct ServiceRequest {
 
 /// What a submission asks for: the references the use case looks up, and what the
 /// submitter states about the request (docs/requests.md "Submission").
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Validate)]
 pub struct NewRequest {
     /// Required from staff and admins; a citizen submits for themself.
     pub citizen_id: Option<CitizenId>,
@@ -200,6 +200,11 @@ impl NewRequest {
     /// is written here only.
     pub fn for_service(service_type_id: ServiceTypeId) -> NewRequest {
         NewRequest { citizen_id: None, service_type_id }
+    }
+
+    /// Every failing field at once, as JSON pointers (the field rules are attributes).
+    pub fn validate(&self) -> Result<(), ValidationErrors> {
+        rules::flatten(Validate::validate(self))
     }
 }
 

@@ -28,6 +28,7 @@ impl RequestService {
         {
             return Ok(replayed.map(RequestView::as_submitted));
         }
+        input.validate()?;
         // A citizen the caller may not submit for is unknown to them, like one that does
         // not exist: a field error, not a 404 of the request's own path.
         let citizen = match self.ports.citizens.get(citizen_id).await? {
