@@ -337,7 +337,7 @@ where
 /// Prints `title` with the machine (cores, CPU model, load, a warning when it is not
 /// idle), then starts the server as every PostgreSQL benchmark runs it (2 HTTP workers, a
 /// pool of 10, log level `warn`) and prints it; returns it with its database URL.
-pub async fn bench_server(title: &str) -> Result<(crate::TestApp, String)> {
+pub async fn bench_server(title: &str) -> Result<(crate::app::TestApp, String)> {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!(
         "{title}\nmachine: nproc {cores}, {}, load average {}",
@@ -355,7 +355,7 @@ pub async fn bench_server(title: &str) -> Result<(crate::TestApp, String)> {
             "WARNING: the machine is not idle ({noise:.2} cores busy before the run): the numbers are noisy"
         );
     }
-    let app = crate::TestApp::spawn_with(crate::Backend::Postgres, |settings| {
+    let app = crate::app::TestApp::spawn_with(crate::backend::Backend::Postgres, |settings| {
         settings.workers = 2;
         settings.db_max_connections = 10;
         settings.log_level = "warn".to_owned();

@@ -3,7 +3,9 @@
 //! upload leaves (staging files, pending S3 multipart uploads), and downloads through a
 //! signed URL with an ordinary HTTP client.
 
-use crate::{Storage, TestApp};
+use crate::app::{Storage, TestApp};
+use crate::http::http_client;
+use crate::wait::eventually;
 use consular_domain::{Document, DocumentId, PageRequest};
 use consular_ports::{BlobStore, DocumentFilter, DocumentRepository};
 use futures_util::TryStreamExt;
@@ -74,11 +76,9 @@ impl TestApp {
     /// an upload (pending S3 parts are aborted in the background: waits a little for them).
     pub async fn assert_storage_empty(&self, what: &str) {
         assert_eq!(self.blob_keys().await, Vec::<String>::new(), "{what}: blobs were kept");
-        crate::eventually(
-            std::time::Duration::from_secs(10),
-            &format!("{what}: upload leftovers"),
-            || async { self.upload_leftovers().await.is_empty() },
-        )
+        eventually(std::time::Duration::from_secs(10), &format!("{what}: upload leftovers"), || async {
+            self.upload_leftovers().await.is_empty()
+        })
         .await;
     }
 
@@ -90,7 +90,7 @@ impl TestApp {
         } else {
             self.url(url)
         };
-        crate::http_client().get(url).send().await.expect("GET of the download URL")
+        http_client().get(url).send().await.expect("GET of the download URL")
     }
 }
 

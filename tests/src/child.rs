@@ -10,7 +10,8 @@
 //! variable of the test process is removed, and the working directory is the test's
 //! temporary directory (no stray `consular.toml`).
 
-use crate::target_dir;
+use crate::http::http_client;
+use crate::target::target_dir;
 use consular_app::Settings;
 use serde_json::Value;
 use std::fs::File;
@@ -170,7 +171,7 @@ impl ServerProcess {
     }
 
     async fn wait_until_live(&self) {
-        let http = crate::http_client();
+        let http = http_client();
         let url = format!("http://127.0.0.1:{}/health/live", self.port);
         self.wait_for(async || {
             let response = http.get(&url).send().await.ok()?;

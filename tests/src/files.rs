@@ -155,7 +155,7 @@ pub fn slow_part(
     (part, sent)
 }
 
-impl crate::TestApp {
+impl crate::app::TestApp {
     /// `POST /api/v1/documents/upload` with `form` as `token`.
     pub async fn upload(&self, token: &str, form: Form) -> reqwest::Response {
         self.authed(reqwest::Method::POST, UPLOAD, token).multipart(form).send().await.expect("POST upload")

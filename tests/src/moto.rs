@@ -8,7 +8,8 @@
 //! with [`S3Bucket::env`]; the test process itself talks to the bucket through
 //! [`S3Bucket::options`] given explicitly, and never changes its own environment.
 
-use crate::target_dir;
+use crate::http::http_client;
+use crate::target::target_dir;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -105,11 +106,8 @@ impl S3Bucket {
     pub async fn create() -> S3Bucket {
         let moto = tokio::task::spawn_blocking(shared_moto).await.expect("the moto start thread");
         let bucket = format!("consular-{}", uuid::Uuid::now_v7().simple());
-        let response = crate::http_client()
-            .put(format!("{}/{bucket}", moto.endpoint))
-            .send()
-            .await
-            .expect("moto answers");
+        let response =
+            http_client().put(format!("{}/{bucket}", moto.endpoint)).send().await.expect("moto answers");
         assert!(response.status().is_success(), "creating bucket {bucket}: {}", response.status());
         S3Bucket { moto, bucket }
     }
@@ -140,8 +138,7 @@ impl S3Bucket {
     /// completed nor aborted): what an interrupted upload leaves on S3.
     pub async fn pending_uploads(&self) -> Vec<String> {
         let url = format!("{}/{}?uploads", self.moto.endpoint, self.bucket);
-        let body =
-            crate::http_client().get(url).send().await.expect("moto answers").text().await.expect("a body");
+        let body = http_client().get(url).send().await.expect("moto answers").text().await.expect("a body");
         body.split("<Upload>")
             .skip(1)
             .filter_map(|upload| {

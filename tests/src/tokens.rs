@@ -2,7 +2,9 @@
 //! through the API, tokens forged with the server's own key (or another one) for the
 //! bearer checks, and the checks of OAuth and bearer errors.
 
-use crate::{TestApp, expect_problem, header, merge};
+use crate::app::TestApp;
+use crate::http::{expect_problem, header};
+use crate::json::merge;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use consular_ports::SigningKeyRepository;

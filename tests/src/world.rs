@@ -1,12 +1,30 @@
-//! Request bodies and fixtures of the catalog, citizens, staff and audit suites, and
-//! [`World`]: two missions with a caller of every kind on each side.
+//! Request bodies and fixtures of the missions, catalog, citizens, staff and audit suites,
+//! and [`World`]: two missions with a caller of every kind on each side.
 
-use super::*;
+use crate::app::TestApp;
+use crate::http::header;
+use crate::tokens::Principal;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use reqwest::header::HeaderMap;
+use reqwest::{Response, StatusCode};
+use serde_json::{Value, json};
 
 pub const SERVICES: &str = "/api/v1/services";
 pub const CITIZENS: &str = "/api/v1/citizens";
 pub const STAFF: &str = "/api/v1/staff";
 pub const AUDIT_EVENTS: &str = "/api/v1/audit-events";
+
+/// Valid fields for a new mission with `code`.
+pub fn mission_body(code: &str) -> Value {
+    json!({
+        "code": code,
+        "name": format!("Embassy {code}"),
+        "country": "FR",
+        "city": "Paris",
+        "timezone": "Europe/Paris",
+    })
+}
 
 /// Valid fields for a new service type with `code` (two stages, two document kinds).
 pub fn service_body(code: &str) -> Value {
@@ -143,6 +161,15 @@ pub struct World {
 }
 
 impl TestApp {
+    /// `POST /api/v1/missions` with valid fields; panics unless 201. The mission.
+    pub async fn create_mission(&self, token: &str, code: &str) -> Value {
+        let response = self.post_json("/api/v1/missions", token, &mission_body(code)).await;
+        let status = response.status();
+        let body: Value = response.json().await.expect("a JSON body");
+        assert_eq!(status, StatusCode::CREATED, "mission creation failed: {body}");
+        body
+    }
+
     /// `POST path` with `body`; panics unless 201. The body.
     pub async fn create_at(&self, path: &str, token: &str, body: &Value) -> Value {
         let response = self.post_json(path, token, body).await;
