@@ -18,6 +18,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use consular_testkit::workspace;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -409,17 +410,14 @@ fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
     graph.keys().find_map(|node| visit(graph, node, &mut Vec::new(), &mut done))
 }
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Every member of the workspace (the root `Cargo.toml`'s `members`) with a `src/`.
+/// Every member of the workspace (the root `Cargo.toml`'s `members`) with a `src/`,
+/// relative to the workspace.
 fn members() -> Vec<String> {
-    let manifest = std::fs::read_to_string(workspace().join("Cargo.toml")).unwrap();
-    let list = manifest.split("members = [").nth(1).unwrap().split(']').next().unwrap();
-    list.split(',')
-        .map(|m| m.trim().trim_matches('"').to_owned())
-        .filter(|m| !m.is_empty() && workspace().join(m).join("src").is_dir())
+    workspace::members()
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.join("src").is_dir())
+        .filter_map(|m| m.strip_prefix(workspace::root()).ok().map(|m| m.display().to_string()))
         .collect()
 }
 
@@ -436,7 +434,7 @@ fn module_graph_of_every_crate_has_no_cycle() {
     }
     let mut cycles = Vec::new();
     for member in &members {
-        let graph = graph(&workspace().join(member).join("src"));
+        let graph = graph(&workspace::root().join(member).join("src"));
         let known = KNOWN_CYCLES.iter().any(|(m, _)| m == member);
         match find_cycle(&graph) {
             Some(cycle) if !known => cycles.push(format!("{member}: {}", cycle.join(" -> "))),
@@ -452,7 +450,7 @@ fn module_graph_follows_imported_names() {
     let http = graph(&src());
     assert!(http.len() > 10, "too few modules found: {http:?}");
     assert!(http["routes::requests"].contains("wire"), "{http:?}");
-    let db = graph(&workspace().join("crates/adapters/db/src"));
+    let db = graph(&workspace::root().join("crates/adapters/db/src"));
     // `crate::Database` is the `database` module, re-exported by `lib.rs`.
     assert!(db["health"].contains("database"), "{:?}", db["health"]);
     assert!(!db["health"].contains("crate"), "{:?}", db["health"]);

@@ -10,6 +10,7 @@
 pub mod postgres;
 pub mod postgres_tls;
 pub mod smtp;
+pub mod workspace;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

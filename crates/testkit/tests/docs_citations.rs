@@ -23,28 +23,10 @@
 //! the check reads files and needs nothing of the product.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use consular_testkit::workspace;
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The `.rs` files under `dir`, build output aside.
-fn sources(dir: &Path, found: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            if path.file_name().is_some_and(|n| n != "target") {
-                sources(&path, found);
-            }
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            found.push(path);
-        }
-    }
-}
+use std::path::Path;
 
 /// Inline markup removed and white space collapsed.
 fn plain(text: &str) -> String {
@@ -177,10 +159,10 @@ fn citations(source: &str) -> Vec<Citation> {
 
 #[test]
 fn every_cited_page_and_section_exists() {
-    let root = workspace();
+    let root = workspace::root();
     let mut files = Vec::new();
-    sources(&root.join("crates"), &mut files);
-    sources(&root.join("tests"), &mut files);
+    workspace::rust_sources(&root.join("crates"), &mut files);
+    workspace::rust_sources(&root.join("tests"), &mut files);
     files.sort();
     let this = Path::new(file!()).file_name().map(ToOwned::to_owned);
     let mut pages: BTreeMap<String, Option<Page>> = BTreeMap::new();

@@ -9,28 +9,10 @@
 //! It lives in `consular-testkit` because that crate builds in seconds.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use consular_testkit::workspace;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
-
-/// The `.rs` files under `dir`, build output aside.
-fn sources(dir: &Path, found: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            if path.file_name().is_some_and(|n| n != "target" && !n.to_string_lossy().starts_with('.')) {
-                sources(&path, found);
-            }
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            found.push(path);
-        }
-    }
-}
 
 /// Whether Cargo compiles `file` as a crate root of the package in `package`.
 fn is_crate_root(package: &Path, file: &Path) -> bool {
@@ -118,32 +100,21 @@ fn declared_by(file: &Path, root: bool) -> Vec<PathBuf> {
     declared
 }
 
-fn packages() -> Vec<PathBuf> {
-    let manifest = fs::read_to_string(workspace().join("Cargo.toml")).unwrap();
-    let members = manifest.split("members = [").nth(1).unwrap().split(']').next().unwrap();
-    members
-        .split(',')
-        .map(|m| m.trim().trim_matches('"'))
-        .filter(|m| !m.is_empty())
-        .map(|m| workspace().join(m))
-        .collect()
-}
-
 #[test]
 fn every_source_file_is_compiled() {
     let mut orphans = Vec::new();
     let mut checked = 0;
-    for package in packages() {
+    for package in workspace::members().unwrap() {
         let mut files = Vec::new();
         for dir in ["src", "tests", "benches", "examples"] {
-            sources(&package.join(dir), &mut files);
+            workspace::rust_sources(&package.join(dir), &mut files);
         }
         let declared: BTreeSet<PathBuf> =
             files.iter().flat_map(|f| declared_by(f, is_crate_root(&package, f))).collect();
         for file in &files {
             checked += 1;
             if !is_crate_root(&package, file) && !declared.contains(file) {
-                orphans.push(file.strip_prefix(workspace()).unwrap_or(file).display().to_string());
+                orphans.push(file.strip_prefix(workspace::root()).unwrap_or(file).display().to_string());
             }
         }
     }
