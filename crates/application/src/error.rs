@@ -83,21 +83,6 @@ impl ServiceError {
     }
 }
 
-/// The one way to report an unknown reference ([`ServiceError::unknown`]), for the checks
-/// that report several fields at once.
-pub(crate) trait UnknownReference {
-    /// Records that `pointer` (a JSON pointer, `/mission_id`) names nothing the caller can
-    /// see.
-    fn unknown(&mut self, pointer: &str, message: &str);
-}
-
-impl UnknownReference for ValidationErrors {
-    fn unknown(&mut self, pointer: &str, message: &str) {
-        debug_assert!(pointer.starts_with('/'), "`{pointer}` is not a JSON pointer");
-        self.add(pointer, "unknown", message);
-    }
-}
-
 /// The get-or-404 of the use cases: a repository lookup that found nothing is
 /// [`ServiceError::NotFound`].
 pub(crate) trait OrNotFound<T> {

@@ -3,7 +3,7 @@
 
 use crate::adapters::Adapters;
 use crate::clients::{self, IssuedClient, WithClient};
-use crate::error::{OrNotFound, ServiceError, UnknownReference};
+use crate::error::{OrNotFound, ServiceError};
 use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::Listing;
 use consular_domain::policy::staff as policy;

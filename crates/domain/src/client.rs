@@ -133,11 +133,14 @@ impl NewClient {
                 "kind_mismatch",
                 format!("this id names a {} principal; the scopes ask for a {kind}", other.kind),
             )),
-            None => Err(ValidationErrors::single(
-                "principal_id",
-                "unknown",
-                format!("no {kind} principal of this client's mission has this id"),
-            )),
+            None => {
+                let mut errors = ValidationErrors::new();
+                errors.unknown(
+                    "/principal_id",
+                    format!("no {kind} principal of this client's mission has this id"),
+                );
+                Err(errors)
+            }
         }
     }
 }

@@ -73,6 +73,14 @@ impl ValidationErrors {
         self.0.push(FieldError { pointer, code: code.to_owned(), message: message.into() });
     }
 
+    /// Records that `pointer` (a JSON pointer, `/mission_id`) names nothing the caller may
+    /// see: something that does not exist, or is another mission's (the two answer alike,
+    /// docs/api.md "Errors"). The one spelling of the `unknown` code.
+    pub fn unknown(&mut self, pointer: &str, message: impl Into<String>) {
+        debug_assert!(pointer.starts_with('/'), "`{pointer}` is not a JSON pointer");
+        self.add(pointer, "unknown", message);
+    }
+
     /// Adds the failures of another check (if it failed), keeping the list sorted by
     /// pointer so that responses are stable.
     pub fn extend(&mut self, other: Result<(), ValidationErrors>) {
