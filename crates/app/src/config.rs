@@ -82,7 +82,8 @@ pub struct Settings {
     /// clamd's `host:port`; unset: uploads are not scanned (`scan: not_configured`).
     pub clamav_addr: Option<String>,
     /// The service's public address (`https://api.example.org`), to make its own
-    /// download URLs absolute; unset: they are relative to the API.
+    /// download URLs absolute and to name the server of the OpenAPI document; unset:
+    /// both are relative.
     pub public_base_url: Option<String>,
     /// `smtp://[user:pass@]host[:port]` (STARTTLS with `?tls=required`) or `smtps://...`;
     /// unset: notifications are in-app only (said once at start).

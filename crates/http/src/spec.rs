@@ -29,6 +29,43 @@ use utoipa_actix_web::service_config::ServiceConfig;
                        accept Idempotency-Key. Each operation's maturity is in x-maturity and the \
                        API-Maturity response header."
     ),
+    // Relative: the deployment that served the document (`ApiSpec::served_at` names the
+    // configured public address instead, docs/api.md "Basics").
+    servers((url = "/", description = "The deployment that serves this document")),
+    // Every tag an operation uses, in the order of `routes::register` (a test holds both).
+    tags(
+        (name = "auth", description =
+            "OAuth 2.0 tokens (client credentials, refresh, revocation) and the public keys that verify \
+             them"),
+        (name = "clients", description =
+            "API clients, each bound to one principal, and their secrets; managed by admins"),
+        (name = "missions", description =
+            "Embassies and consulates, read by every caller, managed by global admins"),
+        (name = "services", description =
+            "The service catalog shared by all missions: fees, SLA, required documents and workflow stages \
+             of each service type"),
+        (name = "citizens", description =
+            "Citizens' profiles and their registration with a mission"),
+        (name = "staff", description =
+            "Staff members, the service types they handle and their queues"),
+        (name = "requests", description =
+            "Service requests, their workflow and the staff's internal notes"),
+        (name = "messages", description =
+            "The thread between the citizen who owns a request and the mission's staff"),
+        (name = "documents", description =
+            "Citizens' documents: streamed uploads, expiring downloads, verification and deletion"),
+        (name = "appointments", description =
+            "A mission's availability in slots, and the appointments booked in them"),
+        (name = "notifications", description =
+            "The caller's in-app notifications, their email preferences, and the delivery of the emails \
+             about a request"),
+        (name = "analytics", description =
+            "Volume, completion and SLA figures of a mission or of all, for admins"),
+        (name = "audit", description =
+            "Who changed what and when, across every mission (global admins)"),
+        (name = "operations", description =
+            "Health probes for orchestrators, and this document"),
+    ),
     components(schemas(crate::problem::Problem, crate::problem::ProblemFieldError))
 )]
 struct BaseDoc;
@@ -115,6 +152,10 @@ fn complete_operation(op: &mut Value, method: &str) {
     if method != "get" || secured {
         add(op, "503", with_retry_after(problem("The database is unavailable or saturated; retry later")));
     }
+    // Every error the middleware renders is a problem, also at the OAuth endpoints for the
+    // statuses OAuth does not define (docs/api.md "Errors"), so that a generated client
+    // parses a 500 (or any status not listed) into the Problem type.
+    add(op, "default", problem("Any other error, as an RFC 9457 problem (500 included)"));
 }
 
 /// Adds an `enum` to a string property (or to the string branch of a nullable one).
@@ -306,6 +347,19 @@ impl ApiSpec {
         }
         let json = serde_json::to_string(&document).unwrap_or_default();
         ApiSpec { document, json, routes, maturity, streamed }
+    }
+
+    /// The document of a deployment whose public address is configured
+    /// (`public_base_url`, `https://api.example.org`): its server is that address rather
+    /// than the relative `/` (docs/api.md "Basics"). `None` keeps the relative one.
+    pub fn served_at(mut self, public_base_url: Option<&str>) -> ApiSpec {
+        if let Some(url) = public_base_url
+            && let Some(server) = self.document.pointer_mut("/servers/0")
+        {
+            server["url"] = json!(url.trim_end_matches('/'));
+            self.json = serde_json::to_string(&self.document).unwrap_or_default();
+        }
+        self
     }
 
     pub fn document(&self) -> &Value {
