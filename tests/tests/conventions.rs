@@ -725,12 +725,28 @@ async fn the_openapi_document_lists_every_route(backend: Backend) {
     }
     assert!(paths.get("/metrics").is_none(), "/metrics is not part of the public API");
     assert!(doc["components"]["schemas"]["Problem"].is_object());
+    // No public address configured: the server is the one the document came from.
+    assert_eq!(doc["servers"][0]["url"], "/", "{}", doc["servers"]);
     // The label in the document is the one in the header.
     let token = app.admin_token().await;
     let sent = header(app.get(MISSIONS, &token).await.headers(), "api-maturity");
     assert_eq!(doc["paths"]["/api/v1/missions"]["get"]["x-maturity"], sent.as_str());
 }
 both!(the_openapi_document_lists_every_route);
+
+/// With `public_base_url`, the document served names that address as its server
+/// (docs/api.md "Basics"), as the download URLs do.
+async fn the_openapi_document_names_the_configured_public_address(backend: Backend) {
+    let app =
+        TestApp::spawn_with(backend, |s| s.public_base_url = Some("https://consular.example.org/".into()))
+            .await;
+    let response = app.request(Method::GET, "/api/v1/openapi.json").send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let doc: Value = response.json().await.unwrap();
+    assert_eq!(doc["servers"].as_array().map(Vec::len), Some(1), "{}", doc["servers"]);
+    assert_eq!(doc["servers"][0]["url"], "https://consular.example.org");
+}
+both!(the_openapi_document_names_the_configured_public_address);
 
 async fn the_docs_are_served(backend: Backend) {
     let app = TestApp::spawn(backend).await;

@@ -40,6 +40,16 @@ fn resource(view: &AppointmentView) -> Resource {
 }
 
 /// Book a seat in a slot for a service.
+///
+/// A citizen books for themself; staff and admins of the mission for one of its
+/// citizens (`citizen_id`), optionally for one of the citizen's requests
+/// (`request_id`). The seat is taken atomically: a slot never holds more bookings than
+/// its capacity. An unknown slot, citizen or request, a slot of another mission than
+/// the citizen's, or a service type the slot does not serve is 422. A full or closed
+/// slot, a passed booking cut-off, an active booking the citizen holds already (for the
+/// request, or without one in the slot for the service type) and a citizen booking
+/// themself at their limit of upcoming bookings are 409. `Idempotency-Key` replays the
+/// booking; a refused booking stores nothing.
 #[utoipa::path(
     tag = "appointments",
     operation_id = "book_appointment",
@@ -69,6 +79,11 @@ pub async fn book_appointment(
 
 /// Get an appointment (an extension): JSON, or with `Accept: text/calendar` an RFC 5545
 /// calendar file with one event.
+///
+/// The citizen it is for and the staff and admins of its mission; anyone else gets 404.
+/// The calendar event's UID (`<id>@consular`) stays the same across reschedules, its
+/// times are in UTC, and it says `STATUS:CANCELLED` once cancelled. The JSON's `ETag`
+/// is the `If-Match` of a change.
 #[utoipa::path(
     tag = "appointments",
     operation_id = "get_appointment",
@@ -102,6 +117,13 @@ pub async fn get_appointment(
 }
 
 /// Reschedule an appointment to another slot of the mission, atomically.
+///
+/// `slot_id` names a slot of the appointment's mission (422 otherwise). The citizen may
+/// move it until the current slot's cancellation cut-off; staff and admins of the
+/// mission any time. The new slot must take the booking now (open, serving its service
+/// type, before its booking cut-off, with a free seat, and, for a booking without a
+/// request, holding none of the citizen's for the service type), else 409 and nothing
+/// changes. Needs `If-Match`: 428 without it, 412 when the appointment changed.
 #[utoipa::path(
     tag = "appointments",
     operation_id = "reschedule_appointment",
@@ -136,6 +158,11 @@ pub async fn reschedule_appointment(
 }
 
 /// Cancel an appointment and free its seat. `If-Match` is optional.
+///
+/// The citizen until the slot's cancellation cut-off (then 409 `cancellation_closed`,
+/// naming it); staff and admins of the mission any time. Only a booked appointment is
+/// cancelled (409 `illegal_transition` otherwise). With `If-Match`, another version
+/// than the current one is 412.
 #[utoipa::path(
     tag = "appointments",
     operation_id = "cancel_appointment",
@@ -164,6 +191,10 @@ pub async fn cancel_appointment(
 }
 
 /// Record attendance (an extension; staff and admins of the mission), from the start on.
+///
+/// `attended` or `no_show`, on a booked appointment whose start has come (409
+/// `not_started` before); either is final. A citizen token is 403. With `If-Match`,
+/// another version than the current one is 412.
 #[utoipa::path(
     tag = "appointments",
     operation_id = "record_attendance",

@@ -16,6 +16,12 @@ pub fn register(cfg: &mut ServiceConfig) {
 }
 
 /// List audit events, newest first (global admin).
+///
+/// Creations, changes, status changes, reassignments, client disabling and secret
+/// rotation, document deletions and download URLs handed out, each with the actor,
+/// their client, the instant and the names of the fields that changed (never their
+/// values). Filters `resource_type`, `resource_id` and `actor_id`. A mission admin is
+/// 403 `forbidden`, staff and citizens 403 `insufficient_scope`.
 #[utoipa::path(
     tag = "audit",
     operation_id = "list_audit_events",

@@ -344,6 +344,12 @@ pub async fn revoke_token(req: HttpRequest, state: web::Data<AppState>, body: we
 }
 
 /// The public keys that verify access tokens (RFC 7517).
+///
+/// No authentication. The Ed25519 public keys (EdDSA, each named by its `kid`) that
+/// verify access tokens: a new key is published before it signs anything, and an old
+/// one stays until every token it signed has expired. Cacheable for 5 minutes; when a
+/// token's `kid` is not in a cached copy, fetch the set again before refusing the
+/// token.
 #[utoipa::path(
     tag = "auth",
     operation_id = "get_jwks",

@@ -21,6 +21,9 @@ pub fn register(cfg: &mut ServiceConfig) {
 }
 
 /// List service types.
+///
+/// Any bearer token, oldest first. Active types only by default; `active=false` lists
+/// the inactive ones instead, to admins only (anyone else gets an empty list).
 #[utoipa::path(
     tag = "services",
     operation_id = "list_services",
@@ -43,6 +46,9 @@ pub async fn list_services(
 }
 
 /// Get a service type (an extension of the spec).
+///
+/// Any bearer token reads an active type; an inactive one is read by admins only (404
+/// for anyone else). The `ETag` is the `If-Match` an update sends.
 #[utoipa::path(
     tag = "services",
     operation_id = "get_service",
@@ -63,6 +69,12 @@ pub async fn get_service(
 }
 
 /// Add a service type (global admin).
+///
+/// `code` (unique, also among inactive types, and never changed), `name`, `fee`,
+/// `sla_days` and `stages`, optionally `description`, `required_documents` and
+/// `active`; one 422 lists every invalid field. A taken code is 409
+/// `service_code_taken`. A mission admin is 403 `forbidden`, staff and citizens 403
+/// `insufficient_scope`. `Idempotency-Key` replays the first response.
 #[utoipa::path(
     tag = "services",
     operation_id = "create_service",

@@ -24,6 +24,11 @@ pub fn register(cfg: &mut ServiceConfig) {
 }
 
 /// List registered citizens (admin; a mission admin sees their mission only).
+///
+/// Oldest first; filters `mission_id`, `registration_status`, `nationality`, `q` (part
+/// of the given name, family name or email) and `registered_from`/`registered_to`. A
+/// mission admin asking for another mission gets an empty list; staff and citizen
+/// tokens are 403.
 #[utoipa::path(
     tag = "citizens",
     operation_id = "list_citizens",
@@ -55,6 +60,9 @@ pub async fn list_citizens(
 
 /// Get a citizen's profile with registration details (the citizen, staff of their
 /// mission, admins).
+///
+/// Anyone else, another mission's staff and admins included, gets 404, as for an id
+/// that does not exist. The `ETag` is the `If-Match` an update sends.
 #[utoipa::path(
     tag = "citizens",
     operation_id = "get_citizen",

@@ -84,6 +84,10 @@ pub async fn create_client(
 }
 
 /// Get an API client (admin).
+///
+/// Its scopes, principal, mission and status, never its secret. A mission admin reads
+/// only the clients of their own mission (others are 404); a global admin reads every
+/// client.
 #[utoipa::path(
     tag = "clients",
     operation_id = "get_client",

@@ -319,6 +319,12 @@ pub async fn download_document_content(
 
 /// Delete a document: its owner while it is not verified; staff and admins of the
 /// mission. `If-Match` is optional.
+///
+/// The document leaves every list and checklist and its bytes leave storage; a
+/// tombstone stays for the audit log and the request's timeline, and reading the
+/// document again is 404. The owner deleting a verified document is 409,
+/// `allowed_actions` saying what they may do. With `If-Match`, another version than the
+/// current one is 412.
 #[utoipa::path(
     tag = "documents",
     operation_id = "delete_document",
@@ -382,6 +388,10 @@ pub async fn verify_document(
 }
 
 /// List a request's documents, newest first (who reads the request reads them).
+///
+/// The live documents attached to the request (deleted ones are not listed): for the
+/// citizen who owns it and the staff and admins of its mission; anyone else gets 404
+/// for the request.
 #[utoipa::path(
     tag = "documents",
     operation_id = "list_request_documents",

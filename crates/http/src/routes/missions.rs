@@ -41,6 +41,8 @@ pub async fn list_missions(
 }
 
 /// Get a mission.
+///
+/// Any bearer token reads any mission. The `ETag` is the `If-Match` an update sends.
 #[utoipa::path(
     tag = "missions",
     operation_id = "get_mission",
@@ -62,6 +64,11 @@ pub async fn get_mission(
 }
 
 /// Create a mission (global admin).
+///
+/// `code` (unique, and never changed afterwards), `name`, `country` (ISO 3166-1
+/// alpha-2), `city` and `timezone` (an IANA name); one 422 lists every invalid field. A
+/// taken code is 409 `mission_code_taken`; a mission admin is 403 `forbidden`.
+/// `Idempotency-Key` replays the first response.
 #[utoipa::path(
     tag = "missions",
     operation_id = "create_mission",
@@ -93,6 +100,11 @@ pub async fn create_mission(
 }
 
 /// Update a mission (global admin).
+///
+/// Changes the members given of `name`, `country`, `city` and `timezone`; `code` is not
+/// a field (422 `unknown_field`). Needs `If-Match`: 428 without it, 412 when the
+/// mission changed since it was read. A change that changes nothing answers 200 with
+/// the same `ETag`. A mission admin is 403 `forbidden`.
 #[utoipa::path(
     tag = "missions",
     operation_id = "update_mission",

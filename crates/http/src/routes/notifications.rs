@@ -73,6 +73,9 @@ pub async fn mark_notification_read(
 }
 
 /// Mark all your notifications as read (an extension).
+///
+/// Every unread notification of the caller; `marked` says how many there were. Calling
+/// it again marks only those that arrived since.
 #[utoipa::path(
     tag = "notifications",
     operation_id = "mark_all_notifications_read",
@@ -90,6 +93,10 @@ pub async fn mark_all_notifications_read(
 }
 
 /// Your notification preferences (an extension).
+///
+/// Whether the caller gets emails, per category (`requests`, `messages`, `documents`,
+/// `appointments`, `assignments`); every category is on until turned off. In-app
+/// notifications are always on.
 #[utoipa::path(
     tag = "notifications",
     operation_id = "get_notification_preferences",
@@ -129,6 +136,10 @@ pub async fn update_notification_preferences(
 
 /// The notifications about a request and how their emails fared (staff and admins of
 /// its mission; an extension).
+///
+/// Newest first: each notification with its recipient and its email's delivery
+/// (`status`, `attempts`, `last_error`, `next_attempt_at`, `delivered_at`), never the
+/// email's text. A citizen token is 403; another mission's request is 404.
 #[utoipa::path(
     tag = "notifications",
     operation_id = "list_request_notifications",

@@ -16,6 +16,9 @@ pub fn register(cfg: &mut ServiceConfig) {
 }
 
 /// Liveness: the process answers.
+///
+/// No authentication, and no dependency checked: 200 as long as the process serves
+/// requests, for an orchestrator's liveness probe.
 #[utoipa::path(
     tag = "operations",
     operation_id = "health_live",
@@ -28,6 +31,11 @@ pub async fn live() -> HttpResponse {
 }
 
 /// Readiness: the database and the blob storage answer now.
+///
+/// No authentication. Each check runs now (the database, the blob storage, and clamd
+/// when a scanner is configured): 200 when all pass; otherwise 503 with `Retry-After`
+/// and the report naming the check that failed, for a load balancer's or an
+/// orchestrator's readiness probe.
 #[utoipa::path(
     tag = "operations",
     operation_id = "health_ready",
@@ -83,6 +91,10 @@ pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiErro
 }
 
 /// This OpenAPI 3.1 document.
+///
+/// No authentication. The same document for every caller: the contract a client is
+/// generated from. Its server is the deployment's configured public address, or `/`
+/// (relative to where the document was fetched) when none is configured.
 #[utoipa::path(
     tag = "operations",
     operation_id = "openapi",

@@ -187,6 +187,9 @@ pub async fn cancel_request(
 }
 
 /// Add an internal note (staff/admin). Notes are never shown to citizens.
+///
+/// Staff and admins of the request's mission; 1 to 4000 characters. A citizen token is
+/// 403; another mission's request is 404. `Idempotency-Key` replays the first response.
 #[utoipa::path(
     tag = "requests",
     operation_id = "add_request_note",
@@ -217,6 +220,9 @@ pub async fn add_request_note(
 }
 
 /// List internal notes (staff/admin; an extension of the spec).
+///
+/// Staff and admins of the request's mission, oldest first. A citizen token is 403;
+/// another mission's request is 404.
 #[utoipa::path(
     tag = "requests",
     operation_id = "list_request_notes",
@@ -239,6 +245,9 @@ pub async fn list_request_notes(
 }
 
 /// List messages on the request thread (the citizen who owns it, staff and admins).
+///
+/// Oldest first. Anyone else (another citizen, another mission's staff and admins) gets
+/// 404 for the request. Internal notes are never part of the thread.
 #[utoipa::path(
     tag = "messages",
     operation_id = "list_request_messages",
@@ -261,6 +270,11 @@ pub async fn list_request_messages(
 }
 
 /// Send a message on the request thread.
+///
+/// The citizen who owns the request, and staff and admins of its mission; anyone else
+/// gets 404. 1 to 4000 characters. A message from staff notifies the citizen; one from
+/// the citizen notifies the request's assignee. `Idempotency-Key` replays the first
+/// response.
 #[utoipa::path(
     tag = "messages",
     operation_id = "post_request_message",
@@ -294,6 +308,10 @@ pub async fn post_request_message(
 
 /// Get a staff member's queue: open requests assigned to them, by service type (the
 /// member themself, or an admin of their mission).
+///
+/// Per service type: how many open requests, the oldest submission and how many are
+/// overdue, and the `total`. A citizen token is 403; colleagues and other missions get
+/// 404.
 #[utoipa::path(
     tag = "staff",
     operation_id = "get_staff_queue",

@@ -49,6 +49,12 @@ pub async fn submit_slots(
 }
 
 /// List the open slots with free seats of a mission for a service type, in start order.
+///
+/// Any bearer token; a caller bound to a mission reads only that mission's availability
+/// (another mission is 404), a global admin any. Future slots that are open, serve the
+/// service type, have a free seat and whose booking cut-off has not passed, starting in
+/// `[from, to)` (by default now to 366 days on), each with its UTC and local times and
+/// its `remaining` seats.
 #[utoipa::path(
     tag = "appointments",
     operation_id = "list_slots",

@@ -20,6 +20,10 @@ pub fn register(cfg: &mut ServiceConfig) {
 }
 
 /// List staff members (admin; a mission admin sees their mission only).
+///
+/// Oldest first; filters `mission_id`, `service_type_id` (the members assigned to it)
+/// and `active`. A mission admin asking for another mission gets an empty list; staff
+/// and citizen tokens are 403.
 #[utoipa::path(
     tag = "staff",
     operation_id = "list_staff",
@@ -42,6 +46,9 @@ pub async fn list_staff(
 }
 
 /// Get a staff profile and its service assignments (the member themself, admins).
+///
+/// The member and the admins of their mission (and global admins); colleagues, citizens
+/// and other missions get 404. The `ETag` is the `If-Match` an assignment update sends.
 #[utoipa::path(
     tag = "staff",
     operation_id = "get_staff",
@@ -62,6 +69,12 @@ pub async fn get_staff(
 }
 
 /// Add a staff member (admin of the mission; an extension of the spec).
+///
+/// `mission_id`, `name`, `email`, `job_title`, optionally `service_type_ids` (each an
+/// active service type, else 422 at its index) and `issue_client`: the member's API
+/// client (scope `staff`) is then created in the same transaction and its secret
+/// returned once, under `client`. An admin of another mission is 403 `forbidden`.
+/// `Idempotency-Key` replays the first response, without the secret.
 #[utoipa::path(
     tag = "staff",
     operation_id = "create_staff",
