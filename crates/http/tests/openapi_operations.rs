@@ -11,9 +11,10 @@ const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "
 
 /// Every operation, as `METHOD path` and the operation object.
 fn operations(document: &Value) -> Vec<(String, &Value)> {
-    let paths = document["paths"].as_object().expect("the document has paths");
-    let found: Vec<(String, &Value)> = paths
-        .iter()
+    let found: Vec<(String, &Value)> = document["paths"]
+        .as_object()
+        .into_iter()
+        .flatten()
         .flat_map(|(path, item)| {
             METHODS.iter().filter_map(move |method| {
                 item.get(*method).map(|op| (format!("{} {path}", method.to_uppercase()), op))
