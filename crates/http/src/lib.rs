@@ -101,7 +101,7 @@ pub fn metrics_app(
 #[cfg(test)]
 mod tests {
     use super::api_spec;
-    use crate::spec::METHODS;
+    use crate::spec::{METHODS, OAUTH2, needs_token};
 
     #[test]
     fn every_operation_has_a_maturity_label_and_documents_its_errors() {
@@ -116,11 +116,56 @@ mod tests {
                     op["x-maturity"].as_str().unwrap_or_else(|| panic!("{method} {path} has no x-maturity"));
                 assert!(["Available", "Beta", "Coming Soon"].contains(&label), "{method} {path}: {label}");
                 assert!(op["operationId"].is_string(), "{method} {path}");
-                if op.get("security").is_some_and(|s| s.to_string().contains("bearer")) {
+                if needs_token(op) {
                     assert!(op["responses"].get("401").is_some(), "{method} {path}");
+                    assert!(op["responses"].get("403").is_some(), "{method} {path}");
                 }
             }
         }
+    }
+
+    /// Every operation says how it is called (`security: []` when public), with schemes the
+    /// document declares and, for `oauth2`, scopes of the scheme: a generated client learns
+    /// from it which token each operation takes (docs/api.md "Clients, principals and
+    /// scopes"). That the scopes are those the server enforces is the authorization
+    /// matrix's (tests/tests/authorization_matrix/scopes.rs).
+    #[test]
+    fn every_operation_declares_its_security_with_declared_schemes_and_scopes() {
+        let spec = api_spec();
+        let document = spec.document();
+        let schemes = document["components"]["securitySchemes"].as_object().unwrap();
+        let scopes = schemes[OAUTH2]["flows"]["clientCredentials"]["scopes"].as_object().unwrap();
+        let mut names: Vec<&str> = scopes.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["admin", "citizen", "staff"]);
+        let (mut public, mut secured) = (0, 0);
+        for (path, item) in document["paths"].as_object().unwrap() {
+            for method in METHODS {
+                let Some(op) = item.get(method) else { continue };
+                let requirements = op["security"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{method} {path} does not declare its security"));
+                for requirement in requirements {
+                    for (scheme, wanted) in requirement.as_object().unwrap() {
+                        assert!(schemes.contains_key(scheme), "{method} {path}: undeclared scheme {scheme}");
+                        let wanted = wanted.as_array().unwrap();
+                        if scheme == OAUTH2 {
+                            let unknown = wanted.iter().find(|s| !scopes.contains_key(s.as_str().unwrap()));
+                            assert!(unknown.is_none(), "{method} {path}: unknown scope {unknown:?}");
+                        } else {
+                            assert!(wanted.is_empty(), "{method} {path}: scopes of {scheme}");
+                        }
+                    }
+                }
+                if requirements.is_empty() {
+                    public += 1;
+                }
+                if needs_token(op) {
+                    secured += 1;
+                }
+            }
+        }
+        assert!(public >= 4 && secured >= 50, "{public} public and {secured} secured operations");
     }
 
     #[test]

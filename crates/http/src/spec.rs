@@ -10,6 +10,7 @@
 
 use actix_web::App;
 use actix_web::dev::ResourceDef;
+use consular_domain::Scope;
 use consular_domain::validation::{refused_in_line, refused_in_text};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -110,10 +111,7 @@ fn complete_operation(op: &mut Value, method: &str) {
                 json!({ "type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$" });
         }
     }
-    let secured = op
-        .get("security")
-        .and_then(Value::as_array)
-        .is_some_and(|s| s.iter().any(|r| r.get("bearer").is_some()));
+    let secured = needs_token(op);
     let has_body = op.get("requestBody").is_some();
     let params = op.get("parameters").and_then(Value::as_array).cloned().unwrap_or_default();
     let has_path = params.iter().any(|p| p["in"] == "path");
@@ -287,18 +285,68 @@ fn forbid_control_characters(document: &mut Value) {
     }
 }
 
+/// The name of the security scheme of bearer tokens, which every operation that reads one
+/// lists with the scopes it accepts.
+pub(crate) const OAUTH2: &str = "oauth2";
+
+/// What a scope lets a token do, for the `oauth2` scheme's `scopes` (docs/api.md
+/// "Clients, principals and scopes").
+fn scope_description(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Admin => {
+            "Administration: the clients, staff, citizens, slots and analytics of the admin's \
+             mission, and the staff's work on its requests; a global admin (a client without a \
+             mission) also manages the missions and the service catalog and reads the audit log"
+        }
+        Scope::Staff => {
+            "Staff work on the requests of the staff member's mission: status changes, notes, \
+             messages, document verification, attendance"
+        }
+        Scope::Citizen => {
+            "A citizen's own profile, requests, messages, documents, appointments and \
+             notifications (citizen portals); never combined with another scope"
+        }
+    }
+}
+
+/// The security schemes: `oauth2`, the client-credentials grant whose access token every
+/// secured operation takes as a bearer token (each operation lists the scopes it accepts,
+/// any one of them sufficing), and `client_basic`, the client authentication of the
+/// token endpoints (docs/api.md "Authentication").
+fn security_schemes() -> Value {
+    let scopes: serde_json::Map<String, Value> =
+        Scope::ALL.iter().map(|&s| (s.as_str().to_owned(), json!(scope_description(s)))).collect();
+    json!({
+        OAUTH2: {
+            "type": "oauth2",
+            "description": "OAuth 2.0 client credentials (RFC 6749 section 4.4): the access token from \
+                            POST /api/v1/auth/token, an EdDSA-signed JWT (RFC 9068), sent as \
+                            `Authorization: Bearer <token>`. An operation that lists several \
+                            requirements accepts a token holding any one of their scopes.",
+            "flows": { "clientCredentials": {
+                "tokenUrl": "/api/v1/auth/token",
+                "refreshUrl": "/api/v1/auth/refresh",
+                "scopes": scopes,
+            } }
+        },
+        "client_basic": { "type": "http", "scheme": "basic",
+                          "description": "client_id and client_secret (client_secret_basic)" }
+    })
+}
+
+/// Whether the operation takes a bearer token: one of its security requirements is the
+/// `oauth2` scheme's.
+pub(crate) fn needs_token(op: &Value) -> bool {
+    op.get("security").and_then(Value::as_array).is_some_and(|s| s.iter().any(|r| r.get(OAUTH2).is_some()))
+}
+
 impl ApiSpec {
     /// Builds the document from `register`, the same route registration the server uses.
     pub fn build(register: impl FnOnce(&mut ServiceConfig)) -> ApiSpec {
         let (_, api) =
             App::new().into_utoipa_app().openapi(BaseDoc::openapi()).configure(register).split_for_parts();
         let mut document = serde_json::to_value(&api).unwrap_or(Value::Null);
-        document["components"]["securitySchemes"] = json!({
-            "bearer": { "type": "http", "scheme": "bearer", "bearerFormat": "JWT",
-                        "description": "An access token from POST /api/v1/auth/token" },
-            "client_basic": { "type": "http", "scheme": "basic",
-                              "description": "client_id and client_secret (client_secret_basic)" }
-        });
+        document["components"]["securitySchemes"] = security_schemes();
         // Enumerations the domain validates against, so that clients (and contract tests)
         // know the accepted values without trial and error.
         let countries: Vec<&str> = consular_domain::mission::country_codes().collect();

@@ -56,7 +56,7 @@ fn respond<B: Serialize>(
     tag = "analytics",
     operation_id = "analytics_overview",
     params(AnalyticsParams),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "The overview (JSON), or its CSV (`text/csv`)",
@@ -84,7 +84,7 @@ pub async fn analytics_overview(
     tag = "analytics",
     operation_id = "analytics_services",
     params(AnalyticsParams),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "The services view (JSON), or its CSV (`text/csv`)",
@@ -113,7 +113,7 @@ pub async fn analytics_services(
     tag = "analytics",
     operation_id = "analytics_staff",
     params(AnalyticsParams),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "The staff view (JSON), or its CSV (`text/csv`)",

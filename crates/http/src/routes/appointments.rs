@@ -55,7 +55,7 @@ fn resource(view: &AppointmentView) -> Resource {
     operation_id = "book_appointment",
     request_body = BookAppointment,
     params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a retried request")),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 201, description = "Booked", body = AppointmentBody, headers(
@@ -88,7 +88,7 @@ pub async fn book_appointment(
     tag = "appointments",
     operation_id = "get_appointment",
     params(("id" = Uuid, Path, description = "Appointment id")),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 200, description = "The appointment (JSON), or its calendar file (`text/calendar`)",
@@ -132,7 +132,7 @@ pub async fn get_appointment(
         ("id" = Uuid, Path, description = "Appointment id"),
         ("If-Match" = String, Header, description = "The ETag you read"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "Moved", body = AppointmentBody, headers(("ETag" = String, description = "The new version"))),
@@ -170,7 +170,7 @@ pub async fn reschedule_appointment(
         ("id" = Uuid, Path, description = "Appointment id"),
         ("If-Match" = Option<String>, Header, description = "The ETag you read, to cancel only that version"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 204, description = "Cancelled"),
@@ -203,7 +203,7 @@ pub async fn cancel_appointment(
         ("id" = Uuid, Path, description = "Appointment id"),
         ("If-Match" = Option<String>, Header, description = "The ETag you read"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"]), ("oauth2" = ["staff"])),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 200, description = "Recorded", body = AppointmentBody, headers(("ETag" = String, description = "The new version"))),
@@ -239,7 +239,7 @@ pub async fn record_attendance(
     tag = "appointments",
     operation_id = "list_appointments",
     params(AppointmentListParams),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses((status = 200, description = "A page of appointments", body = AppointmentList,
         headers(("Link" = String, description = "The next page, when there is one"))))

@@ -26,7 +26,7 @@ pub fn register(cfg: &mut ServiceConfig) {
     tag = "audit",
     operation_id = "list_audit_events",
     params(AuditListParams),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Beta"))),
     responses((status = 200, description = "A page of audit events", body = AuditEventList,
         headers(("Link" = String, description = "The next page, when there is one"))))

@@ -323,7 +323,7 @@ async fn revocation(req: &HttpRequest, state: &AppState, body: &[u8]) -> Result<
     tag = "auth",
     operation_id = "revoke_token",
     request_body(content = RevokeForm, content_type = "application/x-www-form-urlencoded"),
-    security(("bearer" = []), ("client_basic" = [])),
+    security(("oauth2" = []), ("client_basic" = [])),
     extensions(("x-maturity" = json!("Available")), ("x-oauth" = json!(true)), ("x-optional-body" = json!(true))),
     responses(
         (status = 200, description = "Revoked, or nothing of the caller's to revoke"),
@@ -353,6 +353,7 @@ pub async fn revoke_token(req: HttpRequest, state: web::Data<AppState>, body: we
 #[utoipa::path(
     tag = "auth",
     operation_id = "get_jwks",
+    security(),
     extensions(("x-maturity" = json!("Available"))),
     responses((status = 200, description = "The JSON Web Key Set", body = Object, content_type = "application/json"))
 )]

@@ -28,7 +28,7 @@ pub fn register(cfg: &mut ServiceConfig) {
     tag = "services",
     operation_id = "list_services",
     params(ServiceListParams),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "A page of service types", body = ServiceTypeList,
         headers(("Link" = String, description = "The next page, when there is one"))))
@@ -53,7 +53,7 @@ pub async fn list_services(
     tag = "services",
     operation_id = "get_service",
     params(("id" = Uuid, Path, description = "Service type id")),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses((status = 200, description = "The service type", body = ServiceTypeBody,
         headers(("ETag" = String, description = "Send as If-Match to update"))))
@@ -80,7 +80,7 @@ pub async fn get_service(
     operation_id = "create_service",
     request_body = CreateServiceType,
     params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a retried request")),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 201, description = "Created", body = ServiceTypeBody, headers(
@@ -115,7 +115,7 @@ pub async fn create_service(
         ("id" = Uuid, Path, description = "Service type id"),
         ("If-Match" = String, Header, description = "The ETag you read"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "Updated", body = ServiceTypeBody, headers(("ETag" = String, description = "The new version"))),

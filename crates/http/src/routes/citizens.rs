@@ -33,7 +33,7 @@ pub fn register(cfg: &mut ServiceConfig) {
     tag = "citizens",
     operation_id = "list_citizens",
     params(CitizenListParams),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "A page of citizens", body = CitizenList,
         headers(("Link" = String, description = "The next page, when there is one"))))
@@ -67,7 +67,7 @@ pub async fn list_citizens(
     tag = "citizens",
     operation_id = "get_citizen",
     params(("id" = Uuid, Path, description = "Citizen id")),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "The citizen", body = CitizenBody,
         headers(("ETag" = String, description = "Send as If-Match to update"))))
@@ -91,7 +91,7 @@ pub async fn get_citizen(
     operation_id = "register_citizen",
     request_body = RegisterCitizen,
     params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response (without a client secret)")),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 201, description = "Registered", body = CitizenBody, headers(
@@ -128,7 +128,7 @@ pub async fn register_citizen(
         ("id" = Uuid, Path, description = "Citizen id"),
         ("If-Match" = String, Header, description = "The ETag you read"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"]), ("oauth2" = ["citizen"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "Updated", body = CitizenBody, headers(("ETag" = String, description = "The new version"))),

@@ -33,7 +33,7 @@ fn client_path(id: ClientId) -> String {
     tag = "clients",
     operation_id = "list_clients",
     params(PageParams),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Beta"))),
     responses((status = 200, description = "A page of clients", body = ClientList,
         headers(("Link" = String, description = "The next page, when there is one"))))
@@ -58,7 +58,7 @@ pub async fn list_clients(
     operation_id = "create_client",
     request_body = CreateClient,
     params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response (without the secret)")),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 201, description = "Created", body = ClientBody, headers(
@@ -92,7 +92,7 @@ pub async fn create_client(
     tag = "clients",
     operation_id = "get_client",
     params(("id" = Uuid, Path, description = "Client id")),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Beta"))),
     responses((status = 200, description = "The client", body = ClientBody, headers(("ETag" = String, description = "Its version"))))
 )]
@@ -114,7 +114,7 @@ pub async fn get_client(
     tag = "clients",
     operation_id = "disable_client",
     params(("id" = Uuid, Path, description = "Client id")),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Beta"))),
     responses((status = 200, description = "The disabled client", body = ClientBody, headers(("ETag" = String, description = "Its version"))))
 )]
@@ -136,7 +136,7 @@ pub async fn disable_client(
     tag = "clients",
     operation_id = "rotate_client_secret",
     params(("id" = Uuid, Path, description = "Client id")),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 200, description = "The client with its new secret", body = ClientBody, headers(("ETag" = String, description = "Its version"))),

@@ -174,7 +174,7 @@ async fn read_form(multipart: &mut Multipart) -> Result<(UploadForm, Field), Api
     operation_id = "upload_document",
     request_body(content = UploadDocumentForm, content_type = "multipart/form-data"),
     params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a retried request")),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 201, description = "Stored", body = DocumentBody, headers(
@@ -244,7 +244,7 @@ fn byte_range(headers: &HeaderMap) -> Option<ByteRange> {
     tag = "documents",
     operation_id = "get_document",
     params(("id" = Uuid, Path, description = "Document id")),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "The document and its download URL", body = DocumentDownloadBody,
@@ -275,6 +275,7 @@ pub async fn get_document(
 #[utoipa::path(
     tag = "documents",
     operation_id = "download_document_content",
+    security(),
     params(("id" = Uuid, Path, description = "Document id"), ContentParams,
         ("Range" = Option<String>, Header, description = "One byte range, `bytes=first-last`")),
     extensions(("x-maturity" = json!("Beta"))),
@@ -332,7 +333,7 @@ pub async fn download_document_content(
         ("id" = Uuid, Path, description = "Document id"),
         ("If-Match" = Option<String>, Header, description = "The ETag you read, to delete only that version"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 204, description = "Deleted"),
@@ -363,7 +364,7 @@ pub async fn delete_document(
         ("id" = Uuid, Path, description = "Document id"),
         ("If-Match" = String, Header, description = "The ETag you read"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"]), ("oauth2" = ["staff"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "Decided", body = DocumentBody, headers(("ETag" = String, description = "The new version"))),
@@ -396,7 +397,7 @@ pub async fn verify_document(
     tag = "documents",
     operation_id = "list_request_documents",
     params(("id" = Uuid, Path, description = "Request id"), PageParams),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "A page of documents", body = DocumentList,
         headers(("Link" = String, description = "The next page, when there is one"))))
@@ -421,7 +422,7 @@ pub async fn list_request_documents(
     tag = "documents",
     operation_id = "list_documents",
     params(DocumentListParams),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses((status = 200, description = "A page of documents", body = DocumentList,
         headers(("Link" = String, description = "The next page, when there is one"))))

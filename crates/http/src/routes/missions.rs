@@ -24,7 +24,7 @@ pub fn register(cfg: &mut ServiceConfig) {
     tag = "missions",
     operation_id = "list_missions",
     params(PageParams),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses((status = 200, description = "A page of missions", body = MissionList,
         headers(("Link" = String, description = "The next page, when there is one"))))
@@ -47,7 +47,7 @@ pub async fn list_missions(
     tag = "missions",
     operation_id = "get_mission",
     params(("id" = Uuid, Path, description = "Mission id")),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses((status = 200, description = "The mission", body = MissionBody,
         headers(("ETag" = String, description = "Send as If-Match to update"))))
@@ -74,7 +74,7 @@ pub async fn get_mission(
     operation_id = "create_mission",
     request_body = CreateMission,
     params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a retried request")),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 201, description = "Created", body = MissionBody, headers(
@@ -113,7 +113,7 @@ pub async fn create_mission(
         ("id" = Uuid, Path, description = "Mission id"),
         ("If-Match" = String, Header, description = "The ETag you read"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 200, description = "Updated", body = MissionBody, headers(("ETag" = String, description = "The new version"))),

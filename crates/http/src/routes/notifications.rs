@@ -33,7 +33,7 @@ pub fn register(cfg: &mut ServiceConfig) {
     tag = "notifications",
     operation_id = "list_notifications",
     params(NotificationListParams),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "A page of notifications", body = NotificationList,
         headers(("Link" = String, description = "The next page, when there is one"))))
@@ -58,7 +58,7 @@ pub async fn list_notifications(
     tag = "notifications",
     operation_id = "mark_notification_read",
     params(("id" = Uuid, Path, description = "Notification id")),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "The notification, read", body = NotificationBody))
 )]
@@ -79,7 +79,7 @@ pub async fn mark_notification_read(
 #[utoipa::path(
     tag = "notifications",
     operation_id = "mark_all_notifications_read",
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "How many were unread", body = MarkedRead))
 )]
@@ -100,7 +100,7 @@ pub async fn mark_all_notifications_read(
 #[utoipa::path(
     tag = "notifications",
     operation_id = "get_notification_preferences",
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "Email on or off per category", body = NotificationPreferences))
 )]
@@ -120,7 +120,7 @@ pub async fn get_notification_preferences(
     tag = "notifications",
     operation_id = "update_notification_preferences",
     request_body = NotificationPreferences,
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "The preferences as stored", body = NotificationPreferences))
 )]
@@ -144,7 +144,7 @@ pub async fn update_notification_preferences(
     tag = "notifications",
     operation_id = "list_request_notifications",
     params(("id" = Uuid, Path, description = "Request id")),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"]), ("oauth2" = ["staff"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "Newest first", body = RequestNotificationList))
 )]

@@ -22,6 +22,7 @@ pub fn register(cfg: &mut ServiceConfig) {
 #[utoipa::path(
     tag = "operations",
     operation_id = "health_live",
+    security(),
     extensions(("x-maturity" = json!("Available"))),
     responses((status = 200, description = "Alive", body = HealthBody))
 )]
@@ -39,6 +40,7 @@ pub async fn live() -> HttpResponse {
 #[utoipa::path(
     tag = "operations",
     operation_id = "health_ready",
+    security(),
     extensions(("x-maturity" = json!("Available"))),
     responses(
         (status = 200, description = "Ready", body = HealthBody),
@@ -98,6 +100,7 @@ pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiErro
 #[utoipa::path(
     tag = "operations",
     operation_id = "openapi",
+    security(),
     extensions(("x-maturity" = json!("Available"))),
     responses((status = 200, description = "The OpenAPI document", body = Object, content_type = "application/json"))
 )]

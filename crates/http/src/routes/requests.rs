@@ -42,7 +42,7 @@ pub fn register(cfg: &mut ServiceConfig) {
     tag = "requests",
     operation_id = "list_requests",
     params(RequestListParams),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses((status = 200, description = "A page of requests", body = RequestList,
         headers(("Link" = String, description = "The next page, when there is one"))))
@@ -68,7 +68,7 @@ pub async fn list_requests(
     operation_id = "submit_request",
     request_body = SubmitRequest,
     params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a retried request")),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 201, description = "Submitted", body = RequestBody, headers(
@@ -99,7 +99,7 @@ pub async fn submit_request(
     tag = "requests",
     operation_id = "get_request",
     params(("id" = Uuid, Path, description = "Request id")),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses((status = 200, description = "The request", body = RequestDetailsBody,
         headers(("ETag" = String, description = "Send as If-Match to change its status"))))
@@ -126,7 +126,7 @@ pub async fn get_request(
         ("id" = Uuid, Path, description = "Request id"),
         ("If-Match" = String, Header, description = "The ETag you read"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"]), ("oauth2" = ["staff"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "Changed", body = RequestBody, headers(("ETag" = String, description = "The new version"))),
@@ -162,7 +162,7 @@ pub async fn change_request_status(
         ("id" = Uuid, Path, description = "Request id"),
         ("If-Match" = Option<String>, Header, description = "The ETag you read, to cancel only that version"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 200, description = "Cancelled", body = RequestBody, headers(("ETag" = String, description = "The new version"))),
@@ -198,7 +198,7 @@ pub async fn cancel_request(
         ("id" = Uuid, Path, description = "Request id"),
         ("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a retried request"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"]), ("oauth2" = ["staff"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 201, description = "Added", body = PostBody),
@@ -227,7 +227,7 @@ pub async fn add_request_note(
     tag = "requests",
     operation_id = "list_request_notes",
     params(("id" = Uuid, Path, description = "Request id"), PageParams),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"]), ("oauth2" = ["staff"])),
     extensions(("x-maturity" = json!("Beta"))),
     responses((status = 200, description = "Notes, oldest first", body = PostList,
         headers(("Link" = String, description = "The next page, when there is one"))))
@@ -252,7 +252,7 @@ pub async fn list_request_notes(
     tag = "messages",
     operation_id = "list_request_messages",
     params(("id" = Uuid, Path, description = "Request id"), PageParams),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "Messages, oldest first", body = PostList,
         headers(("Link" = String, description = "The next page, when there is one"))))
@@ -283,7 +283,7 @@ pub async fn list_request_messages(
         ("id" = Uuid, Path, description = "Request id"),
         ("Idempotency-Key" = Option<String>, Header, description = "Replays the first response for a retried request"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 201, description = "Sent", body = PostBody),
@@ -316,7 +316,7 @@ pub async fn post_request_message(
     tag = "staff",
     operation_id = "get_staff_queue",
     params(("id" = Uuid, Path, description = "Staff member id")),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"]), ("oauth2" = ["staff"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "The queue", body = QueueBody))
 )]

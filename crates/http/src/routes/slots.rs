@@ -30,7 +30,7 @@ pub fn register(cfg: &mut ServiceConfig) {
     tag = "appointments",
     operation_id = "submit_slots",
     request_body = SubmitSlots,
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "What the submission created, updated, left unchanged and cancelled", body = SlotReportBody),
@@ -59,7 +59,7 @@ pub async fn submit_slots(
     tag = "appointments",
     operation_id = "list_slots",
     params(SlotListParams),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 200, description = "A page of slots", body = SlotList,

@@ -28,7 +28,7 @@ pub fn register(cfg: &mut ServiceConfig) {
     tag = "staff",
     operation_id = "list_staff",
     params(StaffListParams),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "A page of staff members", body = StaffList,
         headers(("Link" = String, description = "The next page, when there is one"))))
@@ -53,7 +53,7 @@ pub async fn list_staff(
     tag = "staff",
     operation_id = "get_staff",
     params(("id" = Uuid, Path, description = "Staff member id")),
-    security(("bearer" = [])),
+    security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses((status = 200, description = "The staff member", body = StaffBody,
         headers(("ETag" = String, description = "Send as If-Match to update assignments"))))
@@ -80,7 +80,7 @@ pub async fn get_staff(
     operation_id = "create_staff",
     request_body = CreateStaff,
     params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first response (without a client secret)")),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 201, description = "Created", body = StaffBody, headers(
@@ -115,7 +115,7 @@ pub async fn create_staff(
         ("id" = Uuid, Path, description = "Staff member id"),
         ("If-Match" = String, Header, description = "The ETag you read"),
     ),
-    security(("bearer" = [])),
+    security(("oauth2" = ["admin"])),
     extensions(("x-maturity" = json!("Coming Soon"))),
     responses(
         (status = 200, description = "Updated", body = StaffBody, headers(("ETag" = String, description = "The new version"))),
