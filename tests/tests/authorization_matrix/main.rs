@@ -11,6 +11,8 @@
 //! id of the other mission's objects (or, without a token, of any object); and on an
 //! operation of the document without a row, or a row without an operation, so that a
 //! new endpoint cannot ship unclassified. Every problem of a run is listed at once.
+//! It fails too on an operation whose declared `security` names other scopes than those
+//! its calls showed the server accepting (`scopes.rs`).
 //!
 //! How a call is filled is in `calls.rs`; the world it is made on, in `fixtures.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -18,12 +20,14 @@
 mod calls;
 mod fixtures;
 mod rules;
+mod scopes;
 
 use calls::{Call, Headers};
 use consular_tests::reqwest::{Method, StatusCode};
-use consular_tests::{Backend, TestApp, both, set_setting};
+use consular_tests::{Backend, TestApp, both, set_setting, token_claims};
 use fixtures::Fixtures;
 use rules::{OPERATIONS, Operation, Outcome, Who, call_order};
+use scopes::Seen;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -34,6 +38,8 @@ struct Documented {
     method: String,
     path: String,
     headers: Headers,
+    /// The operation object, for its `security`.
+    operation: Value,
 }
 
 /// Every operation of the document, by `operationId`.
@@ -51,7 +57,12 @@ fn documented_operations(spec: &Value) -> BTreeMap<String, Documented> {
                 if_match_required: header("If-Match").is_some_and(|p| p["required"] == true),
                 idempotency_key: header("Idempotency-Key").is_some(),
             };
-            let documented = Documented { method: method.to_uppercase(), path: path.clone(), headers };
+            let documented = Documented {
+                method: method.to_uppercase(),
+                path: path.clone(),
+                headers,
+                operation: operation.clone(),
+            };
             assert!(operations.insert(id.to_owned(), documented).is_none(), "operationId `{id}` twice");
         }
     }
@@ -83,6 +94,8 @@ struct Report {
     tolerated: BTreeMap<String, usize>,
     denied: usize,
     ignored: usize,
+    /// Every answer, by operation id, for `scopes::check`.
+    seen: BTreeMap<&'static str, Vec<Seen>>,
 }
 
 impl Report {
@@ -103,6 +116,7 @@ impl Report {
         let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
         let code = parsed["code"].as_str().or(parsed["error"].as_str()).unwrap_or_default().to_owned();
         let got = format!("{status} {code}");
+        self.seen.entry(op.id).or_default().push(Seen { who, status, code: code.clone() });
         let excerpt: String = body.chars().take(240).collect();
         match op.rule.outcome(who) {
             _ if status >= 500 => self.violation(op, who, &got, "never 5xx", excerpt.clone()),
@@ -202,6 +216,11 @@ async fn every_operation_answers_every_principal_as_the_policy_says(backend: Bac
 
     let f = Fixtures::build(&app).await;
     let setup = started.elapsed();
+    let wrong_tokens = scopes::check_tokens(|who| {
+        (who != Who::Anonymous)
+            .then(|| token_claims(&f.caller(who).token)["scope"].as_str().unwrap_or_default().to_owned())
+    });
+    assert!(wrong_tokens.is_empty(), "{wrong_tokens:#?}");
 
     // Everything that ends its object runs last.
     let mut ordered: Vec<&Operation> = OPERATIONS.iter().collect();
@@ -232,6 +251,20 @@ async fn every_operation_answers_every_principal_as_the_policy_says(backend: Bac
         if op.id == "revoke_token" && authenticates(&app, &f.owner_spare_access).await {
             let detail = "the owner's own revocation did not take effect".to_owned();
             report.violation(op, Who::Owner, "-", "token refused", detail);
+        }
+    }
+
+    // The scopes each operation declares are those its calls showed the server accepting.
+    for (id, d) in &documented {
+        let seen = report.seen.get(id.as_str()).map(Vec::as_slice).unwrap_or_default();
+        for detail in scopes::check(&d.operation, seen) {
+            report.violations.push(Violation {
+                operation: format!("{} {} ({id})", d.method, d.path),
+                who: "callers by scope",
+                status: "-".to_owned(),
+                expected: "declared security".to_owned(),
+                detail,
+            });
         }
     }
 
