@@ -1,27 +1,16 @@
-//! Wiring: the adapters the configuration names, handed to the use cases as ports. The
-//! one place that builds [`Services`]; the server, the command line and the background
-//! tasks all use what it returns.
+//! Wiring: the adapters the configuration names and the settings the use cases take
+//! ([`ServiceConfig`]), handed to [`Services::new`], which builds every use case on them
+//! (so a new area adds nothing here). The one place that builds [`Services`]; the server,
+//! the command line and the background tasks all use what it returns.
 
 use crate::config::Settings;
 use crate::error::StartError;
-use consular_application::analytics::{AnalyticsPorts, AnalyticsService};
-use consular_application::appointments::{AppointmentPorts, AppointmentService};
-use consular_application::audit::{AuditPorts, AuditService};
-use consular_application::auth::{
-    KeyPolicy, RevocationCache, SigningKeys, TokenConfig, TokenPorts, TokenService,
-};
-use consular_application::catalog::{CatalogPorts, CatalogService};
-use consular_application::citizens::{CitizenPorts, CitizenService};
-use consular_application::clients::{ClientPorts, ClientService};
+use consular_application::auth::{KeyPolicy, SigningKeys, TokenConfig};
 use consular_application::demo::{DemoPorts, DemoService};
 use consular_application::documents::accept::AcceptedTypes;
-use consular_application::documents::{DocumentConfig, DocumentPorts, DocumentService, load_url_signer};
-use consular_application::health::{HealthPorts, HealthService};
-use consular_application::missions::{MissionPorts, MissionService};
-use consular_application::notifications::{NotificationPorts, NotificationService, WorkerConfig};
-use consular_application::requests::{RequestPorts, RequestService};
-use consular_application::staff::{StaffPorts, StaffService};
-use consular_application::{Adapters, Services};
+use consular_application::documents::{DocumentConfig, load_url_signer};
+use consular_application::notifications::WorkerConfig;
+use consular_application::{Adapters, ServiceConfig, Services};
 use consular_clamav::ClamdScanner;
 use consular_db::{Database, DbConfig};
 use consular_domain::notification::RetryPolicy;
@@ -84,28 +73,18 @@ async fn on_database(settings: &Settings, database: Database) -> Result<Services
         public_base_url: settings.public_base_url.clone(),
     };
     let adapters = Adapters { database: db, blobs: storage, scanner, mailer: mailer(settings)?, clock };
-    let tokens = TokenService::new(
-        TokenPorts::from(&adapters),
-        Arc::new(keys),
-        Arc::new(RevocationCache::new()),
-        token_config,
-    );
-    Ok(Services {
-        missions: MissionService::new(MissionPorts::from(&adapters)),
-        clients: ClientService::new(ClientPorts::from(&adapters)).with_revocations(tokens.revocation_cache()),
-        catalog: CatalogService::new(CatalogPorts::from(&adapters)),
-        citizens: CitizenService::new(CitizenPorts::from(&adapters)),
-        staff: StaffService::new(StaffPorts::from(&adapters)),
-        audit: AuditService::new(AuditPorts::from(&adapters)),
-        requests: RequestService::new(RequestPorts::from(&adapters)),
-        documents: DocumentService::new(DocumentPorts::from(&adapters), signer, documents),
-        appointments: AppointmentService::new(AppointmentPorts::from(&adapters))
-            .with_max_active_bookings(settings.max_active_bookings_per_citizen),
-        analytics: AnalyticsService::new(AnalyticsPorts::from(&adapters)),
-        notifications: NotificationService::new(NotificationPorts::from(&adapters), worker_config(settings)),
-        tokens,
-        health: HealthService::new(HealthPorts { checks }),
-    })
+    Ok(Services::new(
+        &adapters,
+        ServiceConfig {
+            signing_keys: keys,
+            tokens: token_config,
+            url_signer: signer,
+            documents,
+            max_active_bookings: settings.max_active_bookings_per_citizen,
+            worker: worker_config(settings),
+            health_checks: checks,
+        },
+    ))
 }
 
 /// The demo data set's loader (`consular demo seed`) on the configured database, migrated

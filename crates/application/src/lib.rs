@@ -32,4 +32,4 @@ pub mod staff;
 pub use adapters::Adapters;
 pub use error::ServiceError;
 pub use idempotency::{Created, IdempotencyRequest};
-pub use services::Services;
+pub use services::{ServiceConfig, Services};

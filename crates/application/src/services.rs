@@ -1,24 +1,30 @@
 //! Every use case, wired once at start-up and shared by whatever drives them (the HTTP
 //! server, the command line, the background tasks), so that the list of services exists
-//! in one place only.
+//! in one place only: [`Services::new`] builds each from the one [`Adapters`] the
+//! application runs on and the [`ServiceConfig`] read at start-up.
 //!
 //! Each service takes its area's `<Area>Ports` (plain structs of `Arc<dyn Port>`, which
-//! unit tests fill with mocks); in production each is built `From` the one [`Adapters`]
-//! the application runs on (`adapters.rs`, which the areas use and this file re-exports).
+//! unit tests fill with mocks); in production each is built `From` the [`Adapters`]
+//! (`adapters.rs`, which the areas use and this file re-exports). A new area adds its
+//! field, its `From` bound and its line in [`Services::new`] here, and nothing in the
+//! binary.
 
-use crate::analytics::AnalyticsService;
-use crate::appointments::AppointmentService;
-use crate::audit::AuditService;
-use crate::auth::TokenService;
-use crate::catalog::CatalogService;
-use crate::citizens::CitizenService;
-use crate::clients::ClientService;
-use crate::documents::DocumentService;
-use crate::health::HealthService;
-use crate::missions::MissionService;
-use crate::notifications::NotificationService;
-use crate::requests::RequestService;
-use crate::staff::StaffService;
+use crate::analytics::{AnalyticsPorts, AnalyticsService};
+use crate::appointments::{AppointmentPorts, AppointmentService};
+use crate::audit::{AuditPorts, AuditService};
+use crate::auth::{RevocationCache, SigningKeys, TokenConfig, TokenPorts, TokenService};
+use crate::catalog::{CatalogPorts, CatalogService};
+use crate::citizens::{CitizenPorts, CitizenService};
+use crate::clients::{ClientPorts, ClientService};
+use crate::documents::signed_url::UrlSigner;
+use crate::documents::{DocumentConfig, DocumentPorts, DocumentService};
+use crate::health::{HealthPorts, HealthService};
+use crate::missions::{MissionPorts, MissionService};
+use crate::notifications::{NotificationPorts, NotificationService, WorkerConfig};
+use crate::requests::{RequestPorts, RequestService};
+use crate::staff::{StaffPorts, StaffService};
+use consular_ports::HealthCheck;
+use std::sync::Arc;
 
 pub use crate::adapters::Adapters;
 
@@ -38,4 +44,70 @@ pub struct Services {
     pub notifications: NotificationService,
     pub tokens: TokenService,
     pub health: HealthService,
+}
+
+/// What some services take besides their ports: the settings and the keys the binary
+/// reads at start-up (from its configuration and, for the keys, the database).
+pub struct ServiceConfig {
+    /// The access tokens' signing keys, loaded (and rotated) from the database.
+    pub signing_keys: SigningKeys,
+    pub tokens: TokenConfig,
+    /// The download URLs' key, loaded from the database.
+    pub url_signer: UrlSigner,
+    pub documents: DocumentConfig,
+    /// How many active bookings a citizen may hold.
+    pub max_active_bookings: u32,
+    /// How this node's outbox worker and email sender run.
+    pub worker: WorkerConfig,
+    /// What readiness checks: the database, the blob store, and clamd when configured.
+    pub health_checks: Vec<Arc<dyn HealthCheck>>,
+}
+
+impl Services {
+    /// Every use case on `adapters`, each through its area's `<Area>Ports`, with the
+    /// settings of `config`. The clients' service shares the tokens' revocation cache, so
+    /// that disabling a client revokes its access tokens on this node at once.
+    pub fn new<D>(adapters: &Adapters<D>, config: ServiceConfig) -> Services
+    where
+        for<'a> MissionPorts: From<&'a Adapters<D>>,
+        for<'a> ClientPorts: From<&'a Adapters<D>>,
+        for<'a> CatalogPorts: From<&'a Adapters<D>>,
+        for<'a> CitizenPorts: From<&'a Adapters<D>>,
+        for<'a> StaffPorts: From<&'a Adapters<D>>,
+        for<'a> AuditPorts: From<&'a Adapters<D>>,
+        for<'a> RequestPorts: From<&'a Adapters<D>>,
+        for<'a> DocumentPorts: From<&'a Adapters<D>>,
+        for<'a> AppointmentPorts: From<&'a Adapters<D>>,
+        for<'a> AnalyticsPorts: From<&'a Adapters<D>>,
+        for<'a> NotificationPorts: From<&'a Adapters<D>>,
+        for<'a> TokenPorts: From<&'a Adapters<D>>,
+    {
+        let tokens = TokenService::new(
+            TokenPorts::from(adapters),
+            Arc::new(config.signing_keys),
+            Arc::new(RevocationCache::new()),
+            config.tokens,
+        );
+        Services {
+            missions: MissionService::new(MissionPorts::from(adapters)),
+            clients: ClientService::new(ClientPorts::from(adapters))
+                .with_revocations(tokens.revocation_cache()),
+            catalog: CatalogService::new(CatalogPorts::from(adapters)),
+            citizens: CitizenService::new(CitizenPorts::from(adapters)),
+            staff: StaffService::new(StaffPorts::from(adapters)),
+            audit: AuditService::new(AuditPorts::from(adapters)),
+            requests: RequestService::new(RequestPorts::from(adapters)),
+            documents: DocumentService::new(
+                DocumentPorts::from(adapters),
+                config.url_signer,
+                config.documents,
+            ),
+            appointments: AppointmentService::new(AppointmentPorts::from(adapters))
+                .with_max_active_bookings(config.max_active_bookings),
+            analytics: AnalyticsService::new(AnalyticsPorts::from(adapters)),
+            notifications: NotificationService::new(NotificationPorts::from(adapters), config.worker),
+            tokens,
+            health: HealthService::new(HealthPorts { checks: config.health_checks }),
+        }
+    }
 }
