@@ -1,40 +1,28 @@
 //! The audit trail: who changed what, when, through which client.
 
+use crate::text_enum::text_enum;
 use crate::{AuditEventId, ClientId, Principal, Subject};
 use std::net::IpAddr;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuditAction {
-    Created,
-    Updated,
-    Disabled,
-    SecretRotated,
-    /// A status field changed (activation, registration status, ...).
-    StatusChanged,
-    /// Service assignments of a staff member changed.
-    Reassigned,
-    /// A resource became a tombstone (a document).
-    Deleted,
-    /// A download URL of a document was handed out (nothing changed).
-    DownloadUrlIssued,
-}
-
-impl AuditAction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AuditAction::Created => "created",
-            AuditAction::Updated => "updated",
-            AuditAction::Disabled => "disabled",
-            AuditAction::SecretRotated => "secret_rotated",
-            AuditAction::StatusChanged => "status_changed",
-            AuditAction::Reassigned => "reassigned",
-            AuditAction::Deleted => "deleted",
-            AuditAction::DownloadUrlIssued => "download_url_issued",
-        }
+text_enum!(
+    /// What an audit entry records (`AuditRecord::action`).
+    AuditAction ("audit action") {
+        Created = "created",
+        Updated = "updated",
+        Disabled = "disabled",
+        SecretRotated = "secret_rotated",
+        /// A status field changed (activation, registration status, ...).
+        StatusChanged = "status_changed",
+        /// Service assignments of a staff member changed.
+        Reassigned = "reassigned",
+        /// A resource became a tombstone (a document).
+        Deleted = "deleted",
+        /// A download URL of a document was handed out (nothing changed).
+        DownloadUrlIssued = "download_url_issued",
     }
-}
+);
 
 /// One audit entry, written in the same transaction as the change it describes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,6 +15,8 @@ pub enum PrincipalKind {
 }
 
 impl PrincipalKind {
+    pub const ALL: [PrincipalKind; 3] = [PrincipalKind::Admin, PrincipalKind::Staff, PrincipalKind::Citizen];
+
     pub fn as_str(self) -> &'static str {
         match self {
             PrincipalKind::Admin => "admin",

@@ -156,8 +156,12 @@ fn complete_operation(op: &mut Value, method: &str) {
     add(op, "default", problem("Any other error, as an RFC 9457 problem (500 included)"));
 }
 
-/// Adds an `enum` to a string property (or to the string branch of a nullable one).
-fn restrict(property: &mut Value, values: &[&str]) {
+/// Adds an `enum` to a string property (or to the string branch of a nullable one), and
+/// `x-enum-varnames` when `names` are given: the identifier of each value in a generated
+/// client, in the same order. The `null` of a nullable property comes last and has no
+/// name: openapi-python-client pairs the names with the values other than `null`, and
+/// ignores them unless there are as many (`EnumProperty.build`).
+fn restrict(property: &mut Value, values: &[&str], names: Option<&[String]>) {
     let property = match property.get_mut("oneOf").and_then(Value::as_array_mut) {
         Some(branches) => match branches.iter_mut().find(|b| b["type"] == "string") {
             Some(branch) => branch,
@@ -173,7 +177,39 @@ fn restrict(property: &mut Value, values: &[&str]) {
             list.push(Value::Null);
         }
         object.insert("enum".into(), values);
+        if let Some(names) = names {
+            object.insert("x-enum-varnames".into(), json!(names));
+        }
     }
+}
+
+/// The identifier of a time zone in a generated client: upper case, `+` and `-` before a
+/// digit spelt `PLUS` and `MINUS`, every other run of characters that are not letters or
+/// digits one `_` (`Etc/GMT+1` is `ETC_GMT_PLUS_1`, `Etc/GMT-1` `ETC_GMT_MINUS_1`,
+/// `America/Port-au-Prince` `AMERICA_PORT_AU_PRINCE`). A generator's own mangling loses
+/// the signs: `Etc/GMT+1` and `Etc/GMT-1` are one identifier where every other character
+/// becomes `_`, and `GMT+0` and `GMT0` one where it is dropped (openapi-python-client,
+/// which then stops with "Duplicate key").
+fn timezone_varname(zone: &str) -> String {
+    let mut name = String::new();
+    let mut chars = zone.chars().peekable();
+    while let Some(c) = chars.next() {
+        let word = match c {
+            '+' => Some("PLUS"),
+            '-' if chars.peek().is_some_and(char::is_ascii_digit) => Some("MINUS"),
+            _ => None,
+        };
+        if let Some(word) = word {
+            name.push('_');
+            name.push_str(word);
+            name.push('_');
+        } else if c.is_ascii_alphanumeric() {
+            name.push(c.to_ascii_uppercase());
+        } else {
+            name.push('_');
+        }
+    }
+    name.split('_').filter(|part| !part.is_empty()).collect::<Vec<_>>().join("_")
 }
 
 /// A `pattern` matching the strings without a character `refused` refuses, made from the
@@ -349,13 +385,16 @@ impl ApiSpec {
         document["components"]["securitySchemes"] = security_schemes();
         // Enumerations the domain validates against, so that clients (and contract tests)
         // know the accepted values without trial and error.
+        // Time zones get names of their own in generated clients (`timezone_varname`);
+        // country codes are two capital letters, distinct identifiers as they are.
         let countries: Vec<&str> = consular_domain::mission::country_codes().collect();
         let timezones: Vec<&str> = consular_domain::mission::timezone_names().collect();
+        let timezone_names: Vec<String> = timezones.iter().map(|zone| timezone_varname(zone)).collect();
         for schema in ["CreateMission", "UpdateMission"] {
             let properties = &mut document["components"]["schemas"][schema]["properties"];
             if properties.is_object() {
-                restrict(&mut properties["country"], &countries);
-                restrict(&mut properties["timezone"], &timezones);
+                restrict(&mut properties["country"], &countries, None);
+                restrict(&mut properties["timezone"], &timezones, Some(&timezone_names));
             }
         }
         forbid_control_characters(&mut document);
@@ -446,6 +485,24 @@ impl ApiSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_zones_are_named_with_their_signs() {
+        let names = ["Etc/GMT+1", "Etc/GMT-1", "GMT0", "GMT+0", "GMT-0", "America/Port-au-Prince", "EST5EDT"]
+            .map(timezone_varname);
+        assert_eq!(
+            names,
+            [
+                "ETC_GMT_PLUS_1",
+                "ETC_GMT_MINUS_1",
+                "GMT0",
+                "GMT_PLUS_0",
+                "GMT_MINUS_0",
+                "AMERICA_PORT_AU_PRINCE",
+                "EST5EDT"
+            ]
+        );
+    }
 
     #[test]
     fn the_text_patterns_are_the_rules_of_the_boundary() {

@@ -7,8 +7,8 @@ use crate::extract::bearer_token;
 use crate::problem::{ApiError, Problem};
 use crate::state::AppState;
 use crate::wire::auth::{
-    FormTooLarge, OAuthErrorResponse, RateLimited, RefreshForm, RevokeForm, RevokeRateLimited, TokenForm,
-    TokenResponse,
+    FormTooLarge, JsonWebKeySet, OAuthErrorCode, OAuthErrorResponse, RateLimited, RefreshForm, RevokeForm,
+    RevokeRateLimited, TokenForm, TokenResponse,
 };
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap};
@@ -18,7 +18,6 @@ use base64::engine::general_purpose::STANDARD;
 use consular_application::auth::{ClientCredentials, IssuedTokens, OAuthError};
 use consular_domain::validation::refused_in_line;
 use governor::clock::{Clock, DefaultClock};
-use serde_json::json;
 use std::collections::HashMap;
 use utoipa_actix_web::service_config::ServiceConfig;
 
@@ -65,13 +64,15 @@ impl Reply {
             Reply::OAuth(error) => error,
         };
         let (status, code) = match &error {
-            OAuthError::InvalidClient => (StatusCode::UNAUTHORIZED, "invalid_client"),
-            OAuthError::InvalidRequest(_) => (StatusCode::BAD_REQUEST, "invalid_request"),
-            OAuthError::InvalidScope(_) => (StatusCode::BAD_REQUEST, "invalid_scope"),
-            OAuthError::InvalidGrant(_) => (StatusCode::BAD_REQUEST, "invalid_grant"),
-            OAuthError::UnsupportedGrantType => (StatusCode::BAD_REQUEST, "unsupported_grant_type"),
+            OAuthError::InvalidClient => (StatusCode::UNAUTHORIZED, OAuthErrorCode::InvalidClient),
+            OAuthError::InvalidRequest(_) => (StatusCode::BAD_REQUEST, OAuthErrorCode::InvalidRequest),
+            OAuthError::InvalidScope(_) => (StatusCode::BAD_REQUEST, OAuthErrorCode::InvalidScope),
+            OAuthError::InvalidGrant(_) => (StatusCode::BAD_REQUEST, OAuthErrorCode::InvalidGrant),
+            OAuthError::UnsupportedGrantType => {
+                (StatusCode::BAD_REQUEST, OAuthErrorCode::UnsupportedGrantType)
+            }
             OAuthError::Unavailable(_) | OAuthError::Internal(_) => {
-                (StatusCode::INTERNAL_SERVER_ERROR, "server_error")
+                (StatusCode::INTERNAL_SERVER_ERROR, OAuthErrorCode::ServerError)
             }
         };
         let mut response = HttpResponse::build(status);
@@ -81,7 +82,7 @@ impl Reply {
         if status == StatusCode::UNAUTHORIZED {
             response.insert_header((header::WWW_AUTHENTICATE, "Basic realm=\"consular\", charset=\"UTF-8\""));
         }
-        response.json(json!({ "error": code, "error_description": error.to_string() }))
+        response.json(OAuthErrorResponse { error: code, error_description: error.to_string() })
     }
 }
 
@@ -355,7 +356,7 @@ pub async fn revoke_token(req: HttpRequest, state: web::Data<AppState>, body: we
     operation_id = "get_jwks",
     security(),
     extensions(("x-maturity" = json!("Available"))),
-    responses((status = 200, description = "The JSON Web Key Set", body = Object, content_type = "application/json"))
+    responses((status = 200, description = "The JSON Web Key Set", body = JsonWebKeySet, content_type = "application/json"))
 )]
 #[get("/.well-known/jwks.json")]
 pub async fn jwks(state: web::Data<AppState>) -> HttpResponse {

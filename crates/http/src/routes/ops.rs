@@ -3,7 +3,7 @@
 
 use crate::problem::{ApiError, DocumentedBody};
 use crate::state::AppState;
-use crate::wire::ops::HealthBody;
+use crate::wire::ops::{CheckStatus, HealthBody, HealthStatus, OpenApiDocument};
 use actix_web::http::header;
 use actix_web::{HttpResponse, get, web};
 use std::collections::BTreeMap;
@@ -28,7 +28,7 @@ pub fn register(cfg: &mut ServiceConfig) {
 )]
 #[get("/health/live")]
 pub async fn live() -> HttpResponse {
-    HttpResponse::Ok().json(HealthBody { status: "ok".into(), checks: BTreeMap::new() })
+    HttpResponse::Ok().json(HealthBody { status: HealthStatus::Ok, checks: BTreeMap::new() })
 }
 
 /// Readiness: the database and the blob storage answer now.
@@ -58,16 +58,16 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
         }
         checks.insert(
             result.name.to_owned(),
-            if result.error.is_none() { "ok" } else { "unavailable" }.to_owned(),
+            if result.error.is_none() { CheckStatus::Ok } else { CheckStatus::Unavailable },
         );
     }
     if ready {
-        HttpResponse::Ok().json(HealthBody { status: "ready".into(), checks })
+        HttpResponse::Ok().json(HealthBody { status: HealthStatus::Ready, checks })
     } else {
         // The report names the dependency that failed, for the probe (not a problem).
         let mut response = HttpResponse::ServiceUnavailable()
             .insert_header((header::RETRY_AFTER, "5"))
-            .json(HealthBody { status: "unavailable".into(), checks });
+            .json(HealthBody { status: HealthStatus::Unavailable, checks });
         response.extensions_mut().insert(DocumentedBody);
         response
     }
@@ -102,7 +102,7 @@ pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiErro
     operation_id = "openapi",
     security(),
     extensions(("x-maturity" = json!("Available"))),
-    responses((status = 200, description = "The OpenAPI document", body = Object, content_type = "application/json"))
+    responses((status = 200, description = "The OpenAPI document", body = OpenApiDocument, content_type = "application/json"))
 )]
 #[get("/api/v1/openapi.json")]
 pub async fn openapi(state: web::Data<AppState>) -> HttpResponse {

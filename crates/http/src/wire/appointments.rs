@@ -2,15 +2,18 @@
 //! record one, the list parameters, its calendar file (RFC 5545), and the problems these
 //! operations document.
 
-use crate::wire::common::{local_times, problem_response, wire_enum};
+use crate::wire::common::{closed_set, local_times, problem_response, wire_enum};
 use consular_application::appointments::{AppointmentListFilter, AppointmentView, Attendance, NewBooking};
-use consular_domain::{AppointmentStatus, CitizenId, MissionId, RequestId, ServiceTypeId, SlotId};
+use consular_domain::{
+    AppointmentStatus, CancelledBy, CitizenId, MissionId, RequestId, ServiceTypeId, SlotId,
+};
 use serde::{Deserialize, Serialize};
 use time::{Date, OffsetDateTime};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 wire_enum!(AppointmentStatusName mirrors AppointmentStatus { Booked, Attended, NoShow, Cancelled });
+closed_set!(CancelledByName from CancelledBy, "Who cancelled a booking: the citizen, staff of the mission, or the mission closing or shrinking the slot.");
 
 /// An appointment.
 #[derive(Debug, Serialize, ToSchema)]
@@ -35,7 +38,8 @@ pub struct AppointmentBody {
     #[schema(value_type = String, format = DateTime)]
     pub local_ends_at: OffsetDateTime,
     pub timezone: String,
-    /// `citizen`, `staff` or `mission` when cancelled.
+    /// Set when cancelled.
+    #[schema(value_type = Option<CancelledByName>)]
     pub cancelled_by: Option<String>,
     pub version: i64,
     #[serde(with = "time::serde::rfc3339")]

@@ -1,11 +1,13 @@
 //! The wire of `/api/v1/audit-events`: an audit entry and the list parameters.
 
-use crate::wire::common::ActorBody;
-use consular_domain::AuditRecord;
+use crate::wire::common::{ActorBody, closed_set};
+use consular_domain::{AuditAction, AuditRecord};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
+
+closed_set!(AuditActionName from AuditAction, "What an audit entry records; later versions may add actions.");
 
 /// One create, update or state change.
 #[derive(Debug, Serialize, ToSchema)]
@@ -20,8 +22,7 @@ pub struct AuditEventBody {
     /// The address the change was requested from (behind trusted proxies, the client they
     /// forwarded for); absent for the command line and for entries older than this field.
     pub client_address: Option<String>,
-    /// `created`, `updated`, `disabled`, `secret_rotated`, `status_changed`, `reassigned`,
-    /// `deleted`, `download_url_issued`.
+    #[schema(value_type = AuditActionName)]
     pub action: String,
     pub resource_type: String,
     pub resource_id: Uuid,

@@ -1,16 +1,13 @@
 //! The wire of `/api/v1/auth/clients`: an API client, the body that creates one, and the
 //! problems these operations document.
 
-use crate::wire::common::{ScopeName, problem_response, wire_enum};
-use consular_domain::{
-    ApiClient, ClientStatus, MissionId, NewClient, PrincipalId, PrincipalKind, Scope, ScopeSet,
-};
+use crate::wire::common::{PrincipalKindName, ScopeName, problem_response, wire_enum};
+use consular_domain::{ApiClient, ClientStatus, MissionId, NewClient, PrincipalId, Scope, ScopeSet};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-wire_enum!(PrincipalKindName mirrors PrincipalKind { Admin, Staff, Citizen });
 wire_enum!(ClientStatusName mirrors ClientStatus { Active, Disabled });
 
 /// An API client. `client_secret` appears only in the response that created or rotated it.

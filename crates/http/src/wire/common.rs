@@ -1,11 +1,13 @@
 //! The wire pieces the areas' files share: the macro that mirrors domain enums, the
-//! macro that declares a problem response, the date format, who acted, workflow stages,
+//! macro that names a domain enum's texts as a closed set in the OpenAPI document, the
+//! macro that declares a problem response, the enums several areas send (scopes,
+//! principal kinds, request statuses), the date format, who acted, workflow stages,
 //! the client issued with a principal, the list-page envelope, local times, and the
 //! serde readers of an explicit `null` and of comma-separated query lists. An area's file
 //! imports these from here, never from another area's file nor from `wire` itself
 //! (`tests/module_graph.rs` reads a module's use of its parent as a cycle).
 
-use consular_domain::{Scope, Stage};
+use consular_domain::{PrincipalKind, RequestStatus, Scope, Stage};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -42,6 +44,32 @@ macro_rules! wire_enum {
 }
 pub(crate) use wire_enum;
 
+/// A closed set of strings the server sends as a domain enum's `as_str` (a `text_enum!`
+/// of the domain, or any enum with `ALL` and `as_str`), named in the OpenAPI document: a
+/// schema `$name`, a string whose `enum` is made from `$domain::ALL`, so that the
+/// document lists the values the server can send from the list the server sends them
+/// from. A field keeps its `String` and names the schema with
+/// `#[schema(value_type = $name)]`: nothing on the wire changes.
+macro_rules! closed_set {
+    ($(#[$meta:meta])* $name:ident from $domain:ty, $description:literal) => {
+        $(#[$meta])*
+        pub struct $name;
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .description(Some($description))
+                    .enum_values(Some(<$domain>::ALL.iter().map(|value| value.as_str())))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+    };
+}
+pub(crate) use closed_set;
+
 /// Declares problem responses an operation documents beside the conventional ones
 /// `spec.rs` adds from the operation's shape (401, 403, 404, 400, 408, 413, 415, 422,
 /// 503): each a status, a description, `application/problem+json` with the `Problem`
@@ -67,13 +95,15 @@ macro_rules! problem_response {
 pub(crate) use problem_response;
 
 wire_enum!(ScopeName mirrors Scope { Admin, Staff, Citizen });
+wire_enum!(PrincipalKindName mirrors PrincipalKind { Admin, Staff, Citizen });
+wire_enum!(RequestStatusName mirrors RequestStatus { Submitted, InReview, ActionRequired, Approved, Rejected, Completed, Cancelled });
 
 time::serde::format_description!(pub iso_date, Date, "[year]-[month]-[day]");
 
 /// Who acted: the principal's kind and id.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ActorBody {
-    /// `admin`, `staff` or `citizen`.
+    #[schema(value_type = PrincipalKindName)]
     pub kind: String,
     pub id: Uuid,
 }

@@ -112,6 +112,13 @@ pub struct UploadDocumentForm {
     file: Vec<u8>,
 }
 
+/// The document's bytes (or the range asked for), in its stored media type.
+// Only documented: the handler streams the bytes from storage.
+#[derive(ToSchema)]
+#[schema(value_type = String, format = Binary)]
+#[allow(dead_code)]
+pub struct DocumentBytes(Vec<u8>);
+
 /// Staff's decision.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

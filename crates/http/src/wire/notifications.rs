@@ -2,12 +2,19 @@
 //! what it says, the inbox's list parameters and unread count, the email preferences, and
 //! an email's delivery.
 
-use consular_domain::notification::{Category, Details, Email, EmailPreferences, Notification};
+use crate::wire::common::{PrincipalKindName, RequestStatusName, closed_set};
+use consular_domain::notification::{
+    Category, Details, Email, EmailPreferences, EmailStatus, Language, Notification, NotificationKind,
+};
 use consular_ports::NotificationWithEmail;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
+
+closed_set!(NotificationKindName from NotificationKind, "What a notification tells its recipient.");
+closed_set!(EmailLanguageName from Language, "The language an email is written in.");
+closed_set!(EmailStatusName from EmailStatus, "Where an email's delivery stands.");
 
 /// What a notification says besides its kind: only what its recipient may read through
 /// the API anyway; absent fields do not apply to its kind.
@@ -18,6 +25,7 @@ pub struct NotificationDetails {
     pub service: Option<String>,
     /// The request's new status.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<RequestStatusName>)]
     pub status: Option<String>,
     /// The reason of a status change or of a document's rejection.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,11 +75,7 @@ impl From<Details> for NotificationDetails {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct NotificationBody {
     pub id: Uuid,
-    /// `request_submitted`, `request_status_changed`, `request_stage_advanced`,
-    /// `request_assigned`, `message_from_staff`, `message_from_citizen`,
-    /// `document_verified`, `document_rejected`, `appointment_booked`,
-    /// `appointment_rescheduled`, `appointment_cancelled`,
-    /// `appointment_cancelled_by_mission`, `appointment_reminder`.
+    #[schema(value_type = NotificationKindName)]
     pub kind: String,
     /// The request it is about, when there is one.
     pub request_id: Option<Uuid>,
@@ -190,9 +194,9 @@ impl From<NotificationPreferences> for EmailPreferences {
 pub struct EmailDelivery {
     pub id: Uuid,
     pub to: String,
-    /// `en` or `fr`.
+    #[schema(value_type = EmailLanguageName)]
     pub language: String,
-    /// `pending`, `sending`, `delivered`, `temporary_failure` or `permanent_failure`.
+    #[schema(value_type = EmailStatusName)]
     pub status: String,
     pub attempts: u32,
     /// The last failure: the SMTP server's reply or the connection error.
@@ -231,6 +235,7 @@ pub struct RequestNotification {
     pub notification: NotificationBody,
     pub recipient_id: Uuid,
     /// `citizen` or `staff`.
+    #[schema(value_type = PrincipalKindName)]
     pub recipient_kind: String,
     /// None: no email was made (no SMTP server, no address, or the category is off).
     pub email: Option<EmailDelivery>,

@@ -3,21 +3,19 @@
 //! one, notes and messages, the queue, the list parameters, and the problems these
 //! operations document.
 
-use crate::wire::common::{ActorBody, StageBody, problem_response, wire_enum};
+use crate::wire::common::{ActorBody, RequestStatusName, StageBody, problem_response};
 use consular_application::requests::{
     NewRequest, Queue, RequestDetails, RequestView, StatusChange, TimelineItem,
 };
 use consular_domain::{
     Action, AppointmentChange, ChecklistItem, ChecklistState, CitizenId, DocumentStatus, HistoryEntry,
-    RequestStatus, ServiceRequest, ServiceTypeId, StaffId, ValidationErrors,
+    ServiceRequest, ServiceTypeId, StaffId, ValidationErrors,
 };
 use consular_ports::{Message, Note, RequestFilter};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
-
-wire_enum!(RequestStatusName mirrors RequestStatus { Submitted, InReview, ActionRequired, Approved, Rejected, Completed, Cancelled });
 
 /// The stage a request is at.
 #[derive(Debug, Serialize, ToSchema)]

@@ -91,7 +91,7 @@ pub struct ScheduleBody {
     pub service_type_ids: Vec<Uuid>,
     /// Local days without slots.
     #[serde(default)]
-    #[schema(value_type = Vec<String>, max_items = 366)]
+    #[schema(value_type = Vec<String>, format = Date, max_items = 366)]
     pub excluded_dates: Vec<String>,
 }
 

@@ -4,12 +4,12 @@
 
 pub mod csv;
 
-use crate::wire::common::{iso_date, problem_response};
+use crate::wire::common::{closed_set, iso_date, problem_response};
 use consular_application::analytics::{
     AppointmentFigures, Overview, RequestFigures, ServiceFigures, Services, StaffFigures, StaffView,
     StageFigures, ViewRequest, ViewScope,
 };
-use consular_domain::analytics::Bucket;
+use consular_domain::analytics::{Bucket, Granularity};
 use consular_domain::{MissionId, RequestStatus, ServiceTypeId};
 use serde::{Deserialize, Serialize};
 use time::{Date, OffsetDateTime};
@@ -48,6 +48,8 @@ impl From<AnalyticsParams> for ViewRequest {
     }
 }
 
+closed_set!(GranularityName from Granularity, "The length of the buckets of a series: a day, an ISO week or a month.");
+
 /// Whose figures, in which zone, over which days.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ScopeBody {
@@ -61,7 +63,7 @@ pub struct ScopeBody {
     #[serde(with = "iso_date")]
     #[schema(value_type = String, format = Date)]
     pub to: Date,
-    /// `day`, `week` or `month`.
+    #[schema(value_type = GranularityName)]
     pub granularity: String,
     pub service_type_id: Option<Uuid>,
     /// The instant the figures marked "now" (`open`, `open_overdue`, loads) were taken at.
