@@ -280,8 +280,16 @@ pub async fn get_document(
         ("Range" = Option<String>, Header, description = "One byte range, `bytes=first-last`")),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
-        (status = 200, description = "The file, as an attachment, with its stored media type"),
+        (status = 200, description = "The file, as an attachment, with its stored media type",
+            content(
+                (inline(crate::wire::documents::DocumentBytes) = "application/octet-stream"),
+                (inline(crate::wire::documents::DocumentBytes) = "*/*"),
+            )),
         (status = 206, description = "The range asked for",
+            content(
+                (inline(crate::wire::documents::DocumentBytes) = "application/octet-stream"),
+                (inline(crate::wire::documents::DocumentBytes) = "*/*"),
+            ),
             headers(("Content-Range" = String, description = "`bytes first-last/size`"))),
         BadDownloadUrl,
         DownloadGone,
