@@ -6,7 +6,7 @@ NEXTEST_PROFILE ?= ci
 
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick lint fmt bench schemathesis pg-stop clean-data
+.PHONY: help run test test-quick lint fmt bench schemathesis sdk-check pg-stop clean-data
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -14,7 +14,7 @@ help: ## List the targets
 run: ## Build (release) and run the API server (configuration from CONSULAR_* variables)
 	$(CARGO) run --release -p consular-app -- serve
 
-test: ## Everything: fmt check, clippy, nextest (profile ci), schemathesis; stops the PG test cluster
+test: ## Everything: fmt check, clippy, nextest (profile ci), README walk-through, schemathesis, sdk-check; stops the PG test cluster
 	CARGO="$(CARGO)" NEXTEST_PROFILE="$(NEXTEST_PROFILE)" bash scripts/test.sh
 
 test-quick: ## The nextest suite only (default profile; leaves the PG test cluster running)
@@ -37,6 +37,9 @@ bench: ## Benchmarks: bearer check (micro), requests list/detail/submission and 
 
 schemathesis: ## Property-based API tests against a throwaway server
 	bash scripts/schemathesis.sh
+
+sdk-check: ## Generated clients (Python, TypeScript) run a journey against a throwaway server; Spectral and Redocly lint the document
+	bash scripts/sdk-check.sh
 
 pg-stop: ## Stop the shared PostgreSQL cluster the tests start
 	$(CARGO) run -q -p consular-testkit --bin pg-test-cluster -- stop

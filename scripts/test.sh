@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it: formatting, clippy, the nextest suite
-# (profile `ci` from .config/nextest.toml), the README walk-through and schemathesis
-# against a live server.
+# (profile `ci` from .config/nextest.toml), the README walk-through, schemathesis against
+# a live server, and the SDK check (generated clients and the document's linters,
+# scripts/sdk-check.sh).
 # Phases stop at the first failure; whatever happens, the shared PostgreSQL test cluster
 # the tests may have started is stopped at the end and the first failure's status is kept.
 set -euo pipefail
@@ -37,3 +38,4 @@ trap 'exit 143' TERM
 "${timed[@]}" nextest "$CARGO" nextest run --workspace --profile "$NEXTEST_PROFILE"
 "${timed[@]}" readme bash "$repo/scripts/readme-walkthrough.sh"
 "${timed[@]}" schemathesis bash "$repo/scripts/schemathesis.sh"
+"${timed[@]}" sdk-check bash "$repo/scripts/sdk-check.sh"
