@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers shared by the scripts that install tools and run them against a throwaway
 # server (scripts/schemathesis.sh, scripts/sdk-check.sh). Source it; it defines functions
 # only. The sourcing script sets `log_prefix` (what its messages start with).

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # the server_* variables are for the sourcing script
 # A throwaway `consular` server for the scripts that test it from outside
 # (scripts/schemathesis.sh, scripts/sdk-check.sh): SQLite and blob storage in a temp dir,
 # a free loopback port, an admin client created with the CLI, stopped and removed on

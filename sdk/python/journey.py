@@ -161,9 +161,7 @@ def journey(base_url: str, admin_id: str, admin_secret: str) -> None:
     # Two requests; the second is cancelled, so that a two-valued filter has something
     # to tell apart.
     kept = expect(
-        submit_request.sync_detailed(
-            client=alice, body=SubmitRequest.from_dict({"service_type_id": str(service.id)})
-        ),
+        submit_request.sync_detailed(client=alice, body=SubmitRequest.from_dict({"service_type_id": str(service.id)})),
         HTTPStatus.CREATED,
         "submit request",
         RequestBody,
