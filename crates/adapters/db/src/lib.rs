@@ -50,7 +50,8 @@
 //! `src/queries.rs`, and, if it owns tables, its line in `schema.rs` (with its joins); its
 //! constraints, `health`'s tables and the schema test follow from these. The first two stay
 //! written out because the compiler and rustfmt find a module's file only through a
-//! literal `mod` declaration, and the queries are compiled once per database.
+//! literal `mod` declaration, and the queries are compiled once per database (the top of
+//! `src/queries.rs` says why the area's `mod.rs` does not declare them instead).
 
 mod database;
 mod error;

@@ -7,6 +7,17 @@
 //! `queries.rs` reaches another area's queries as `super::<area>`.
 
 // Paths are relative to `src/` (this file's directory), whichever module includes it.
+//
+// Why this list is not declared by each area's `mod.rs` (issue 29 asked): an area's
+// `mod.rs` is compiled once, its `queries.rs` twice, and a query file's `super` is this
+// per-database module: its `Conn`, `Backend`, `BoxedSelect` and `explain`, the other
+// areas' queries of the same database (`super::write_meta`, `super::clients`), and
+// `write_tx!`, `read_tx!` and `reads!`, which are in textual scope only inside `pg.rs` and
+// `sqlite.rs`. Declared from `<area>/mod.rs`, each area would need a wrapper module per
+// database rebuilding that scope (re-exporting, per database, the other areas' queries it
+// uses), and every query file would import the macros by path: more lines per area than
+// the one below. Forgetting the line fails to compile (`repository!` calls
+// `crate::pg::queries::<area>`) and `crates/testkit/tests/orphan_files.rs`.
 #[path = "analytics/queries.rs"]
 pub(crate) mod analytics;
 #[path = "appointments/queries.rs"]
