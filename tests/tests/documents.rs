@@ -4,7 +4,7 @@
 //! plain HTTP client (bytes, headers, ranges; tampered and expired URLs), verification,
 //! rejection and re-upload, deletion, the checklist and the approval gate in the request
 //! workflow, idempotent uploads, isolation between citizens and missions, and every
-//! refusal of an upload (413 mid-stream, 415 type spoofing, 422 empty, misplaced parts)
+//! refusal of an upload (413 mid-stream, 415 type spoofing, 422 empty, invalid parts)
 //! leaving no blob behind.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -471,8 +471,8 @@ async fn refused_uploads_keep_nothing(backend: Backend) {
     let (h, _) =
         expect_problem(app.get("/api/v1/documents/upload", token).await, 405, "method_not_allowed").await;
     assert_eq!(header(&h, "allow"), "POST");
-    // 422: empty; the kind missing, unknown or not required by the request; a part after
-    // the file; no file.
+    // 422: empty; the kind missing, unknown or not required by the request; an invalid
+    // part after the file (documents_part_order.rs has the orders); no file.
     let (_, problem) = expect_problem(
         upload_with(
             &app,

@@ -21,7 +21,9 @@ mod upload_error;
 
 pub use manage::{Decision, DocumentContent, DocumentDownload, ORPHAN_AGE, SweepReport};
 pub use service::{DocumentConfig, DocumentPorts, DocumentService, RESOURCE};
-pub use upload::{BodyError, UploadBody, UploadForm};
+pub use upload::{
+    AfterFile, BeforeFile, BodyError, FormEnd, Upload, UploadBody, UploadFields, UploadFile, UploadForm,
+};
 pub use upload_error::UploadError;
 
 use crate::ServiceError;

@@ -4,13 +4,16 @@
 use super::*;
 use crate::fixtures::{alice, principal, service_type};
 use bytes::Bytes;
-use consular_domain::{CitizenId, Document, MissionId, NewDocument, Page, PrincipalKind, ScanStatus};
+use consular_domain::{
+    Citizen, CitizenId, Document, MissionId, NewDocument, Page, Principal, PrincipalKind, ScanStatus,
+    ValidationErrors,
+};
 use consular_ports::{
     MalwareScanner, MockAuditRepository, MockBlobStore, MockBlobUpload, MockCitizenRepository,
     MockDocumentRepository, MockIdempotencyRepository, MockMalwareScanner, MockRequestRepository,
     MockScanSession, MockServiceTypeRepository, RepoError, ScanError, ScanVerdict, SystemClock,
 };
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
@@ -28,35 +31,55 @@ fn body(chunks: Vec<Vec<u8>>) -> UploadBody {
 }
 
 fn form() -> UploadForm {
-    UploadForm {
-        kind: "passport_photo".into(),
-        request_id: None,
-        citizen_id: None,
-        file_name: "passport.pdf".into(),
-        declared_type: Some("application/pdf".into()),
-    }
+    UploadForm { kind: "passport_photo".into(), request_id: None, citizen_id: None }
 }
 
-/// A citizen uploading for themself, with a catalog that requires `passport_photo`, no
-/// existing document, and the blob store and scanner given.
+fn file() -> UploadFile {
+    UploadFile { file_name: "passport.pdf".into(), declared_type: Some("application/pdf".into()) }
+}
+
+fn fields(form: UploadForm) -> UploadFields {
+    UploadFields { form, idempotency_key: None }
+}
+
+/// The form's end as the delivery layer gives it: `form` with `parts_after_file`.
+fn end(form: UploadForm, parts_after_file: bool) -> Result<FormEnd, BodyError> {
+    Ok(FormEnd { fields: fields(form), parts_after_file })
+}
+
+/// A citizen (or, with `actor`, someone else) uploading, with a catalog that requires
+/// `passport_photo`, no existing document, and the blob store and scanner given.
 struct Fixture {
     documents: MockDocumentRepository,
     blobs: MockBlobStore,
     scanner: Option<MockMalwareScanner>,
     limit: u64,
+    citizen: Citizen,
+    actor: Principal,
 }
 
 impl Fixture {
     fn new(blobs: MockBlobStore) -> Self {
         let mut documents = MockDocumentRepository::new();
         documents.expect_list().returning(|_, _| Ok(Page::empty()));
-        Fixture { documents, blobs, scanner: None, limit: 1024 }
-    }
-
-    async fn upload(self, chunks: Vec<Vec<u8>>) -> Result<Document, ServiceError> {
         let mission = MissionId::new();
         let citizen = alice(mission).into_citizen(CitizenId::new(), time::OffsetDateTime::UNIX_EPOCH);
         let actor = principal(PrincipalKind::Citizen, citizen.id.as_uuid(), "citizen", Some(mission));
+        Fixture { documents, blobs, scanner: None, limit: 1024, citizen, actor }
+    }
+
+    /// Every text part before the file, nothing after it.
+    async fn upload(self, chunks: Vec<Vec<u8>>) -> Result<Document, ServiceError> {
+        self.upload_as(chunks, BeforeFile::Whole(fields(form())), end(form(), false)).await
+    }
+
+    async fn upload_as(
+        self,
+        chunks: Vec<Vec<u8>>,
+        before: BeforeFile,
+        after: Result<FormEnd, BodyError>,
+    ) -> Result<Document, ServiceError> {
+        let citizen = self.citizen;
         let mut citizens = MockCitizenRepository::new();
         citizens.expect_get().returning(move |_| Ok(Some(citizen.clone())));
         let mut service_types = MockServiceTypeRepository::new();
@@ -78,7 +101,13 @@ impl Fixture {
         };
         let config = DocumentConfig { max_upload_bytes: self.limit, ..DocumentConfig::default() };
         let service = DocumentService::new(ports, UrlSigner::new(&[7; 32]).unwrap(), config);
-        service.upload(&actor, form(), body(chunks), None).await.map(|created| created.value)
+        let upload = Upload {
+            before,
+            file: file(),
+            body: body(chunks),
+            after: futures_util::future::ready(after).boxed_local(),
+        };
+        service.upload(&self.actor, upload).await.map(|created| created.value)
     }
 }
 
@@ -249,6 +278,118 @@ async fn a_clean_upload_records_what_streamed_through() {
     assert_eq!(document.sha256, format!("{:x}", Sha256::digest(&bytes)));
     assert_eq!((document.media_type.as_str(), document.scan), ("application/pdf", ScanStatus::Clean));
     assert!(document.blob_key.starts_with("documents/"));
+}
+
+/// The pointers of a validation refusal; panics on any other error.
+fn pointers(error: &ServiceError) -> Vec<String> {
+    match error {
+        ServiceError::Validation(errors) => errors.0.iter().map(|e| e.pointer.clone()).collect(),
+        other => panic!("not a validation refusal: {other:?}"),
+    }
+}
+
+/// Text parts after the file (docs/api.md "Documents"): the file streams into a pending
+/// blob, the parts are checked once the body ended, and a refusal aborts the blob, which
+/// is never completed (nothing becomes visible, no row).
+#[tokio::test]
+async fn parts_after_the_file_that_refuse_abort_the_pending_blob() {
+    // `kind` after the file, one no service type requires.
+    let late = UploadForm { kind: "tax_return".into(), ..form() };
+    let refused = Fixture::new(store_with_upload(0, 1))
+        .upload_as(vec![pdf(700)], BeforeFile::Incomplete, end(late, true))
+        .await
+        .unwrap_err();
+    assert_eq!(pointers(&refused), ["/kind"]);
+    // A part after the file the form refuses (repeated, unknown, too long): the same.
+    let repeated = BodyError::Invalid(ValidationErrors::single("/kind", "duplicate", "sent more than once"));
+    let refused = Fixture::new(store_with_upload(0, 1))
+        .upload_as(vec![pdf(700)], BeforeFile::Partial(fields(form())), Err(repeated))
+        .await
+        .unwrap_err();
+    assert_eq!(pointers(&refused), ["/kind"]);
+}
+
+#[tokio::test]
+async fn parts_after_the_file_that_pass_complete_the_blob_and_write_the_row() {
+    let mut fixture = Fixture::new(store_with_upload(1, 0));
+    fixture.documents.expect_insert().times(1).returning(|_, _| Ok(()));
+    let document =
+        fixture.upload_as(vec![pdf(700)], BeforeFile::Incomplete, end(form(), true)).await.unwrap();
+    assert_eq!((document.kind.as_str(), document.size_bytes), ("passport_photo", 700));
+}
+
+/// Staff sending `kind`, the file, then `citizen_id` (a generated client's order): the
+/// checks before the file refuse for want of the citizen, which the part after the file
+/// brings; without it, the same refusal comes once the body ended, the blob aborted.
+#[tokio::test]
+async fn a_refusal_before_the_file_waits_for_the_parts_after_it() {
+    let staff = |fixture: &mut Fixture| {
+        fixture.actor =
+            principal(PrincipalKind::Staff, uuid::Uuid::now_v7(), "staff", Some(fixture.citizen.mission_id));
+    };
+    let mut fixture = Fixture::new(store_with_upload(1, 0));
+    staff(&mut fixture);
+    fixture.documents.expect_insert().times(1).returning(|_, _| Ok(()));
+    let citizen = fixture.citizen.id;
+    let whole = UploadForm { citizen_id: Some(citizen), ..form() };
+    let document = fixture
+        .upload_as(vec![pdf(700)], BeforeFile::Partial(fields(form())), end(whole, true))
+        .await
+        .unwrap();
+    assert_eq!(document.citizen_id, citizen);
+
+    let mut fixture = Fixture::new(store_with_upload(0, 1));
+    staff(&mut fixture);
+    let refused = fixture
+        .upload_as(vec![pdf(700)], BeforeFile::Partial(fields(form())), end(form(), false))
+        .await
+        .unwrap_err();
+    assert_eq!(pointers(&refused), ["/citizen_id"]);
+    // Every part before the file: refused before anything is started, as ever.
+    let mut fixture = Fixture::new(untouched_store());
+    staff(&mut fixture);
+    let refused = fixture
+        .upload_as(vec![pdf(700)], BeforeFile::Whole(fields(form())), end(form(), false))
+        .await
+        .unwrap_err();
+    assert_eq!(pointers(&refused), ["/citizen_id"]);
+}
+
+/// The refusals of a file known once it is read (its type when parts may follow, its
+/// emptiness, the scanner's verdict) come after the checks of the parts after it, as
+/// they would had those parts come first; nothing is completed either way.
+#[tokio::test]
+async fn a_refused_file_is_answered_after_the_parts_that_follow_it() {
+    let html = b"<!DOCTYPE html><html></html>".to_vec();
+    let no_kind = || Err(BodyError::Invalid(ValidationErrors::single("/kind", "required", "no kind")));
+    let refused = Fixture::new(untouched_store())
+        .upload_as(vec![html.clone(), vec![b' '; 600]], BeforeFile::Incomplete, no_kind())
+        .await
+        .unwrap_err();
+    assert_eq!(pointers(&refused), ["/kind"]);
+    let refused = Fixture::new(untouched_store())
+        .upload_as(vec![html, vec![b' '; 600]], BeforeFile::Incomplete, end(form(), true))
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, ServiceError::Upload(UploadError::Type(_))), "{refused:?}");
+    let refused = Fixture::new(untouched_store())
+        .upload_as(vec![], BeforeFile::Incomplete, no_kind())
+        .await
+        .unwrap_err();
+    assert_eq!(pointers(&refused), ["/kind"]);
+
+    let infected = || Some(scanner(Ok(ScanVerdict::Infected { signature: "Eicar-Test-Signature".into() })));
+    let mut fixture = Fixture::new(store_with_upload(0, 1));
+    fixture.scanner = infected();
+    let late = UploadForm { kind: "tax_return".into(), ..form() };
+    let refused =
+        fixture.upload_as(vec![pdf(700)], BeforeFile::Incomplete, end(late, true)).await.unwrap_err();
+    assert_eq!(pointers(&refused), ["/kind"]);
+    let mut fixture = Fixture::new(store_with_upload(0, 1));
+    fixture.scanner = infected();
+    let refused =
+        fixture.upload_as(vec![pdf(700)], BeforeFile::Incomplete, end(form(), true)).await.unwrap_err();
+    assert!(matches!(refused, ServiceError::Upload(UploadError::Malware { .. })), "{refused:?}");
 }
 
 /// The sweep removes exactly the blobs older than an hour that no live document

@@ -3,7 +3,10 @@
 //! [`SNIFF_LEN`] bytes decide the type before anything is written, then every chunk goes
 //! to the blob upload and the scanner while its size and SHA-256 are counted. Past the
 //! size limit reading stops and everything started is aborted; the row is written only
-//! after the scanner passed the file and the blob is complete.
+//! after the scanner passed the file and the blob is complete. Text parts may follow the
+//! file (docs/api.md "Documents"): the file then streams into a pending blob, and the
+//! checks that need those parts run once the body ended, before the blob is completed;
+//! any refusal aborts it.
 
 use super::accept::SNIFF_LEN;
 use super::service::{DocumentService, audit, blob_error};
@@ -24,14 +27,17 @@ use consular_ports::{
     ScanVerdict, ServiceTypeFilter, WriteMeta,
 };
 use futures_util::StreamExt;
+use futures_util::future::LocalBoxFuture;
 use futures_util::stream::LocalBoxStream;
 use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
 
-/// Why the body stream could not give the next chunk.
+/// Why the body stream could not give the next chunk, or the parts after the file could
+/// not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BodyError {
-    /// The body is not the form it should be (a field after the file, ...): 422 with
-    /// these fields.
+    /// The body is not the form it should be (an unknown or repeated part, a text part
+    /// too long, no `kind`, ...): 422 with these fields.
     Invalid(ValidationErrors),
     /// The connection broke or the multipart framing is wrong.
     Unreadable(String),
@@ -41,7 +47,7 @@ pub enum BodyError {
 /// (not `Send`): the HTTP server reads a request's body on the worker that received it.
 pub type UploadBody = LocalBoxStream<'static, Result<Bytes, BodyError>>;
 
-/// What an upload says about the file besides its bytes.
+/// What the form's text parts say about the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UploadForm {
     /// A document kind of the catalog.
@@ -49,13 +55,92 @@ pub struct UploadForm {
     pub request_id: Option<RequestId>,
     /// Required from staff and admins; a citizen uploads for themself.
     pub citizen_id: Option<CitizenId>,
+}
+
+/// What the file part says about itself besides its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadFile {
     /// The name the client sent (only its last path segment is kept, as metadata).
     pub file_name: String,
     /// The `Content-Type` of the file part, checked against the bytes, never stored.
     pub declared_type: Option<String>,
 }
 
-/// What was measured while the bytes streamed into the store.
+/// The text parts as far as they are known, with the idempotency key of the request
+/// they make (its fingerprint covers them and the file part's name and type).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadFields {
+    pub form: UploadForm,
+    pub idempotency_key: Option<IdempotencyRequest>,
+}
+
+/// The text parts sent before the file (docs/api.md "Documents": the parts come in any
+/// order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BeforeFile {
+    /// Every text part of the form: no part can follow the file but a refused one, so a
+    /// refusal or a replay is answered before any byte is read.
+    Whole(UploadFields),
+    /// `kind` and not every other part: checked before any byte is stored, but a refusal
+    /// or a replay waits for the end of the body, since a part after the file may change
+    /// the verdict.
+    Partial(UploadFields),
+    /// No `kind`: nothing is checked before the end of the body.
+    Incomplete,
+}
+
+/// The form once the body ended: every text part, those sent before the file completed
+/// by those after it, and whether any part followed the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormEnd {
+    pub fields: UploadFields,
+    pub parts_after_file: bool,
+}
+
+/// The parts after the file, read once its bytes are (at most the three small text parts;
+/// the delivery layer bounds them): the form's end, or why it is not a valid form.
+pub type AfterFile = LocalBoxFuture<'static, Result<FormEnd, BodyError>>;
+
+/// An upload as the body gives it: the text parts before the file, the file part, its
+/// bytes, then the parts after it. `after` is awaited only once `body` has ended.
+pub struct Upload {
+    pub before: BeforeFile,
+    pub file: UploadFile,
+    pub body: UploadBody,
+    pub after: AfterFile,
+}
+
+/// What the checks that need no bytes decided.
+enum Admission {
+    /// The citizen the document is for.
+    Proceed(Citizen),
+    /// The answer of an earlier request with the same idempotency key.
+    Replay(Created<Document>),
+}
+
+/// The file once its bytes are read: a pending blob, or a refusal of the file that is
+/// answered only after the text parts that followed it were checked, as it would be had
+/// they come first.
+enum Received {
+    /// The bytes are in a blob upload not completed yet (invisible), and the scanner
+    /// passed them (or none is configured).
+    Pending(Pending),
+    /// Refused once read to its end (empty, of a type not accepted, infected); nothing of
+    /// it is kept.
+    Refused(ServiceError),
+}
+
+/// A streamed file waiting for the checks of the parts after it.
+struct Pending {
+    upload: Box<dyn BlobUpload>,
+    key: String,
+    size: u64,
+    sha256: String,
+    media_type: &'static str,
+    scan: ScanStatus,
+}
+
+/// What was measured while the bytes streamed into the store, once the blob is complete.
 struct Stored {
     key: String,
     size: u64,
@@ -74,6 +159,37 @@ fn body_error(error: BodyError) -> ServiceError {
 fn scan_unavailable(error: ScanError) -> ServiceError {
     let ScanError::Unavailable(why) = error;
     UploadError::ScannerUnavailable(why).into()
+}
+
+/// Aborts a blob upload that must leave nothing (S3 bills the parts of an unfinished
+/// upload).
+async fn abort(upload: &mut Box<dyn BlobUpload>, key: &str) {
+    if let Err(e) = upload.abort().await {
+        tracing::debug!(key = %key, error = %e, "aborting a refused upload");
+    }
+}
+
+impl Received {
+    /// Drops the file: a pending blob is aborted, so nothing of it stays.
+    async fn discard(self) {
+        if let Received::Pending(mut pending) = self {
+            abort(&mut pending.upload, &pending.key).await;
+        }
+    }
+
+    /// The file refused, or its blob completed (made visible).
+    async fn keep(self) -> Result<Stored, ServiceError> {
+        let mut pending = match self {
+            Received::Refused(refusal) => return Err(refusal),
+            Received::Pending(pending) => pending,
+        };
+        if let Err(e) = pending.upload.complete().await {
+            abort(&mut pending.upload, &pending.key).await;
+            return Err(blob_error(e));
+        }
+        let Pending { key, size, sha256, media_type, scan, .. } = pending;
+        Ok(Stored { key, size, sha256, media_type, scan })
+    }
 }
 
 /// Where the bytes go: the blob upload and, when configured, the scanner, with the
@@ -99,56 +215,77 @@ impl Sink {
         self.upload.write(chunk).await.map_err(blob_error)
     }
 
-    /// The scanner's verdict, then the blob made visible: an infected file never is.
-    async fn finish(&mut self) -> Result<ScanStatus, ServiceError> {
-        let status = match &mut self.scan {
-            None => ScanStatus::NotConfigured,
+    /// The scanner's verdict: `Err` if it could not give one, `Ok(Err)` for an infected
+    /// file (never made visible).
+    async fn verdict(&mut self) -> Result<Result<ScanStatus, ServiceError>, ServiceError> {
+        Ok(match &mut self.scan {
+            None => Ok(ScanStatus::NotConfigured),
             Some(scan) => match scan.finish().await.map_err(scan_unavailable)? {
-                ScanVerdict::Clean => ScanStatus::Clean,
-                ScanVerdict::Infected { signature } => return Err(UploadError::Malware { signature }.into()),
+                ScanVerdict::Clean => Ok(ScanStatus::Clean),
+                ScanVerdict::Infected { signature } => Err(UploadError::Malware { signature }.into()),
             },
-        };
-        self.upload.complete().await.map_err(blob_error)?;
-        Ok(status)
+        })
     }
 }
 
 impl DocumentService {
     /// Uploads a document: a citizen for themself, staff and admins for a citizen of
     /// their mission, optionally attached to one of the citizen's requests. Every check
-    /// that needs no bytes comes first; then the body is streamed (see the module doc).
-    /// A refusal keeps nothing: no blob, no row.
-    pub async fn upload(
-        &self,
-        actor: &Principal,
-        form: UploadForm,
-        body: UploadBody,
-        idempotency_key: Option<&IdempotencyRequest>,
-    ) -> Result<Created<Document>, ServiceError> {
-        let ports = &self.ports;
-        let now = ports.clock.now();
+    /// that needs no bytes comes first when the text parts come before the file; then the
+    /// body is streamed (see the module doc). Text parts after the file are checked once
+    /// the body ended, with the file in a pending blob (docs/api.md "Documents"). A
+    /// refusal keeps nothing: no blob, no row.
+    pub async fn upload(&self, actor: &Principal, upload: Upload) -> Result<Created<Document>, ServiceError> {
+        let Upload { before, file, body, after } = upload;
+        let now = self.ports.clock.now();
         policy::upload(actor)?;
-        let citizen_id = citizen_of(actor, form.citizen_id)?;
-        if let Some(replayed) = idempotency::replay(&*ports.idempotency, actor, idempotency_key, now).await? {
-            return Ok(replayed);
-        }
-        let citizen = match ports.citizens.get(citizen_id).await? {
-            Some(c) if policy::upload_for(actor, c.id, c.mission_id).is_ok() => c,
-            _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
+        let (early, whole) = match &before {
+            BeforeFile::Whole(fields) => (Some(fields), true),
+            BeforeFile::Partial(fields) => (Some(fields), false),
+            BeforeFile::Incomplete => (None, false),
         };
-        self.check_kind(actor, &form, &citizen).await?;
-        validate_file_name(&form.file_name)?;
-        // Checked before any byte is stored; the insert is the check that holds when two
-        // uploads of the kind run at once.
-        self.refuse_if_present(citizen.id, form.request_id, &form.kind).await?;
+        let mut admitted = None;
+        if let Some(fields) = early {
+            match self.admit(actor, fields, &file, now).await {
+                Ok(Admission::Proceed(citizen)) => admitted = Some(citizen),
+                Ok(Admission::Replay(replayed)) if whole => return Ok(replayed),
+                Err(refusal) if whole => return Err(refusal),
+                // A part after the file may change the verdict: judged again at the end.
+                Ok(Admission::Replay(_)) | Err(_) => {}
+            }
+        }
 
-        let stored = self.store(body, &form).await?;
+        let received = self.receive(body, &file, whole).await?;
+        let end = match after.await {
+            Ok(end) => end,
+            Err(error) => {
+                received.discard().await;
+                return Err(body_error(error));
+            }
+        };
+        let admission = match admitted {
+            Some(citizen) if !end.parts_after_file => Ok(Admission::Proceed(citizen)),
+            _ => self.admit(actor, &end.fields, &file, now).await,
+        };
+        let citizen = match admission {
+            Ok(Admission::Proceed(citizen)) => citizen,
+            Ok(Admission::Replay(replayed)) => {
+                received.discard().await;
+                return Ok(replayed);
+            }
+            Err(refusal) => {
+                received.discard().await;
+                return Err(refusal);
+            }
+        };
+        let stored = received.keep().await?;
+        let UploadFields { form, idempotency_key } = end.fields;
         let new = NewDocument {
             mission_id: citizen.mission_id,
             citizen_id: citizen.id,
             request_id: form.request_id,
             kind: form.kind,
-            file_name: form.file_name,
+            file_name: file.file_name,
             media_type: stored.media_type.to_owned(),
             size_bytes: stored.size,
             sha256: stored.sha256,
@@ -157,7 +294,9 @@ impl DocumentService {
         let written = match new.validate() {
             Ok(()) => {
                 let document = Document::upload(new, stored.key.clone(), actor.subject, now);
-                self.insert_unless_present(actor, &document, idempotency_key).await.map(|()| document)
+                self.insert_unless_present(actor, &document, idempotency_key.as_ref())
+                    .await
+                    .map(|()| document)
             }
             Err(errors) => Err(errors.into()),
         };
@@ -165,12 +304,41 @@ impl DocumentService {
             Ok(document) => Ok(Created::fresh(document)),
             Err(error) => {
                 // The row is not there: the blob must not stay either.
-                if let Err(e) = ports.blobs.delete(&stored.key).await {
+                if let Err(e) = self.ports.blobs.delete(&stored.key).await {
                     tracing::warn!(key = %stored.key, error = %e, "an unreferenced blob is left for the sweep");
                 }
                 Err(error)
             }
         }
+    }
+
+    /// The checks that need no bytes, in the order the answer depends on: who the
+    /// document is for, a replay, the citizen, the kind, the file name, and no live
+    /// document of the kind already there.
+    async fn admit(
+        &self,
+        actor: &Principal,
+        fields: &UploadFields,
+        file: &UploadFile,
+        now: OffsetDateTime,
+    ) -> Result<Admission, ServiceError> {
+        let ports = &self.ports;
+        let form = &fields.form;
+        let citizen_id = citizen_of(actor, form.citizen_id)?;
+        let key = fields.idempotency_key.as_ref();
+        if let Some(replayed) = idempotency::replay(&*ports.idempotency, actor, key, now).await? {
+            return Ok(Admission::Replay(replayed));
+        }
+        let citizen = match ports.citizens.get(citizen_id).await? {
+            Some(c) if policy::upload_for(actor, c.id, c.mission_id).is_ok() => c,
+            _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
+        };
+        self.check_kind(actor, form, &citizen).await?;
+        validate_file_name(&file.file_name)?;
+        // Checked before any byte is stored; the insert is the check that holds when two
+        // uploads of the kind run at once.
+        self.refuse_if_present(citizen.id, form.request_id, &form.kind).await?;
+        Ok(Admission::Proceed(citizen))
     }
 
     /// Refused (409 naming it) when a live document of `kind` is there for the citizen
@@ -288,8 +456,17 @@ impl DocumentService {
         if required.contains(&form.kind) { Ok(()) } else { Err(ServiceError::unknown("/kind", message)) }
     }
 
-    /// Streams `body` into a fresh blob (and the scanner); aborts both on any refusal.
-    async fn store(&self, body: UploadBody, form: &UploadForm) -> Result<Stored, ServiceError> {
+    /// Streams `body` into a fresh blob (and the scanner), aborting both on a refusal
+    /// answered at once. A refusal found once the file's bytes are all read (empty,
+    /// infected) is returned as `Received::Refused`, for the parts after the file to be
+    /// checked first; so is a type refused when text parts may follow (`!whole`): the
+    /// rest of the file is then read without being stored, up to the size limit.
+    async fn receive(
+        &self,
+        body: UploadBody,
+        file: &UploadFile,
+        whole: bool,
+    ) -> Result<Received, ServiceError> {
         let limit = self.config.max_upload_bytes;
         // A stream that ended while the head was read is not polled again.
         let mut body = body.fuse();
@@ -311,14 +488,24 @@ impl DocumentService {
             }
         }
         if head_len == 0 {
-            return Err(UploadError::Empty.into());
+            return Ok(Received::Refused(UploadError::Empty.into()));
         }
         let sniffed: Vec<u8> = head.iter().flat_map(|c| c.iter().copied()).take(SNIFF_LEN).collect();
-        let media_type = self
-            .config
-            .accepted
-            .check(&sniffed, form.declared_type.as_deref(), &form.file_name)
-            .map_err(UploadError::from)?;
+        let media_type =
+            match self.config.accepted.check(&sniffed, file.declared_type.as_deref(), &file.file_name) {
+                Ok(media_type) => media_type,
+                Err(refusal) if whole => return Err(UploadError::from(refusal).into()),
+                Err(refusal) => {
+                    let mut size = head_len as u64;
+                    while let Some(chunk) = body.next().await {
+                        size += chunk.map_err(body_error)?.len() as u64;
+                        if size > limit {
+                            return Err(UploadError::from(refusal).into());
+                        }
+                    }
+                    return Ok(Received::Refused(UploadError::from(refusal).into()));
+                }
+            };
 
         let scan = match &self.ports.scanner {
             Some(scanner) => Some(scanner.start().await.map_err(scan_unavailable)?),
@@ -334,23 +521,26 @@ impl DocumentService {
             while let Some(chunk) = body.next().await {
                 sink.write(chunk.map_err(body_error)?).await?;
             }
-            sink.finish().await
+            sink.verdict().await
         }
         .await;
         match streamed {
-            Ok(scan) => Ok(Stored {
+            Ok(Ok(scan)) => Ok(Received::Pending(Pending {
+                upload: sink.upload,
                 key,
                 size: sink.size,
                 sha256: format!("{:x}", sink.hasher.finalize()),
                 media_type,
                 scan,
-            }),
+            })),
+            Ok(Err(infected)) => {
+                abort(&mut sink.upload, &key).await;
+                Ok(Received::Refused(infected))
+            }
             Err(error) => {
                 // Dropping the scan session closes its connection; the upload must be
-                // aborted explicitly (S3 bills the parts of an unfinished upload).
-                if let Err(e) = sink.upload.abort().await {
-                    tracing::debug!(key = %key, error = %e, "aborting a refused upload");
-                }
+                // aborted explicitly.
+                abort(&mut sink.upload, &key).await;
                 Err(error)
             }
         }

@@ -4,8 +4,9 @@
 //! `crate::wire::documents`.
 //!
 //! The upload reads the multipart body as a stream of fields (never `MultipartForm`,
-//! which buffers and caps bodies): the text parts first, then the `file` part, whose
-//! chunks go straight to the use case.
+//! which buffers and caps bodies), its parts in any order: the text parts before the
+//! `file` part, the file part, whose chunks go straight to the use case, then the text
+//! parts after it, read once those chunks ended (docs/api.md "Documents").
 
 use crate::extract::{
     ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match, optional_if_match, page_request,
@@ -26,11 +27,14 @@ use actix_web::http::header::{self, HeaderMap};
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use consular_application::ServiceError;
 use consular_application::documents::signed_url::DownloadGrant;
-use consular_application::documents::{BodyError, Decision, UploadBody, UploadForm};
+use consular_application::documents::{
+    AfterFile, BeforeFile, BodyError, Decision, FormEnd, Upload, UploadBody, UploadFields, UploadFile,
+    UploadForm,
+};
 use consular_domain::document::{attachment_disposition, safe_media_type};
 use consular_domain::{CitizenId, DocumentId, RequestId, ValidationErrors};
 use consular_ports::{ByteRange, DocumentFilter};
-use futures_util::{StreamExt, TryStreamExt};
+use futures_util::{FutureExt, StreamExt, TryStreamExt};
 use time::OffsetDateTime;
 use utoipa_actix_web::service_config::ServiceConfig;
 use uuid::Uuid;
@@ -71,104 +75,199 @@ fn multipart_error(error: MultipartError) -> ApiError {
     }
 }
 
+/// Why a text part could not be read.
+enum PartError {
+    Invalid(ValidationErrors),
+    Multipart(MultipartError),
+}
+
+impl From<PartError> for ApiError {
+    fn from(error: PartError) -> Self {
+        match error {
+            PartError::Invalid(errors) => ApiError::from(ServiceError::from(errors)),
+            PartError::Multipart(error) => multipart_error(error),
+        }
+    }
+}
+
+impl From<PartError> for BodyError {
+    fn from(error: PartError) -> Self {
+        match error {
+            PartError::Invalid(errors) => BodyError::Invalid(errors),
+            PartError::Multipart(error) => BodyError::Unreadable(error.to_string()),
+        }
+    }
+}
+
+fn refused(pointer: &str, code: &str, message: &str) -> PartError {
+    PartError::Invalid(ValidationErrors::single(pointer, code, message))
+}
+
 /// A text part, at most [`TEXT_PART_LIMIT`] bytes of UTF-8 without control characters.
-async fn text_part(mut field: Field, name: &str) -> Result<String, ApiError> {
+async fn text_part(mut field: Field, name: &str) -> Result<String, PartError> {
     let mut text = Vec::new();
-    while let Some(chunk) = field.try_next().await.map_err(multipart_error)? {
+    while let Some(chunk) = field.try_next().await.map_err(PartError::Multipart)? {
         if text.len() + chunk.len() > TEXT_PART_LIMIT {
-            return Err(invalid(&format!("/{name}"), "too_long", "at most 1024 bytes"));
+            return Err(refused(&format!("/{name}"), "too_long", "at most 1024 bytes"));
         }
         text.extend_from_slice(&chunk);
     }
     let text =
-        String::from_utf8(text).map_err(|_| invalid(&format!("/{name}"), "invalid", "must be UTF-8 text"))?;
+        String::from_utf8(text).map_err(|_| refused(&format!("/{name}"), "invalid", "must be UTF-8 text"))?;
     // The boundary rule of every text the API reads (docs/api.md "Text").
     use consular_domain::validation::{CONTROL_CHARACTER, NO_CONTROL_IN_LINE, refused_in_line};
     if text.chars().any(refused_in_line) {
-        return Err(invalid(&format!("/{name}"), CONTROL_CHARACTER, NO_CONTROL_IN_LINE));
+        return Err(refused(&format!("/{name}"), CONTROL_CHARACTER, NO_CONTROL_IN_LINE));
     }
     Ok(text)
 }
 
-fn uuid_part(text: &str, name: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(text.trim()).map_err(|_| invalid(&format!("/{name}"), "invalid", "must be a UUID"))
+fn uuid_part(text: &str, name: &str) -> Result<Uuid, PartError> {
+    Uuid::parse_str(text.trim()).map_err(|_| refused(&format!("/{name}"), "invalid", "must be a UUID"))
 }
 
-/// The `file` part's bytes, then a check that no part follows it (the file must be the
-/// last part): a part after it fails the stream, so the use case discards the upload.
-fn file_stream(field: Field, multipart: Multipart) -> UploadBody {
-    futures_util::stream::unfold((Some(field), Some(multipart)), |(mut field, multipart)| async move {
-        if let Some(file) = field.as_mut() {
-            match file.next().await {
-                Some(Ok(bytes)) => return Some((Ok(bytes), (field, multipart))),
-                Some(Err(e)) => return Some((Err(BodyError::Unreadable(e.to_string())), (None, None))),
-                None => {}
-            }
+/// The text parts of the form read so far, each at most once: at most three parts of
+/// [`TEXT_PART_LIMIT`] bytes are ever held, whatever their order.
+#[derive(Default)]
+struct TextParts {
+    kind: Option<String>,
+    request_id: Option<String>,
+    citizen_id: Option<String>,
+}
+
+impl TextParts {
+    /// Reads the text part `field` into its slot; an unknown or repeated part is refused.
+    async fn read(&mut self, field: Field, name: &str) -> Result<(), PartError> {
+        let slot = match name {
+            "kind" => &mut self.kind,
+            "request_id" => &mut self.request_id,
+            "citizen_id" => &mut self.citizen_id,
+            "file" => return Err(refused("/file", "duplicate", "sent more than once")),
+            _ => return Err(refused(&format!("/{name}"), "unknown_field", "not a field of the upload form")),
+        };
+        if slot.is_some() {
+            return Err(refused(&format!("/{name}"), "duplicate", "sent more than once"));
         }
-        drop(field);
-        let mut multipart = multipart?;
-        match multipart.next().await {
+        *slot = Some(text_part(field, name).await?);
+        Ok(())
+    }
+
+    /// The form, once `kind` is there.
+    fn form(&self) -> Result<Option<UploadForm>, PartError> {
+        let Some(kind) = &self.kind else { return Ok(None) };
+        Ok(Some(UploadForm {
+            kind: kind.clone(),
+            request_id: self
+                .request_id
+                .as_deref()
+                .map(|t| uuid_part(t, "request_id").map(RequestId))
+                .transpose()?,
+            citizen_id: self
+                .citizen_id
+                .as_deref()
+                .map(|t| uuid_part(t, "citizen_id").map(CitizenId))
+                .transpose()?,
+        }))
+    }
+
+    /// Whether every text part of the form is there: any part after the file is refused.
+    fn whole(&self) -> bool {
+        self.kind.is_some() && self.request_id.is_some() && self.citizen_id.is_some()
+    }
+}
+
+/// The form's fields with the idempotency key they make. The fingerprint covers the
+/// form's fields and the file's name and declared type, whatever the order of the parts.
+fn fields(req: &HttpRequest, form: UploadForm, file: &UploadFile) -> Result<UploadFields, ApiError> {
+    let fingerprint = format!(
+        "kind={}\nrequest_id={:?}\ncitizen_id={:?}\nfile_name={}\ndeclared_type={:?}",
+        form.kind, form.request_id, form.citizen_id, file.file_name, file.declared_type
+    );
+    let idempotency_key = idempotency(req, fingerprint.as_bytes())?;
+    Ok(UploadFields { form, idempotency_key })
+}
+
+/// The `file` part's bytes; the part is dropped when they end, so that the form can be
+/// read on.
+fn file_stream(field: Field) -> UploadBody {
+    futures_util::stream::unfold(Some(field), |field| async move {
+        let mut field = field?;
+        match field.next().await {
+            Some(Ok(bytes)) => Some((Ok(bytes), Some(field))),
+            Some(Err(e)) => Some((Err(BodyError::Unreadable(e.to_string())), None)),
             None => None,
-            Some(Ok(next)) => {
-                let name = next.name().unwrap_or("").to_owned();
-                let errors = ValidationErrors::single(
-                    &format!("/{name}"),
-                    "after_file",
-                    "the file must be the last part of the form",
-                );
-                Some((Err(BodyError::Invalid(errors)), (None, None)))
-            }
-            Some(Err(e)) => Some((Err(BodyError::Unreadable(e.to_string())), (None, None))),
         }
     })
     .boxed_local()
 }
 
-/// The text parts up to the `file` part, and the file part itself.
-async fn read_form(multipart: &mut Multipart) -> Result<(UploadForm, Field), ApiError> {
-    let (mut kind, mut request_id, mut citizen_id): (Option<String>, Option<String>, Option<String>) =
-        (None, None, None);
+/// The parts after the file, read once its bytes are: each a text part (bounded as
+/// before it), then the whole form (docs/api.md "Documents").
+fn after_file(
+    req: HttpRequest,
+    mut multipart: Multipart,
+    mut parts: TextParts,
+    file: UploadFile,
+) -> AfterFile {
+    async move {
+        let mut parts_after_file = false;
+        while let Some(field) = multipart.next().await {
+            let field = field.map_err(|e| BodyError::Unreadable(e.to_string()))?;
+            let name = field.name().unwrap_or("").to_owned();
+            parts.read(field, &name).await?;
+            parts_after_file = true;
+        }
+        let Some(form) = parts.form()? else {
+            return Err(BodyError::Invalid(ValidationErrors::single(
+                "/kind",
+                "required",
+                "the form needs a kind part",
+            )));
+        };
+        // The key was checked at the file part: only its fingerprint is new here.
+        let fields = fields(&req, form, &file).map_err(|e| BodyError::Unreadable(e.to_string()))?;
+        Ok(FormEnd { fields, parts_after_file })
+    }
+    .boxed_local()
+}
+
+/// The upload as the body gives it: the text parts up to the `file` part (checked as
+/// they come), the file part, its bytes, and the parts after it.
+async fn read_form(req: &HttpRequest, mut multipart: Multipart) -> Result<Upload, ApiError> {
+    let mut parts = TextParts::default();
     loop {
         let Some(field) = multipart.try_next().await.map_err(multipart_error)? else {
-            return Err(invalid("/file", "required", "the form needs a file part, last"));
+            return Err(invalid("/file", "required", "the form needs a file part"));
         };
         let name = field.name().unwrap_or("").to_owned();
-        let slot = match name.as_str() {
-            "file" => {
-                let Some(kind) = kind else {
-                    return Err(invalid("/kind", "required", "the document kind comes before the file"));
-                };
-                let file_name = field
-                    .content_disposition()
-                    .and_then(|d| d.get_filename())
-                    .map(str::to_owned)
-                    .ok_or_else(|| invalid("/file", "required", "the file part needs a file name"))?;
-                let form = UploadForm {
-                    kind,
-                    request_id: request_id.map(|t| uuid_part(&t, "request_id").map(RequestId)).transpose()?,
-                    citizen_id: citizen_id.map(|t| uuid_part(&t, "citizen_id").map(CitizenId)).transpose()?,
-                    file_name,
-                    declared_type: field.content_type().map(|m| m.essence_str().to_owned()),
-                };
-                return Ok((form, field));
-            }
-            "kind" => &mut kind,
-            "request_id" => &mut request_id,
-            "citizen_id" => &mut citizen_id,
-            _ => return Err(invalid(&format!("/{name}"), "unknown_field", "not a field of the upload form")),
-        };
-        if slot.is_some() {
-            return Err(invalid(&format!("/{name}"), "duplicate", "sent more than once"));
+        if name != "file" {
+            parts.read(field, &name).await?;
+            continue;
         }
-        *slot = Some(text_part(field, &name).await?);
+        let file_name = field
+            .content_disposition()
+            .and_then(|d| d.get_filename())
+            .map(str::to_owned)
+            .ok_or_else(|| invalid("/file", "required", "the file part needs a file name"))?;
+        let file =
+            UploadFile { file_name, declared_type: field.content_type().map(|m| m.essence_str().to_owned()) };
+        // A malformed key is refused before any byte is read, whatever the order.
+        idempotency(req, b"")?;
+        let before = match parts.form()? {
+            Some(form) if parts.whole() => BeforeFile::Whole(fields(req, form, &file)?),
+            Some(form) => BeforeFile::Partial(fields(req, form, &file)?),
+            None => BeforeFile::Incomplete,
+        };
+        let after = after_file(req.clone(), multipart, parts, file.clone());
+        return Ok(Upload { before, file, body: file_stream(field), after });
     }
 }
 
 /// Upload a document (multipart/form-data, streamed).
 ///
 /// A citizen uploads for themself; staff and admins for a citizen of their mission
-/// (`citizen_id`). The type is decided by the file's bytes; the text parts come first
-/// and `file` last.
+/// (`citizen_id`). The type is decided by the file's bytes; the parts come in any
+/// order, and the file is streamed wherever it is among them.
 #[utoipa::path(
     tag = "documents",
     operation_id = "upload_document",
@@ -192,17 +291,10 @@ pub async fn upload_document(
     req: HttpRequest,
     state: web::Data<AppState>,
     Authenticated(actor): Authenticated,
-    mut multipart: Multipart,
+    multipart: Multipart,
 ) -> Result<HttpResponse, ApiError> {
-    let (form, field) = read_form(&mut multipart).await?;
-    // The fingerprint covers the form's fields and the file's name and declared type:
-    // a replay is answered before the file is read.
-    let fingerprint = format!(
-        "kind={}\nrequest_id={:?}\ncitizen_id={:?}\nfile_name={}\ndeclared_type={:?}",
-        form.kind, form.request_id, form.citizen_id, form.file_name, form.declared_type
-    );
-    let key = idempotency(&req, fingerprint.as_bytes())?;
-    let written = state.documents.upload(&actor, form, file_stream(field, multipart), key.as_ref()).await?;
+    let upload = read_form(&req, multipart).await?;
+    let written = state.documents.upload(&actor, upload).await?;
     let document = &written.value;
     let resource =
         Resource { location: format!("/api/v1/documents/{}", document.id), version: document.version };

@@ -93,8 +93,7 @@ pub struct DocumentList {
     pub next_cursor: Option<String>,
 }
 
-/// The upload form. Its parts in this order: the text parts, then `file`, last; no other
-/// part.
+/// The upload form. Its parts in any order, each once; no other part.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)] // documents the multipart body; the handler reads the parts as a stream
