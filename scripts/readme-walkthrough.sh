@@ -6,6 +6,13 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+log_prefix=readme-walkthrough
+# shellcheck source=scripts/lib/common.sh
+source "$repo/scripts/lib/common.sh"
+# free_port and wait_ready only: this walk reads the credentials the server prints on
+# its first start, as the README does, and runs on PostgreSQL too.
+# shellcheck source=scripts/lib/server.sh
+source "$repo/scripts/lib/server.sh"
 bin="${CONSULAR_BIN:-$repo/target/debug/consular}"
 [ -x "$bin" ] || (cd "$repo" && cargo build -q -p consular-app)
 
@@ -30,7 +37,7 @@ trap cleanup EXIT
 walk() {
     local backend=$1 database_url=$2
     local port kek
-    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+    port="$(free_port)"
     # A fresh key-encryption key: PostgreSQL refuses to start without one (docs/operations.md
     # "Signing keys"), and the SQLite walk runs the same way.
     kek="$(head -c 32 /dev/urandom | base64)"
@@ -38,10 +45,7 @@ walk() {
         CONSULAR_KEY_ENCRYPTION_KEY="$kek" \
         CONSULAR_STORAGE_URL="file://$tmp/data/blobs" exec "$bin" serve >"$tmp/server.out" 2>"$tmp/server.log") &
     server_pid=$!
-    for _ in $(seq 1 100); do
-        curl -fs -o /dev/null "http://127.0.0.1:$port/health/ready" && break
-        sleep 0.2
-    done
+    wait_ready "$server_pid" "http://127.0.0.1:$port"
     ADMIN_ID=$(awk '$1 == "client_id:" {print $2}' "$tmp/server.out")
     ADMIN_SECRET=$(awk '$1 == "client_secret:" {print $2}' "$tmp/server.out")
     [ -n "$ADMIN_ID" ] && [ -n "$ADMIN_SECRET" ] || { echo "no admin credentials printed" >&2; exit 1; }

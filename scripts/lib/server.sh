@@ -10,6 +10,7 @@
 #                          client, serves and waits for /health/ready; sets
 #                          $server_base (http://127.0.0.1:PORT), $server_client_id,
 #                          $server_client_secret
+#   free_port, wait_ready  its two steps that scripts/readme-walkthrough.sh also takes
 #
 # Extra CONSULAR_* settings exported before server_start reach the server. Knobs:
 #   SERVER_LOG_DIR     where server.log is copied on exit (none: not kept)
@@ -85,7 +86,7 @@ server_start() {
     [ -x "$bin" ] || { log "no executable at $bin"; return 1; }
 
     local port
-    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+    port="$(free_port)"
     server_base="http://127.0.0.1:$port"
     export CONSULAR_DATABASE_URL="sqlite://$server_tmp/db.sqlite"
     export CONSULAR_STORAGE_URL="file://$server_tmp/blobs"
@@ -131,18 +132,29 @@ print(obj["client_id"], obj["client_secret"])
     "$bin" serve >>"$server_log" 2>&1 &
     server_pid=$!
 
-    local ready_timeout=60
+    wait_ready "$server_pid" "$server_base"
+    log "server ready at $server_base"
+}
+
+# A free TCP port on the loopback interface.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Usage: wait_ready PID BASE_URL: waits until BASE_URL/health/ready answers 200; fails
+# when the process PID exits first or after 60 s.
+wait_ready() {
+    local pid=$1 base=$2 ready_timeout=60
     local deadline=$((SECONDS + ready_timeout))
-    until curl -fs -o /dev/null --max-time 2 "$server_base/health/ready"; do
-        if ! kill -0 "$server_pid" 2>/dev/null; then
+    until curl -fs -o /dev/null --max-time 2 "$base/health/ready"; do
+        if ! kill -0 "$pid" 2>/dev/null; then
             log "the server exited before it became ready"
             return 1
         fi
         if [ "$SECONDS" -ge "$deadline" ]; then
-            log "$server_base/health/ready did not answer 200 within ${ready_timeout}s"
+            log "$base/health/ready did not answer 200 within ${ready_timeout}s"
             return 1
         fi
         sleep 0.5
     done
-    log "server ready at $server_base"
 }
