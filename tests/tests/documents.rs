@@ -489,6 +489,8 @@ async fn refused_uploads_keep_nothing(backend: Backend) {
     let cases: Vec<(Vec<Part<'static>>, &str)> = vec![
         (vec![Part::File("a.pdf", None, PNG)], "/kind"),
         (vec![Part::Text("kind", "tax_return"), Part::File("a.png", None, PNG)], "/kind"),
+        // Refused before the file, over the size limit: the form's refusal, not 413.
+        (vec![Part::Text("kind", "tax_return"), Part::File("big.pdf", None, big)], "/kind"),
         (
             vec![
                 Part::Text("kind", "passport_photo"),

@@ -355,6 +355,32 @@ async fn a_refusal_before_the_file_waits_for_the_parts_after_it() {
     assert_eq!(pointers(&refused), ["/citizen_id"]);
 }
 
+/// A refusal before the file that no later part can lift (here a kind no service type
+/// requires) stores nothing: the file is read through, and the answer is the whole
+/// form's, as with every part first; past the size limit, the answer before the file.
+#[tokio::test]
+async fn a_refusal_no_later_part_lifts_stores_nothing() {
+    let wrong = || UploadForm { kind: "tax_return".into(), ..form() };
+    let partial = || BeforeFile::Partial(fields(wrong()));
+    let refused = Fixture::new(untouched_store())
+        .upload_as(vec![pdf(700)], partial(), end(wrong(), false))
+        .await
+        .unwrap_err();
+    assert_eq!(pointers(&refused), ["/kind"]);
+    // Someone else's citizen id after the file: refused before the kind is looked at.
+    let fixture = Fixture::new(untouched_store());
+    let other = UploadForm { citizen_id: Some(CitizenId::new()), ..wrong() };
+    let refused = fixture.upload_as(vec![pdf(700)], partial(), end(other, true)).await.unwrap_err();
+    assert_eq!(pointers(&refused), ["/citizen_id"]);
+    // Over the size limit: the parts after the file are never read.
+    let after = Err(BodyError::Unreadable("never read".into()));
+    let refused = Fixture::new(untouched_store())
+        .upload_as(vec![pdf(700), vec![b' '; 700]], partial(), after)
+        .await
+        .unwrap_err();
+    assert_eq!(pointers(&refused), ["/kind"]);
+}
+
 /// The refusals of a file known once it is read (its type when parts may follow, its
 /// emptiness, the scanner's verdict) come after the checks of the parts after it, as
 /// they would had those parts come first; nothing is completed either way.

@@ -28,7 +28,7 @@ use consular_ports::{
 };
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
-use futures_util::stream::LocalBoxStream;
+use futures_util::stream::{Fuse, LocalBoxStream};
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
@@ -161,6 +161,26 @@ fn scan_unavailable(error: ScanError) -> ServiceError {
     UploadError::ScannerUnavailable(why).into()
 }
 
+/// Whether a refusal found before the file can still be lifted by a part after it: the
+/// citizen that staff and admins must name, or `request_id` when a document of no request
+/// is in the way. No other refusal of the checks turns into a pass with more parts.
+fn liftable(actor: &Principal, form: &UploadForm, refusal: &ServiceError) -> bool {
+    (form.citizen_id.is_none() && citizen_of(actor, None).is_err())
+        || (form.request_id.is_none() && matches!(refusal, ServiceError::DocumentAlreadyPresent(_)))
+}
+
+/// Reads the rest of a file without keeping it, `size` bytes of it already read: whether
+/// it ended within `limit` (`false`: reading stopped past it).
+async fn read_through(body: &mut Fuse<UploadBody>, mut size: u64, limit: u64) -> Result<bool, BodyError> {
+    while let Some(chunk) = body.next().await {
+        size += chunk?.len() as u64;
+        if size > limit {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Aborts a blob upload that must leave nothing (S3 bills the parts of an unfinished
 /// upload).
 async fn abort(upload: &mut Box<dyn BlobUpload>, key: &str) {
@@ -250,8 +270,14 @@ impl DocumentService {
                 Ok(Admission::Proceed(citizen)) => admitted = Some(citizen),
                 Ok(Admission::Replay(replayed)) if whole => return Ok(replayed),
                 Err(refusal) if whole => return Err(refusal),
-                // A part after the file may change the verdict: judged again at the end.
-                Ok(Admission::Replay(_)) | Err(_) => {}
+                // A part after the file may lift it: the file streams, judged at the end.
+                Err(refusal) if liftable(actor, &fields.form, &refusal) => {}
+                Err(refusal) => {
+                    return self.answer_unstored(actor, Err(refusal), body, after, &file, now).await;
+                }
+                Ok(Admission::Replay(replayed)) => {
+                    return self.answer_unstored(actor, Ok(replayed), body, after, &file, now).await;
+                }
             }
         }
 
@@ -309,6 +335,36 @@ impl DocumentService {
                 }
                 Err(error)
             }
+        }
+    }
+
+    /// The answer to an upload refused (or replayed) before its file, when parts may
+    /// follow the file but none can turn the answer into a pass: the file is read
+    /// without being stored, and the answer is the one the whole form gets, the same as
+    /// with every text part first. When the parts after the file cannot be read (the file
+    /// is over the size limit, the body broke off), the answer before the file stands.
+    async fn answer_unstored(
+        &self,
+        actor: &Principal,
+        held: Result<Created<Document>, ServiceError>,
+        body: UploadBody,
+        after: AfterFile,
+        file: &UploadFile,
+        now: OffsetDateTime,
+    ) -> Result<Created<Document>, ServiceError> {
+        let mut body = body.fuse();
+        if !matches!(read_through(&mut body, 0, self.config.max_upload_bytes).await, Ok(true)) {
+            return held;
+        }
+        let end = after.await.map_err(body_error)?;
+        if !end.parts_after_file {
+            return held;
+        }
+        match self.admit(actor, &end.fields, file, now).await? {
+            Admission::Replay(replayed) => Ok(replayed),
+            // Not expected (no part after the file lifts these refusals): the answer
+            // before the file stands.
+            Admission::Proceed(_) => held,
         }
     }
 
@@ -496,14 +552,12 @@ impl DocumentService {
                 Ok(media_type) => media_type,
                 Err(refusal) if whole => return Err(UploadError::from(refusal).into()),
                 Err(refusal) => {
-                    let mut size = head_len as u64;
-                    while let Some(chunk) = body.next().await {
-                        size += chunk.map_err(body_error)?.len() as u64;
-                        if size > limit {
-                            return Err(UploadError::from(refusal).into());
-                        }
-                    }
-                    return Ok(Received::Refused(UploadError::from(refusal).into()));
+                    let refusal = ServiceError::from(UploadError::from(refusal));
+                    return match read_through(&mut body, head_len as u64, limit).await {
+                        Ok(true) => Ok(Received::Refused(refusal)),
+                        Ok(false) => Err(refusal),
+                        Err(error) => Err(body_error(error)),
+                    };
                 }
             };
 
