@@ -262,4 +262,37 @@ fn the_served_document_and_key_set_have_what_their_schemas_require() {
     let required: BTreeSet<&str> =
         key["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert_eq!(required, BTreeSet::from(["use", "alg", "kid", "kty", "crv", "x"]));
+    // Every member the server sends is a string, and so is each one's schema.
+    for (member, schema) in key["properties"].as_object().unwrap() {
+        assert_eq!(schema["type"], "string", "JsonWebKey.{member}: {schema}");
+    }
+}
+
+/// utoipa documents a described `inline` field as an `allOf` of its schema and an object
+/// holding the description, which every value fails (a string is not an object).
+#[test]
+fn no_schema_is_joined_with_a_bare_described_object() {
+    fn walk(value: &Value, at: &str, found: &mut Vec<String>) {
+        match value {
+            Value::Object(object) => {
+                let bare = |branch: &Value| {
+                    branch["type"] == "object"
+                        && branch
+                            .as_object()
+                            .is_some_and(|b| b.keys().all(|k| k == "type" || k == "description"))
+                };
+                if object.get("allOf").and_then(Value::as_array).is_some_and(|parts| parts.iter().any(bare)) {
+                    found.push(at.to_owned());
+                }
+                object.iter().for_each(|(key, inner)| walk(inner, &format!("{at}/{key}"), found));
+            }
+            Value::Array(items) => {
+                items.iter().enumerate().for_each(|(i, inner)| walk(inner, &format!("{at}/{i}"), found))
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    walk(&document(), "", &mut found);
+    assert!(found.is_empty(), "{found:?}");
 }

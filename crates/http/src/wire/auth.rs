@@ -124,7 +124,8 @@ pub struct JsonWebKeySet {
 #[derive(Serialize, Deserialize, ToSchema)]
 #[allow(dead_code)]
 pub struct JsonWebKey {
-    /// What the key is for: signatures.
+    // No doc comment here: with `inline`, utoipa would wrap the enum in an `allOf` beside
+    // an object carrying the description.
     #[serde(rename = "use")]
     #[schema(inline)]
     key_use: KeyUse,
@@ -141,6 +142,7 @@ pub struct JsonWebKey {
     x: String,
 }
 
+/// What the key is for: signatures.
 #[derive(Serialize, Deserialize, ToSchema)]
 #[allow(dead_code)]
 enum KeyUse {
