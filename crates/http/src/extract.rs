@@ -24,6 +24,7 @@ use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor
 use sha2::{Digest, Sha256};
 use time::{OffsetDateTime, PrimitiveDateTime};
 use utoipa::IntoParams;
+use utoipa::openapi::path::ParameterIn;
 use uuid::Uuid;
 
 /// The largest JSON body accepted.
@@ -314,18 +315,62 @@ impl<'de> Visitor<'de> for ControlScan<'_> {
 
 /// Query parameters; a malformed or unknown parameter is a 400 problem, and so is a
 /// parameter whose name or value (once percent-decoded) holds a control character, tab
-/// and line breaks included: `control_character` at `/query/<name>` for each.
+/// and line breaks included: `control_character` at `/query/<name>` for each. A list
+/// parameter (declared `explode: true`) may be repeated, comma separated, or both
+/// ([`join_exploded`]); any other parameter given twice is refused.
 #[derive(Debug)]
 pub struct ApiQuery<T>(pub T);
 
-impl<T: DeserializeOwned> FromRequest for ApiQuery<T> {
+impl<T: DeserializeOwned + IntoParams> FromRequest for ApiQuery<T> {
     type Error = ApiError;
     type Future = std::future::Ready<Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let query = req.query_string();
-        std::future::ready(controls_in_query(query).and_then(|()| serde_urlencoded_from(query)).map(ApiQuery))
+        std::future::ready(query_params(req.query_string()).map(ApiQuery))
     }
+}
+
+/// A query string read as [`ApiQuery`] reads it.
+fn query_params<T: DeserializeOwned + IntoParams>(query: &str) -> Result<T, ApiError> {
+    controls_in_query(query)?;
+    serde_urlencoded_from(&join_exploded::<T>(query))
+}
+
+/// The query string with the values of each list parameter of `T` that appears more than
+/// once joined with commas into its first occurrence (docs/api.md "List filters"):
+/// `status=a&status=b,c` reads as `status=a,b,c`, which the list's deserializer
+/// (`comma_separated`) splits and checks value by value. A list parameter is one `T`
+/// declares `explode: true` (OpenAPI `style: form`), as generated clients send arrays.
+/// Other parameters are left as they are, so a repeated single value is refused as
+/// before; a query string without a repeated name is returned unchanged.
+fn join_exploded<T: IntoParams>(query: &str) -> std::borrow::Cow<'_, str> {
+    let pairs: Vec<_> = url::form_urlencoded::parse(query.as_bytes()).collect();
+    let mut seen = std::collections::HashSet::new();
+    let repeated: std::collections::HashSet<_> =
+        pairs.iter().filter(|(name, _)| !seen.insert(name.as_ref())).map(|(name, _)| name.as_ref()).collect();
+    if repeated.is_empty() {
+        return query.into();
+    }
+    let lists: Vec<String> = T::into_params(|| Some(ParameterIn::Query))
+        .into_iter()
+        .filter(|p| p.explode == Some(true) && repeated.contains(p.name.as_str()))
+        .map(|p| p.name)
+        .collect();
+    if lists.is_empty() {
+        return query.into();
+    }
+    let mut joined: Vec<(&str, String)> = Vec::with_capacity(pairs.len());
+    for (name, value) in &pairs {
+        if lists.iter().any(|list| list == name)
+            && let Some((_, values)) = joined.iter_mut().find(|(first, _)| first == name)
+        {
+            values.push(',');
+            values.push_str(value);
+            continue;
+        }
+        joined.push((name.as_ref(), value.clone().into_owned()));
+    }
+    url::form_urlencoded::Serializer::new(String::new()).extend_pairs(joined).finish().into()
 }
 
 /// The boundary check of every query string: no parameter name or value with a control
@@ -548,6 +593,123 @@ pub fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Option<IdempotencyR
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::appointments::AppointmentListParams;
+    use crate::wire::common::RequestStatusName;
+    use crate::wire::documents::DocumentListParams;
+    use crate::wire::requests::RequestListParams;
+
+    /// The status, code and field errors (pointer, code, message) of a refused query.
+    fn refusal<T: DeserializeOwned + IntoParams>(
+        query: &str,
+    ) -> (u16, &'static str, Vec<(String, String, String)>) {
+        let error = query_params::<T>(query).err().unwrap_or_else(|| panic!("{query} was accepted"));
+        let errors = error.errors.into_iter().map(|e| (e.pointer, e.code, e.message)).collect();
+        (error.status.as_u16(), error.code, errors)
+    }
+
+    fn request_statuses(query: &str) -> Option<Vec<RequestStatusName>> {
+        query_params::<RequestListParams>(query).unwrap_or_else(|e| panic!("{query}: {e:?}")).status
+    }
+
+    #[test]
+    fn a_list_filter_may_repeat_be_comma_separated_or_both() {
+        let comma = request_statuses("status=submitted,in_review,approved");
+        assert_eq!(comma.as_ref().map(Vec::len), Some(3));
+        for query in [
+            "status=submitted&status=in_review&status=approved",
+            "status=submitted&status=in_review,approved",
+            "status=submitted,in_review&limit=5&status=approved",
+            "status=submitted&status=in%5Freview&status=approved&overdue=true",
+        ] {
+            assert_eq!(request_statuses(query), comma, "{query}");
+        }
+        let documents = query_params::<DocumentListParams>("status=uploaded&status=rejected&limit=2")
+            .map(|p| (p.status.map(|s| s.len()), p.limit));
+        assert_eq!(documents.ok(), Some((Some(2), Some(2))));
+        let appointments = query_params::<AppointmentListParams>("status=booked&status=attended,no_show")
+            .map(|p| p.status.map(|s| s.len()));
+        assert_eq!(appointments.ok(), Some(Some(3)));
+    }
+
+    #[test]
+    fn each_repeated_value_is_checked_as_in_a_comma_separated_list() {
+        let unknown = (
+            400,
+            "invalid_query",
+            vec![("/query/status".to_owned(), "invalid".to_owned(), "unknown value `bogus`".to_owned())],
+        );
+        assert_eq!(refusal::<RequestListParams>("status=submitted,bogus"), unknown);
+        assert_eq!(refusal::<RequestListParams>("status=submitted&status=bogus"), unknown);
+        assert_eq!(refusal::<RequestListParams>("status=bogus&limit=3&status=submitted"), unknown);
+        assert_eq!(refusal::<RequestListParams>("status=submitted&status=in_review,bogus"), unknown);
+        assert_eq!(refusal::<DocumentListParams>("status=uploaded&status=bogus"), unknown);
+        assert_eq!(refusal::<AppointmentListParams>("status=bogus&status=booked"), unknown);
+    }
+
+    #[test]
+    fn a_repeated_single_valued_parameter_is_refused_as_before() {
+        let duplicate = |name: &str| {
+            (
+                400,
+                "invalid_query",
+                vec![("/query".to_owned(), "invalid".to_owned(), format!("duplicate field `{name}`"))],
+            )
+        };
+        assert_eq!(refusal::<RequestListParams>("limit=1&limit=2"), duplicate("limit"));
+        assert_eq!(
+            refusal::<RequestListParams>("status=submitted&limit=1&status=in_review&limit=2"),
+            duplicate("limit")
+        );
+        let cursor = "AAAAAAAAAAAAAAAAAAAAAA";
+        assert_eq!(
+            refusal::<RequestListParams>(&format!("cursor={cursor}&cursor={cursor}")),
+            duplicate("cursor")
+        );
+        assert_eq!(refusal::<PageParams>("limit=1&limit=1"), duplicate("limit"));
+        assert_eq!(refusal::<RequestListParams>("overdue=true&overdue=false"), duplicate("overdue"));
+        // An unknown parameter, repeated or not, is refused by name, before the duplicate.
+        let unknown = refusal::<RequestListParams>("foo=1&foo=2&limit=1&limit=2");
+        assert_eq!(unknown.2.first().map(|e| e.0.as_str()), Some("/query/foo"));
+    }
+
+    #[test]
+    fn a_query_without_a_repeated_list_is_read_unchanged() {
+        for query in ["", "status=a%2Cb&limit=1", "limit=1&limit=2", "q=%26x+y&q=z"] {
+            assert!(
+                matches!(join_exploded::<RequestListParams>(query), std::borrow::Cow::Borrowed(q) if q == query),
+                "{query}"
+            );
+        }
+        assert_eq!(
+            join_exploded::<RequestListParams>("status=a&limit=1&status=b+c%26"),
+            "status=a%2Cb+c%26&limit=1"
+        );
+        assert!(
+            refusal::<RequestListParams>("status=submitted&status=%00")
+                .2
+                .iter()
+                .all(|e| e.1 == CONTROL_CHARACTER)
+        );
+    }
+
+    #[test]
+    fn the_list_filters_are_declared_as_generated_clients_send_arrays() {
+        use utoipa::openapi::path::{Parameter, ParameterStyle};
+        let status = |params: Vec<Parameter>| params.into_iter().find(|p| p.name == "status");
+        for parameter in [
+            status(RequestListParams::into_params(|| Some(ParameterIn::Query))),
+            status(DocumentListParams::into_params(|| Some(ParameterIn::Query))),
+            status(AppointmentListParams::into_params(|| Some(ParameterIn::Query))),
+        ] {
+            let parameter = parameter.unwrap_or_else(|| panic!("no status parameter"));
+            assert_eq!(parameter.explode, Some(true));
+            assert!(matches!(parameter.style, Some(ParameterStyle::Form)));
+            let schema = serde_json::to_value(&parameter.schema).unwrap_or_default();
+            assert_eq!(schema["type"], "array", "{schema}");
+            assert!(schema["items"]["enum"].as_array().is_some_and(|values| values.len() > 1), "{schema}");
+            assert!(parameter.description.is_some_and(|d| d.contains("comma")));
+        }
+    }
 
     #[test]
     fn cursors_round_trip_and_match_their_schema() {

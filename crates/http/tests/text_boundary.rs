@@ -17,8 +17,21 @@ async fn echo_json(body: ApiJson<Value>) -> HttpResponse {
     HttpResponse::Ok().json(body.value)
 }
 
-async fn echo_query(query: ApiQuery<BTreeMap<String, String>>) -> HttpResponse {
-    HttpResponse::Ok().json(query.0)
+/// Any parameters, none of them a list: what every query string goes through.
+#[derive(serde::Deserialize)]
+#[serde(transparent)]
+struct AnyQuery(BTreeMap<String, String>);
+
+impl utoipa::IntoParams for AnyQuery {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        Vec::new()
+    }
+}
+
+async fn echo_query(query: ApiQuery<AnyQuery>) -> HttpResponse {
+    HttpResponse::Ok().json(query.0.0)
 }
 
 /// Status and `(pointer, code)` of each field error of an `ApiError` response.

@@ -72,7 +72,7 @@ async fn lists_are_newest_first_and_filtered(backend: Backend) {
         let response = app.get(&with_query(REQUESTS, &query), &low.token).await;
         expect_problem(response, 400, "invalid_query").await;
     }
-    // `status=` is the empty list (explode=false): no filter.
+    // `status=` is the empty list: no filter.
     let unfiltered = app.get(&with_query(REQUESTS, &[("status", "")]), &low.token).await;
     assert_eq!(unfiltered.status(), 200);
 }

@@ -18,6 +18,7 @@ mod events;
 mod isolation;
 mod lifecycle;
 mod lists;
+mod query_strings;
 mod queues;
 mod submission;
 

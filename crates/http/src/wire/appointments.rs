@@ -196,9 +196,10 @@ pub struct AppointmentListParams {
     pub mission_id: Option<Uuid>,
     pub slot_id: Option<Uuid>,
     pub citizen_id: Option<Uuid>,
-    /// One or more statuses, comma separated.
+    /// One or more statuses, repeated (`status=booked&status=attended`) or comma
+    /// separated (`status=booked,attended`; both may be mixed).
     #[serde(default, deserialize_with = "crate::wire::common::comma_separated")]
-    #[param(value_type = Option<Vec<AppointmentStatusName>>, style = Form, explode = false, inline)]
+    #[param(value_type = Option<Vec<AppointmentStatusName>>, style = Form, explode, inline)]
     pub status: Option<Vec<AppointmentStatusName>>,
 }
 

@@ -189,7 +189,9 @@ pub fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
 
 /// For `#[serde(default, deserialize_with = "comma_separated")]` on an `Option<Vec<T>>`
 /// query parameter: `status=submitted,in_review`; `status=` is the empty list (no
-/// filter); inside a list every entry must be a value of `T`.
+/// filter); inside a list every entry must be a value of `T`. Declare the parameter
+/// `style = Form, explode`: `ApiQuery` then joins its repeated form
+/// (`status=submitted&status=in_review`) into this one (docs/api.md "List filters").
 pub fn comma_separated<'de, D: serde::Deserializer<'de>, T: DeserializeOwned>(
     deserializer: D,
 ) -> Result<Option<Vec<T>>, D::Error> {

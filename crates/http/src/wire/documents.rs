@@ -176,9 +176,10 @@ pub struct DocumentListParams {
     pub request_id: Option<Uuid>,
     #[param(min_length = 1, max_length = 64)]
     pub kind: Option<String>,
-    /// One or more statuses, comma separated: `status=uploaded,rejected`.
+    /// One or more statuses, repeated (`status=uploaded&status=rejected`) or comma
+    /// separated (`status=uploaded,rejected`; both may be mixed).
     #[serde(default, deserialize_with = "crate::wire::common::comma_separated")]
-    #[param(value_type = Option<Vec<DocumentStatusName>>, style = Form, explode = false, inline)]
+    #[param(value_type = Option<Vec<DocumentStatusName>>, style = Form, explode, inline)]
     pub status: Option<Vec<DocumentStatusName>>,
 }
 

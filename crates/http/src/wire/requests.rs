@@ -505,9 +505,10 @@ pub struct RequestListParams {
     /// The `next_cursor` of the previous page.
     #[param(min_length = 22, max_length = 22, pattern = "^[A-Za-z0-9_-]{22}$")]
     pub cursor: Option<String>,
-    /// One or more statuses, comma separated: `status=submitted,in_review`.
+    /// One or more statuses, repeated (`status=submitted&status=in_review`) or comma
+    /// separated (`status=submitted,in_review`; both may be mixed).
     #[serde(default, deserialize_with = "crate::wire::common::comma_separated")]
-    #[param(value_type = Option<Vec<RequestStatusName>>, style = Form, explode = false, inline)]
+    #[param(value_type = Option<Vec<RequestStatusName>>, style = Form, explode, inline)]
     pub status: Option<Vec<RequestStatusName>>,
     pub service_type_id: Option<Uuid>,
     /// Submitted at or after this instant (RFC 3339).
