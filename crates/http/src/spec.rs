@@ -27,8 +27,10 @@ use utoipa_actix_web::service_config::ServiceConfig;
                        OAuth 2.0 client-credentials tokens, the service catalog, citizens, staff, service \
                        requests with their workflow, notes and messages, and the audit log. Errors are RFC \
                        9457 problems; lists use cursor pagination; PATCH needs If-Match; creating POSTs \
-                       accept Idempotency-Key. Each operation's maturity is in x-maturity and the \
-                       API-Maturity response header."
+                       accept Idempotency-Key. An operation that declares query parameters refuses an \
+                       unknown one (400 invalid_query); one that declares none ignores the query string, an \
+                       access_token parameter aside (401). \
+                       Each operation's maturity is in x-maturity and the API-Maturity response header."
     ),
     // Relative: the deployment that served the document (`ApiSpec::served_at` names the
     // configured public address instead, docs/api.md "Basics").

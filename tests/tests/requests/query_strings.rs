@@ -141,6 +141,9 @@ async fn unknown_query_parameters_are_refused_where_an_operation_takes_some(back
     let app = TestApp::spawn(backend).await;
     let admin = app.admin_token().await;
     let document = expect(app.get("/api/v1/openapi.json", &admin).await, StatusCode::OK, "document").await;
+    let rule = "An operation that declares query parameters refuses an unknown one (400 invalid_query); one \
+                that declares none ignores the query string";
+    assert!(document["info"]["description"].as_str().is_some_and(|d| d.contains(rule)), "the rule is stated");
     let (mut refused, mut ignored) = (0, 0);
     for (path, item) in document["paths"].as_object().expect("paths") {
         for (method, operation) in item.as_object().expect("a path item") {
