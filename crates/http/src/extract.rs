@@ -341,8 +341,8 @@ fn query_params<T: DeserializeOwned + IntoParams>(query: &str) -> Result<T, ApiE
 /// `status=a&status=b,c` reads as `status=a,b,c`, which the list's deserializer
 /// (`comma_separated`) splits and checks value by value. A list parameter is one `T`
 /// declares `explode: true` (OpenAPI `style: form`), as generated clients send arrays.
-/// Other parameters are left as they are, so a repeated single value is refused as
-/// before; a query string without a repeated name is returned unchanged.
+/// Other parameters are left as they are, so a single-valued one given twice stays a
+/// `duplicate field` (400); a query string without a repeated name is returned unchanged.
 fn join_exploded<T: IntoParams>(query: &str) -> std::borrow::Cow<'_, str> {
     let pairs: Vec<_> = url::form_urlencoded::parse(query.as_bytes()).collect();
     let mut seen = std::collections::HashSet::new();
