@@ -19,6 +19,7 @@ import typing
 import uuid
 from http import HTTPStatus
 
+import httpx
 from consular_services_api_client import AuthenticatedClient, Client
 from consular_services_api_client.api.appointments import book_appointment, list_slots, submit_slots
 from consular_services_api_client.api.auth import create_token
@@ -56,6 +57,10 @@ NAME = "python"
 PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n"
 
 
+# Every request the authenticated clients sent (httpx's request hook), to check the wire form.
+SENT: list[httpx.Request] = []
+
+
 class JourneyFailed(Exception):
     pass
 
@@ -86,7 +91,9 @@ def token(base_url: str, client_id: str, client_secret: str) -> AuthenticatedCli
     parsed = expect(response, HTTPStatus.OK, "token", TokenResponse)
     check(parsed.token_type.lower() == "bearer", f"token_type is {parsed.token_type!r}", response)
     check(bool(parsed.access_token), "an empty access_token", response)
-    return AuthenticatedClient(base_url=base_url, token=parsed.access_token)
+    return AuthenticatedClient(
+        base_url=base_url, token=parsed.access_token, httpx_args={"event_hooks": {"request": [SENT.append]}}
+    )
 
 
 def journey(base_url: str, admin_id: str, admin_secret: str) -> None:
@@ -201,17 +208,24 @@ def journey(base_url: str, admin_id: str, admin_secret: str) -> None:
     check(document.size_bytes == len(PDF), f"size_bytes {document.size_bytes}", upload)
     check(document.sha256 == hashlib.sha256(PDF).hexdigest(), "sha256 of the stored bytes", upload)
 
-    # A two-valued filter: the generated client sends `status=submitted&status=in_review`.
+    # A two-valued filter: the generated client sends `status=submitted&status=in_review`
+    # (and this journey's service type, as the other journey runs on the same server).
     status_enum = list_status_enum()
     listed = expect(
-        list_requests.sync_detailed(client=admin, status=[status_enum("submitted"), status_enum("in_review")]),
+        list_requests.sync_detailed(
+            client=admin, service_type_id=service.id, status=[status_enum("submitted"), status_enum("in_review")]
+        ),
         HTTPStatus.OK,
         "list requests with status=submitted&status=in_review",
         RequestList,
     )
+    query = SENT[-1].url.query.decode()
+    check("status=submitted&status=in_review" in query, f"the filter's wire form: {query}")
     check([item.id for item in listed.items] == [kept.id], f"only the open request: {[i.id for i in listed.items]}")
     listed = expect(
-        list_requests.sync_detailed(client=admin, status=[status_enum("submitted"), status_enum("cancelled")]),
+        list_requests.sync_detailed(
+            client=admin, service_type_id=service.id, status=[status_enum("submitted"), status_enum("cancelled")]
+        ),
         HTTPStatus.OK,
         "list requests with status=submitted&status=cancelled",
         RequestList,

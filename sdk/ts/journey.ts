@@ -153,18 +153,22 @@ async function journey(baseUrl: string, adminId: string, adminSecret: string): P
   check(document.size_bytes === PDF.length, `size_bytes ${document.size_bytes}`);
   check(document.sha256 === createHash("sha256").update(PDF).digest("hex"), "sha256 of the stored bytes");
 
-  // A two-valued filter: openapi-fetch sends `status=submitted&status=in_review`.
-  const open = expect(
-    await admin.GET("/api/v1/requests", { params: { query: { status: ["submitted", "in_review"] } } }),
-    200,
-    "list requests with status=submitted&status=in_review",
-  );
+  // A two-valued filter: openapi-fetch sends `status=submitted&status=in_review` (and
+  // this journey's service type, as the other journey runs on the same server).
+  const openResult = await admin.GET("/api/v1/requests", {
+    params: { query: { status: ["submitted", "in_review"], service_type_id: service.id } },
+  });
+  const open = expect(openResult, 200, "list requests with status=submitted&status=in_review");
+  const query = new URL(openResult.response.url).search;
+  check(query.includes("status=submitted&status=in_review"), `the filter's wire form: ${query}`);
   check(
     open.items.length === 1 && open.items[0]?.id === kept.id,
     `only the open request: ${open.items.map((item) => item.id).join(", ")}`,
   );
   const both = expect(
-    await admin.GET("/api/v1/requests", { params: { query: { status: ["submitted", "cancelled"] } } }),
+    await admin.GET("/api/v1/requests", {
+      params: { query: { status: ["submitted", "cancelled"], service_type_id: service.id } },
+    }),
     200,
     "list requests with status=submitted&status=cancelled",
   );
