@@ -18,7 +18,12 @@ pub(crate) struct Booking {
     pub(crate) http_booked: usize,
     /// The average latency of the UPDATE alone in pgbench (`-r`).
     pub(crate) update_ms: f64,
+    /// pgbench on every write statement of a booking, in one transaction.
+    pub(crate) writes: DbRun,
 }
+
+/// The `booked_by` of pgbench's appointments, which the seat check sets apart.
+pub(crate) const PGBENCH_ACTOR: &str = "00000000-0000-7000-8000-0000000b0b0b";
 
 pub(crate) async fn booking(
     app: &TestApp,
@@ -80,7 +85,7 @@ pub(crate) async fn booking(
     }
 
     let now = sql_time(OffsetDateTime::now_utc())?;
-    let mut defines = vec![
+    let mut defines: Vec<(&'static str, String)> = vec![
         ("one", "1".to_owned()),
         ("yes", "true".to_owned()),
         ("now", now),
@@ -121,7 +126,93 @@ pub(crate) async fn booking(
     }
     let update_ms =
         db.commands.iter().find(|(_, c)| c.starts_with("UPDATE")).map_or(db.latency_ms, |(ms, _)| *ms);
-    Ok(Booking { http, db, http_booked, update_ms })
+    let writes = booking_writes_run(url, world, timing, hotness, defines).await?;
+    Ok(Booking { http, db, http_booked, update_ms, writes })
+}
+
+/// pgbench on the write transaction of a booking, statement for statement
+/// ([`booking_writes`]): the idempotency record (the expired one deleted first), the
+/// audit entry, the outbox event, the guarded seat statement, the appointment and its
+/// history entry. The values are a booking's: fresh ids, an outcome snapshot and an event
+/// payload of a booking's size. On spread slots each transaction books another slot
+/// (from the top of `bench_spread`, away from the HTTP run's) for a citizen of the last
+/// mission, committed; on the hot slot it rolls back, as the UPDATE-only run does.
+async fn booking_writes_run(
+    url: &str,
+    world: &World,
+    timing: Timing,
+    hotness: Hotness,
+    mut defines: Vec<(&'static str, String)>,
+) -> Result<DbRun> {
+    let now = OffsetDateTime::now_utc();
+    let owner = uuid::Uuid::now_v7().to_string();
+    let outcome = json!({
+        "appointment": {
+            "booked_by": { "id": PGBENCH_ACTOR, "kind": "staff" },
+            "cancelled_at": null, "cancelled_by": null, "citizen_id": world.hot_citizens[0],
+            "created_at": [2026, 331, 6, 44, 40, 205_636_000, 0, 0, 0], "ends_at": [2026, 341, 9, 0, 0, 0, 0, 0, 0],
+            "id": owner, "mission_id": owner, "request_id": null, "service_type_id": world.service, "slot_id": owner,
+            "starts_at": [2026, 341, 8, 0, 0, 0, 0, 0, 0], "status": "booked",
+            "updated_at": [2026, 331, 6, 44, 40, 205_636_000, 0, 0, 0], "version": 1
+        },
+        "mission_city": "Paris", "mission_name": "Embassy fr-bench01", "service_name": "Service passport_renewal",
+        "timezone": "Europe/Paris"
+    });
+    let payload = json!({
+        "slot_id": owner, "starts_at": "2026-12-07T08:00:00Z", "citizen_id": world.hot_citizens[0],
+        "mission_id": owner, "request_id": null, "appointment_id": owner
+    });
+    defines.extend([
+        ("n", "0".to_owned()),
+        ("owner", owner.clone()),
+        ("fingerprint", "6feeAkiNG_kKXXyjQJ2jVHYxzNjrDml7VyM6oPyyIV4".to_owned()),
+        ("outcome", outcome.to_string()),
+        ("expires", sql_time(now + time::Duration::days(1))?),
+        ("staff", "staff".to_owned()),
+        ("actor", PGBENCH_ACTOR.to_owned()),
+        ("created", "created".to_owned()),
+        ("resource", "appointment".to_owned()),
+        ("fields", r#"["slot_id","citizen_id","service_type_id","request_id"]"#.to_owned()),
+        ("address", "127.0.0.1".to_owned()),
+        ("kind", "appointment.booked".to_owned()),
+        ("payload", payload.to_string()),
+        ("citizen", world.hot_citizens[0].clone()),
+        ("booked", "booked".to_owned()),
+    ]);
+    let ids = "gen_random_uuid() AS appt, gen_random_uuid() AS audit, gen_random_uuid() AS event, \
+               gen_random_uuid()::text AS key";
+    let mut script = match hotness {
+        // pgbench cannot make a uuid: the database makes the ids, and reads the slot of
+        // the transaction's own key (the n-th of this client, counted down from the top).
+        Hotness::Spread => format!(
+            "\\set n :n + 1\n\\set k {} - (:n * {} + :client_id)\n\
+             SELECT b.slot_id AS slot, s.mission_id AS mission, s.starts_at AS starts, s.ends_at AS ends, {ids} \
+             FROM bench_spread b JOIN slots s ON s.id = b.slot_id WHERE b.k = :k \\gset\nBEGIN;\n",
+            world.spread_slots,
+            clients()
+        ),
+        Hotness::Hot => format!(
+            "SELECT s.mission_id AS mission, s.starts_at AS starts, s.ends_at AS ends, {ids} \
+             FROM slots s WHERE s.id = :slot \\gset\nBEGIN;\n"
+        ),
+    };
+    for statement in booking_writes() {
+        script.push_str(&statement.pgbench());
+        script.push_str(";\n");
+    }
+    script.push_str(if hotness == Hotness::Spread { "COMMIT;\n" } else { "ROLLBACK;\n" });
+    let booked_before = sum_booked(url).await?;
+    let db = pgbench(url, &script, &defines, &[], clients(), timing.seconds).await?;
+    let taken = sum_booked(url).await? - booked_before;
+    print_db(&db, "every write of a booking in one transaction");
+    let expected = if hotness == Hotness::Spread { db.transactions } else { 0 };
+    if taken != expected {
+        return Err(format!(
+            "pgbench's booking writes took {taken} seats in {} transactions",
+            db.transactions
+        ));
+    }
+    Ok(db)
 }
 
 async fn sum_booked(url: &str) -> Result<u64> {
@@ -153,9 +244,9 @@ async fn update_plan(url: &str, statement: &Statement, defines: &[(&str, String)
 pub(crate) async fn seats_match(url: &str, http_booked: usize) -> Result<()> {
     let out = psql(
         url,
-        "SELECT (SELECT count(*) FROM appointments WHERE status = 'booked'), count(*) FILTER (WHERE s.booked < x.n \
+        &format!("SELECT (SELECT count(*) FROM appointments WHERE status = 'booked' AND booked_by_id <> '{PGBENCH_ACTOR}'), count(*) FILTER (WHERE s.booked < x.n \
          OR (s.id IN (SELECT slot_id FROM bench_hot) AND s.booked <> x.n)) \
-         FROM (SELECT slot_id, count(*) AS n FROM appointments GROUP BY slot_id) x JOIN slots s ON s.id = x.slot_id",
+         FROM (SELECT slot_id, count(*) AS n FROM appointments GROUP BY slot_id) x JOIN slots s ON s.id = x.slot_id"),
     )
     .await?;
     let (appointments, wrong) = out.trim().split_once('|').ok_or_else(|| format!("seat check: {out}"))?;

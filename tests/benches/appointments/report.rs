@@ -46,38 +46,55 @@ pub(crate) fn print_summary(
     );
     let _ = writeln!(
         out,
-        "{:<34} {:>9} {:>8} {:>8} {:>9} {:>8} {:>9} {:>7}",
-        "scenario", "HTTP r/s", "p50 ms", "p99 ms", "DB tps", "DB ms", "UPDATE ms", "HTTP/DB"
+        "{:<34} {:>9} {:>8} {:>8} {:>9} {:>8} {:>9} {:>7} {:>9} {:>8} {:>7}",
+        "scenario",
+        "HTTP r/s",
+        "p50 ms",
+        "p99 ms",
+        "DB tps",
+        "DB ms",
+        "UPDATE ms",
+        "HTTP/DB",
+        "TX tps",
+        "TX ms",
+        "HTTP/TX"
     );
-    let mut line = |name: &str, http: &HttpRun, db: &DbRun, update: Option<f64>| {
+    let mut line = |name: &str, http: &HttpRun, db: &DbRun, update: Option<f64>, writes: Option<&DbRun>| {
+        let dash = || "-".to_owned();
         let _ = writeln!(
             out,
-            "{:<34} {:>9.0} {:>8.2} {:>8.2} {:>9.0} {:>8.3} {:>9} {:>7.2}",
+            "{:<34} {:>9.0} {:>8.2} {:>8.2} {:>9.0} {:>8.3} {:>9} {:>7.2} {:>9} {:>8} {:>7}",
             name,
             http.per_second,
             http.p50_ms,
             http.p99_ms,
             db.tps,
             db.latency_ms,
-            update.map_or_else(|| "-".to_owned(), |ms| format!("{ms:.3}")),
-            http.per_second / db.tps
+            update.map_or_else(dash, |ms| format!("{ms:.3}")),
+            http.per_second / db.tps,
+            writes.map_or_else(dash, |w| format!("{:.0}", w.tps)),
+            writes.map_or_else(dash, |w| format!("{:.3}", w.latency_ms)),
+            writes.map_or_else(dash, |w| format!("{:.2}", http.per_second / w.tps)),
         );
     };
-    line("availability (a week)", &availability.http, &availability.db, None);
-    line("booking, spread slots", &spread.http, &spread.db, Some(spread.update_ms));
-    line("booking, one hot slot", &hot.http, &hot.db, Some(hot.update_ms));
+    line("availability (a week)", &availability.http, &availability.db, None, None);
+    line("booking, spread slots", &spread.http, &spread.db, Some(spread.update_ms), Some(&spread.writes));
+    line("booking, one hot slot", &hot.http, &hot.db, Some(hot.update_ms), Some(&hot.writes));
     let p99 = availability.http.p99_ms;
     let _ = writeln!(
         out,
         "\navailability p99 {p99:.2} ms: {} (limit {AVAILABILITY_P99_MS} ms)",
         if p99 < AVAILABILITY_P99_MS { "PASS" } else { "FAIL" }
     );
-    let ratio = spread.http.per_second / spread.db.tps;
-    let _ = writeln!(
-        out,
-        "booking on spread slots at {ratio:.2} of pgbench: {} (aim {SPREAD_AIM}, not enforced)",
-        if ratio >= SPREAD_AIM { "aim met" } else { "aim NOT met" }
-    );
+    for (name, booking) in [("spread slots", spread), ("one hot slot", hot)] {
+        let ratio = booking.http.per_second / booking.writes.tps;
+        let _ = writeln!(
+            out,
+            "booking on {name} at {ratio:.2} of pgbench on a booking's writes ({:.2} of the UPDATE alone): {} (aim {SPREAD_AIM}, not enforced)",
+            booking.http.per_second / booking.db.tps,
+            if ratio >= SPREAD_AIM { "aim met" } else { "aim NOT met" }
+        );
+    }
     cpu_table(
         &mut out,
         34,
@@ -85,6 +102,8 @@ pub(crate) fn print_summary(
             ("availability (a week)", &availability.http, &availability.db),
             ("booking, spread slots", &spread.http, &spread.db),
             ("booking, one hot slot", &hot.http, &hot.db),
+            ("booking, spread: a booking's writes", &spread.http, &spread.writes),
+            ("booking, hot: a booking's writes", &hot.http, &hot.writes),
         ],
     );
     let _ = writeln!(out, "\navailability plan: {}", availability.plan);

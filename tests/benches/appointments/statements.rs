@@ -11,11 +11,13 @@ pub(crate) struct Statement {
 }
 
 impl Statement {
-    /// The pgbench form: `$n` becomes `:var` (from the highest, so `$1` does not eat `$10`).
+    /// The pgbench form: `$n` becomes `:var` (from the highest, so `$1` does not eat `$10`),
+    /// or the literal `NULL` for the variable [`NULL`] (pgbench has no null variable).
     pub(crate) fn pgbench(&self) -> String {
         let mut script = self.sql.clone();
         for (n, var) in self.vars.iter().enumerate().rev() {
-            script = script.replace(&format!("${}", n + 1), &format!(":{var}"));
+            let value = if *var == NULL { NULL.to_owned() } else { format!(":{var}") };
+            script = script.replace(&format!("${}", n + 1), &value);
         }
         script
     }
@@ -25,6 +27,9 @@ impl Statement {
         self.sql.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 }
+
+/// The variable of a parameter bound to NULL.
+pub(crate) const NULL: &str = "NULL";
 
 /// The columns of `SlotRow::as_select()`, as diesel writes them.
 const SLOT_COLUMNS: &str = r#""slots"."id", "slots"."mission_id", "slots"."starts_at", "slots"."ends_at", "slots"."capacity", "slots"."booked", "slots"."is_open", "slots"."booking_cutoff_minutes", "slots"."cancellation_cutoff_minutes", "slots"."booking_closes_at", "slots"."version", "slots"."created_at", "slots"."updated_at""#;
@@ -53,6 +58,45 @@ pub(crate) fn take_seat_statement() -> Statement {
         sql: r#"UPDATE "slots" SET "booked" = ("slots"."booked" + $1) WHERE ((((("slots"."id" = $2) AND ("slots"."is_open" = $3)) AND ("slots"."booked" < "slots"."capacity")) AND ("slots"."booking_closes_at" > $4)) AND EXISTS (SELECT "slot_service_types"."slot_id", "slot_service_types"."service_type_id", "slot_service_types"."mission_id", "slot_service_types"."starts_at" FROM "slot_service_types" WHERE (("slot_service_types"."slot_id" = $5) AND ("slot_service_types"."service_type_id" = $6))))"#.to_owned(),
         vars: vec!["one", "slot", "yes", "now", "slot", "service"],
     }
+}
+
+/// The statements of a booking's write transaction after the guarded seat statement's
+/// predecessors, in the adapter's order (crates/adapters/db/src/write_meta/queries.rs
+/// `store`, then crates/adapters/db/src/appointments/queries.rs `book`), as diesel sends
+/// them for a staff booking with an `Idempotency-Key` (a citizen's also locks its row).
+/// The texts are those `log_statement = all` shows for `POST /api/v1/appointments`.
+pub(crate) fn booking_writes() -> Vec<Statement> {
+    let text = |sql: &str, vars: &[&'static str]| Statement { sql: sql.to_owned(), vars: vars.to_vec() };
+    vec![
+        text(
+            r#"DELETE FROM "idempotency_keys" WHERE ((("idempotency_keys"."owner" = $1) AND ("idempotency_keys"."key" = $2)) AND ("idempotency_keys"."expires_at" <= $3))"#,
+            &["owner", "key", "now"],
+        ),
+        text(
+            r#"INSERT INTO "idempotency_keys" ("owner", "key", "fingerprint", "resource_id", "outcome", "created_at", "expires_at") VALUES ($1, $2, $3, $4, $5, $6, $7)"#,
+            &["owner", "key", "fingerprint", "appt", "outcome", "now", "expires"],
+        ),
+        text(
+            r#"INSERT INTO "audit_events" ("id", "at", "actor_kind", "actor_id", "client_id", "action", "resource_type", "resource_id", "changed_fields", "client_address") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"#,
+            &["audit", "now", "staff", "actor", "owner", "created", "resource", "appt", "fields", "address"],
+        ),
+        text(
+            r#"INSERT INTO "outbox_events" ("id", "kind", "aggregate_id", "payload", "created_at") VALUES ($1, $2, $3, $4, $5)"#,
+            &["event", "kind", "appt", "payload", "now"],
+        ),
+        take_seat_statement(),
+        text(
+            r#"INSERT INTO "appointments" ("id", "slot_id", "mission_id", "citizen_id", "service_type_id", "request_id", "starts_at", "ends_at", "status", "booked_by_kind", "booked_by_id", "cancelled_by", "cancelled_at", "version", "created_at", "updated_at") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"#,
+            &[
+                "appt", "slot", "mission", "citizen", "service", NULL, "starts", "ends", "booked", "staff",
+                "actor", NULL, NULL, "one", "now", "now",
+            ],
+        ),
+        text(
+            r#"INSERT INTO "appointment_history" ("appointment_id", "version", "request_id", "change", "actor_kind", "actor_id", "at", "slot_id", "starts_at", "ends_at") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"#,
+            &["appt", "one", NULL, "booked", "staff", "actor", "now", "slot", "starts", "ends"],
+        ),
+    ]
 }
 
 /// A timestamptz parameter as text.
