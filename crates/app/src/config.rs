@@ -127,6 +127,10 @@ pub struct Settings {
     /// The most upcoming bookings a citizen may hold when booking themself, 1..=100
     /// (docs/appointments.md "Bookings per citizen"); staff and admins book beyond it.
     pub max_active_bookings_per_citizen: u32,
+    /// How long a node serves an availability page from memory, in milliseconds, 0..=10000
+    /// (0: never); the most a node lags behind a booking made on another node
+    /// (docs/appointments.md "Release morning").
+    pub availability_cache_ms: u64,
 }
 
 impl Default for Settings {
@@ -174,6 +178,7 @@ impl Default for Settings {
             request_body_idle_timeout_secs: 10,
             request_body_timeout_secs: 30,
             max_active_bookings_per_citizen: DEFAULT_MAX_ACTIVE_BOOKINGS,
+            availability_cache_ms: 1_000,
         }
     }
 }
@@ -201,7 +206,7 @@ fn describe(error: figment::Error) -> ConfigError {
 
 impl Settings {
     /// Every setting's key (its environment variable is `CONSULAR_` + the key in capitals).
-    pub const KEYS: [&'static str; 42] = [
+    pub const KEYS: [&'static str; 43] = [
         "database_url",
         "storage_url",
         "bind",
@@ -244,6 +249,7 @@ impl Settings {
         "request_body_idle_timeout_secs",
         "request_body_timeout_secs",
         "max_active_bookings_per_citizen",
+        "availability_cache_ms",
     ];
 
     /// The HTTP worker threads: `workers`, or the number of cores when 0.
@@ -328,6 +334,9 @@ impl Settings {
         }
         if !(1..=100).contains(&self.max_active_bookings_per_citizen) {
             return bad("max_active_bookings_per_citizen", "must be between 1 and 100".into());
+        }
+        if self.availability_cache_ms > 10_000 {
+            return bad("availability_cache_ms", "must be between 0 and 10000".into());
         }
         if let Some(addr) = &self.clamav_addr
             && !addr
@@ -634,6 +643,21 @@ mod tests {
                     "{error}"
                 );
             }
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn the_availability_cache_is_checked() {
+        assert_eq!(Settings::default().availability_cache_ms, 1_000);
+        figment::Jail::expect_with(|jail| {
+            for good in ["0", "10000"] {
+                jail.set_env("CONSULAR_AVAILABILITY_CACHE_MS", good);
+                assert_eq!(Settings::load(None).unwrap().availability_cache_ms.to_string(), good);
+            }
+            jail.set_env("CONSULAR_AVAILABILITY_CACHE_MS", "10001");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("`availability_cache_ms`: must be between 0 and 10000"), "{error}");
             Ok(())
         });
     }

@@ -81,6 +81,7 @@ async fn on_database(settings: &Settings, database: Database) -> Result<Services
             url_signer: signer,
             documents,
             max_active_bookings: settings.max_active_bookings_per_citizen,
+            availability_cache: Duration::from_millis(settings.availability_cache_ms),
             worker: worker_config(settings),
             health_checks: checks,
         },

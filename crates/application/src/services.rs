@@ -57,6 +57,8 @@ pub struct ServiceConfig {
     pub documents: DocumentConfig,
     /// How many active bookings a citizen may hold.
     pub max_active_bookings: u32,
+    /// How long a node serves an availability page from memory (zero: never).
+    pub availability_cache: std::time::Duration,
     /// How this node's outbox worker and email sender run.
     pub worker: WorkerConfig,
     /// What readiness checks: the database, the blob store, and clamd when configured.
@@ -103,7 +105,8 @@ impl Services {
                 config.documents,
             ),
             appointments: AppointmentService::new(AppointmentPorts::from(adapters))
-                .with_max_active_bookings(config.max_active_bookings),
+                .with_max_active_bookings(config.max_active_bookings)
+                .with_availability_cache(config.availability_cache),
             analytics: AnalyticsService::new(AnalyticsPorts::from(adapters)),
             notifications: NotificationService::new(NotificationPorts::from(adapters), config.worker),
             tokens,

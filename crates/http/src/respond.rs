@@ -3,7 +3,7 @@
 
 use crate::extract::Cursor;
 use crate::wire::common::{ListBody, NoExtra};
-use actix_web::http::header;
+use actix_web::http::header::{self, EntityTag, Header, IfNoneMatch, TryIntoHeaderValue};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use consular_application::Created;
 use consular_domain::Page;
@@ -67,6 +67,41 @@ pub fn created<T, B: Serialize>(
 /// A JSON resource with its ETag.
 pub fn with_etag<T: Serialize>(body: &T, version: i64) -> HttpResponse {
     HttpResponse::Ok().insert_header((header::ETAG, etag(version))).json(body)
+}
+
+/// How a read whose answer depends on the bearer token and changes from second to second
+/// may be cached (docs/appointments.md "Release morning"): by the caller's own cache only
+/// (`private`: no shared cache or CDN stores it), and never reused without asking
+/// (`no-cache`), which costs a `304` when nothing changed.
+pub const REVALIDATE_PRIVATE: &str = "private, no-cache";
+
+/// A read that clients revalidate by its content (docs/api.md "Conditional reads"):
+/// `304 Not Modified` without a body when the request's `If-None-Match` names the strong
+/// ETag `"<fingerprint>"` (weak comparison, RFC 9110 13.1.2; `*` matches any), the
+/// response `fresh` makes otherwise; either way with that `ETag`, `Cache-Control:`
+/// [`REVALIDATE_PRIVATE`] and `Vary: Authorization`. The caller has passed the access
+/// check before: a `304` is an answer like the `200`.
+pub fn revalidated(
+    req: &HttpRequest,
+    fingerprint: &str,
+    fresh: impl FnOnce() -> HttpResponse,
+) -> HttpResponse {
+    let tag = EntityTag::new_strong(fingerprint.to_owned());
+    let unchanged = match IfNoneMatch::parse(req) {
+        Ok(IfNoneMatch::Any) => true,
+        Ok(IfNoneMatch::Items(tags)) => tags.iter().any(|t| t.weak_eq(&tag)),
+        // Absent or malformed: no condition.
+        Err(_) => false,
+    };
+    let mut response = if unchanged { HttpResponse::NotModified().finish() } else { fresh() };
+    let headers = response.headers_mut();
+    // A fingerprint is hex digits, always a valid header value.
+    if let Ok(value) = header::ETag(tag).try_into_value() {
+        headers.insert(header::ETAG, value);
+    }
+    headers.insert(header::CACHE_CONTROL, header::HeaderValue::from_static(REVALIDATE_PRIVATE));
+    headers.insert(header::VARY, header::HeaderValue::from_static("Authorization"));
+    response
 }
 
 /// A list page: `{items, next_cursor}` and a `Link` header to the next page.

@@ -15,11 +15,9 @@ use consular_domain::{
     Appointment, AppointmentAction, AppointmentId, AppointmentRef, AppointmentStatus, AuditAction, CitizenId,
     DomainEvent, MissionId, Principal, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, SlotId,
 };
-use consular_ports::{
-    AppointmentFilter, AvailabilityQuery, BookOutcome, StartPage, StartPageRequest, WriteMeta,
-};
+use consular_ports::{AppointmentFilter, BookOutcome, StartPage, StartPageRequest, WriteMeta};
 use std::collections::HashMap;
-use time::{Date, Duration, OffsetDateTime};
+use time::Date;
 
 /// An appointment with what a response shows beside it: its mission's time zone (local
 /// times) and, for calendar files, the mission's and the service type's names. Stored as
@@ -61,32 +59,7 @@ pub struct AppointmentListFilter {
     pub date: Option<Date>,
 }
 
-/// How far ahead availability is read when the caller names no end.
-const DEFAULT_HORIZON: Duration = Duration::days(366);
-
 impl AppointmentService {
-    /// The open future slots of a mission serving a service type, with a free seat before
-    /// their booking cut-off, starting in `[from, to)` (defaults: now and a year on), and
-    /// the mission's time zone.
-    pub async fn availability(
-        &self,
-        actor: &Principal,
-        mission_id: MissionId,
-        service_type_id: ServiceTypeId,
-        from: Option<OffsetDateTime>,
-        to: Option<OffsetDateTime>,
-        page: StartPageRequest,
-    ) -> Result<(StartPage<Slot>, String), ServiceError> {
-        policy::availability(actor, mission_id)?;
-        let mission = self.ports.missions.get(mission_id).await.or_not_found()?;
-        let now = self.ports.clock.now();
-        let from = from.unwrap_or(now);
-        let to = to.unwrap_or(from.max(now) + DEFAULT_HORIZON);
-        let query = AvailabilityQuery { mission_id, service_type_id, from, to, now };
-        let slots = self.ports.appointments.available_slots(query, page).await?;
-        Ok((slots, mission.timezone))
-    }
-
     async fn view(&self, appointment: Appointment) -> Result<AppointmentView, ServiceError> {
         let mission = self.mission(appointment.mission_id).await?;
         let service_name = match self.ports.service_types.get(appointment.service_type_id).await? {
@@ -160,7 +133,10 @@ impl AppointmentService {
         // citizen are not (docs/appointments.md "Bookings per citizen").
         let limit = (actor.subject.kind == PrincipalKind::Citizen).then_some(self.max_active_bookings);
         match ports.appointments.book(appointment, &entry, limit, now, &meta).await? {
-            BookOutcome::Booked => Ok(Created::fresh(view)),
+            BookOutcome::Booked => {
+                self.availability.invalidate(appointment.mission_id);
+                Ok(Created::fresh(view))
+            }
             BookOutcome::Refused(why) => Err(booking_refused(why)),
             BookOutcome::AlreadyBooked(existing) => Err(already_booked(appointment, existing)),
             BookOutcome::LimitReached => Err(ServiceError::conflict(
@@ -229,7 +205,10 @@ impl AppointmentService {
             .reschedule(&appointment, &entry, from.id, stored_version, now, &meta)
             .await?
         {
-            BookOutcome::Booked => self.view(appointment).await,
+            BookOutcome::Booked => {
+                self.availability.invalidate(appointment.mission_id);
+                self.view(appointment).await
+            }
             BookOutcome::Refused(why) => Err(booking_refused(why)),
             BookOutcome::AlreadyBooked(existing) => Err(already_booked(&appointment, existing)),
             // Moves are not limited: they add no booking.
@@ -268,7 +247,9 @@ impl AppointmentService {
                 events: vec![event],
                 idempotency: None,
             };
-            Ok(self.ports.appointments.cancel(&appointment, &entry, stored_version, &meta).await?)
+            self.ports.appointments.cancel(&appointment, &entry, stored_version, &meta).await?;
+            self.availability.invalidate(appointment.mission_id);
+            Ok(())
         })
         .await
     }

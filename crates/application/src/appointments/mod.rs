@@ -7,7 +7,9 @@
 //! guarded statements, in the transaction that stores the change with its audit entries
 //! and outbox events; the slot rules here only say why a booking was refused.
 
+mod availability;
 mod bookings;
+mod cache;
 mod refusals;
 mod service;
 mod slots;
@@ -15,6 +17,7 @@ mod slots;
 mod tests;
 
 pub use bookings::{AppointmentListFilter, AppointmentView, Attendance, NewBooking};
+pub use cache::{AvailablePage, DEFAULT_TTL as DEFAULT_AVAILABILITY_TTL};
 pub use service::{
     AppointmentPorts, AppointmentService, DEFAULT_MAX_ACTIVE_BOOKINGS, RESOURCE, SLOT_RESOURCE,
 };

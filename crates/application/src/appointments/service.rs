@@ -2,6 +2,7 @@
 //! change (`bookings.rs`, `slots.rs`): what they all use, apart from the module that
 //! declares them.
 
+use super::cache::{AvailabilityCache, DEFAULT_TTL};
 use crate::ServiceError;
 use crate::adapters::Adapters;
 use consular_domain::{
@@ -64,11 +65,24 @@ pub struct AppointmentService {
     pub(super) ports: AppointmentPorts,
     /// The most upcoming bookings a citizen may hold when booking themself.
     pub(super) max_active_bookings: u32,
+    /// This node's availability pages (`cache.rs`).
+    pub(super) availability: AvailabilityCache,
 }
 
 impl AppointmentService {
     pub fn new(ports: AppointmentPorts) -> Self {
-        AppointmentService { ports, max_active_bookings: DEFAULT_MAX_ACTIVE_BOOKINGS }
+        AppointmentService {
+            ports,
+            max_active_bookings: DEFAULT_MAX_ACTIVE_BOOKINGS,
+            availability: AvailabilityCache::new(DEFAULT_TTL),
+        }
+    }
+
+    /// How long this node serves an availability page from memory (`availability_cache_ms`,
+    /// docs/appointments.md "Release morning"); zero: never.
+    pub fn with_availability_cache(mut self, ttl: std::time::Duration) -> Self {
+        self.availability = AvailabilityCache::new(ttl);
+        self
     }
 
     /// The most upcoming bookings a citizen may hold when booking themself (at least 1).

@@ -191,7 +191,7 @@ impl AppointmentService {
         }
         if !upsert.slots.is_empty() || !upsert.cancelled.is_empty() {
             match repo.upsert_slots(&upsert, &meta).await {
-                Ok(()) => {}
+                Ok(()) => self.availability.invalidate(first.mission_id),
                 Err(RepoError::NotFound) => return Err(ServiceError::PreconditionFailed),
                 Err(e) => return Err(e.into()),
             }

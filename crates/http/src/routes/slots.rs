@@ -6,7 +6,7 @@
 
 use crate::extract::{ApiJson, ApiQuery, Authenticated, page_request};
 use crate::problem::ApiError;
-use crate::respond::list;
+use crate::respond::{list, revalidated};
 use crate::state::AppState;
 use crate::wire::slots::{
     NoSuchMission, SeatsBooked, SlotBody, SlotList, SlotListParams, SlotReportBody, SubmitSlots,
@@ -14,7 +14,7 @@ use crate::wire::slots::{
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use consular_application::ServiceError;
 use consular_application::appointments::SlotSubmission;
-use consular_domain::{MissionId, ServiceTypeId};
+use consular_domain::{MissionId, Page, ServiceTypeId};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 /// Registers this area's operations, in the order actix tries them (`super::register`).
@@ -55,15 +55,35 @@ pub async fn submit_slots(
 /// service type, have a free seat and whose booking cut-off has not passed, starting in
 /// `[from, to)` (by default now to 366 days on), each with its UTC and local times and
 /// its `remaining` seats.
+///
+/// Poll it with `If-None-Match` set to the `ETag` of the last page: `304` without a body
+/// while the page is unchanged. A node answers from a page at most
+/// `availability_cache_ms` (1 s by default) old, and at once after a booking,
+/// reschedule, cancellation or submission it served itself; `remaining` may lag, and a
+/// booking never relies on it (docs/appointments.md "Release morning").
 #[utoipa::path(
     tag = "appointments",
     operation_id = "list_slots",
-    params(SlotListParams),
+    params(
+        SlotListParams,
+        ("If-None-Match" = Option<String>, Header, description = "The ETag of the page you hold: 304 while it is unchanged"),
+    ),
     security(("oauth2" = [])),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
         (status = 200, description = "A page of slots", body = SlotList,
-            headers(("Link" = String, description = "The next page, when there is one"))),
+            headers(
+                ("Link" = String, description = "The next page, when there is one"),
+                ("ETag" = String, description = "A strong tag of the page's content; send it as If-None-Match"),
+                ("Cache-Control" = String, description = "`private, no-cache`: the caller's own cache may keep the page but asks again each time; no shared cache stores it"),
+                ("Vary" = String, description = "`Authorization`"),
+            )),
+        (status = 304, description = "The page named by If-None-Match is still the current one; no body",
+            headers(
+                ("ETag" = String, description = "The same tag"),
+                ("Cache-Control" = String, description = "`private, no-cache`"),
+                ("Vary" = String, description = "`Authorization`"),
+            )),
         NoSuchMission,
     )
 )]
@@ -75,7 +95,7 @@ pub async fn list_slots(
     ApiQuery(params): ApiQuery<SlotListParams>,
 ) -> Result<HttpResponse, ApiError> {
     let page = page_request(params.limit, params.cursor.as_deref())?;
-    let (slots, timezone) = state
+    let available = state
         .appointments
         .availability(
             &actor,
@@ -86,5 +106,9 @@ pub async fn list_slots(
             page,
         )
         .await?;
-    Ok(list(&req, slots, |s| SlotBody::new(&s, &timezone)))
+    Ok(revalidated(&req, &available.fingerprint, || {
+        let slots =
+            Page { items: available.slots.items.iter().collect(), next_after: available.slots.next_after };
+        list(&req, slots, |s| SlotBody::new(s, &available.timezone))
+    }))
 }
