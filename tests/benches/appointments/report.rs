@@ -102,8 +102,8 @@ pub(crate) fn print_summary(
             ("availability (a week)", &availability.http, &availability.db),
             ("booking, spread slots", &spread.http, &spread.db),
             ("booking, one hot slot", &hot.http, &hot.db),
-            ("booking, spread: a booking's writes", &spread.http, &spread.writes),
-            ("booking, hot: a booking's writes", &hot.http, &hot.writes),
+            ("spread: a booking's writes", &spread.http, &spread.writes),
+            ("hot: a booking's writes", &hot.http, &hot.writes),
         ],
     );
     let _ = writeln!(out, "\navailability plan: {}", availability.plan);

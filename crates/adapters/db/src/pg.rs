@@ -33,6 +33,84 @@ macro_rules! reads {
     }};
 }
 
+/// The writes of a transaction sent together, pipelined: [`Batch::add`] queues a
+/// statement, [`Batch::run`] sends every queued one at once and waits for all their
+/// answers, one round trip instead of one per statement. PostgreSQL runs them one after
+/// the other in the order added: `run` first polls each in that order, which queues it
+/// on the connection (diesel-async's statement cache is locked fairly, so one being
+/// prepared keeps the later ones behind it). The first statement that failed, in that
+/// order, is the batch's error; PostgreSQL refuses the ones after it (the transaction is
+/// aborted), and the caller rolls back. Write a batch only of statements whose answers
+/// the later ones do not wait for: a statement whose row count decides what follows
+/// ends the batch. SQLite's `Batch` (`sqlite.rs`) runs each statement as it is added.
+pub(crate) struct Batch<'a> {
+    conn: &'a Conn,
+    queued: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = QueryResult<usize>> + Send + 'a>>>,
+}
+
+/// The first statement of a [`Batch`] that failed: its place in the batch and its error.
+#[derive(Debug)]
+pub(crate) struct BatchError {
+    pub(crate) index: usize,
+    pub(crate) error: diesel::result::Error,
+}
+
+impl<'a> Batch<'a> {
+    pub(crate) fn new(conn: &'a mut Conn) -> Self {
+        Batch { conn: &*conn, queued: Vec::new() }
+    }
+
+    /// How many statements the batch holds: the index the next one added will have.
+    pub(crate) fn len(&self) -> usize {
+        self.queued.len()
+    }
+
+    /// Queues `statement`; nothing is sent before [`Batch::run`].
+    pub(crate) async fn add<Q>(&mut self, statement: Q)
+    where
+        Q: diesel_async::methods::ExecuteDsl<&'a Conn> + RunQueryDsl<&'a Conn> + Send,
+    {
+        let mut conn = self.conn;
+        self.queued.push(statement.execute(&mut conn));
+    }
+
+    /// Sends the statements and returns the row count of each, in the order added.
+    pub(crate) async fn run(self) -> Result<Vec<usize>, BatchError> {
+        let mut pending: Vec<_> = self.queued.into_iter().map(Some).collect();
+        let mut answers: Vec<Option<QueryResult<usize>>> = pending.iter().map(|_| None).collect();
+        std::future::poll_fn(|cx| {
+            let mut waiting = false;
+            for (future, answer) in pending.iter_mut().zip(answers.iter_mut()) {
+                if let Some(f) = future {
+                    match f.as_mut().poll(cx) {
+                        std::task::Poll::Ready(result) => {
+                            *answer = Some(result);
+                            *future = None;
+                        }
+                        std::task::Poll::Pending => waiting = true,
+                    }
+                }
+            }
+            if waiting { std::task::Poll::Pending } else { std::task::Poll::Ready(()) }
+        })
+        .await;
+        answers
+            .into_iter()
+            .enumerate()
+            .map(|(index, answer)| match answer {
+                Some(Ok(count)) => Ok(count),
+                Some(Err(error)) => Err(BatchError { index, error }),
+                None => Err(BatchError {
+                    index,
+                    error: diesel::result::Error::QueryBuilderError(
+                        "a batched statement was not answered".into(),
+                    ),
+                }),
+            })
+            .collect()
+    }
+}
+
 // `write_tx!`, `read_tx!` and `reads!` are in textual scope in `queries` (declared below them). The
 // same files are compiled a second time in `crate::sqlite`: that is how each query is
 // written once and type-checked against both databases.

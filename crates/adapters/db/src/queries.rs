@@ -59,7 +59,7 @@ pub(crate) mod tokens;
 #[path = "write_meta/queries.rs"]
 pub(crate) mod write_meta;
 
-use super::{Conn, explain};
+use super::{Batch, BatchError, Conn, explain};
 
 /// The `SQL` dialect of this compilation.
 pub(crate) type Backend = <Conn as diesel_async::AsyncConnectionCore>::Backend;

@@ -30,6 +30,55 @@ macro_rules! reads {
     };
 }
 
+/// The writes of a transaction, each run as it is added (`Batch` of `pg.rs` pipelines
+/// them; SQLite runs in-process, so there is no round trip to save): after the first
+/// that fails, the others are skipped, and [`Batch::run`] returns its error.
+pub(crate) struct Batch<'a> {
+    conn: &'a mut Conn,
+    counts: Vec<usize>,
+    failed: Option<BatchError>,
+}
+
+/// The first statement of a [`Batch`] that failed: its place in the batch and its error.
+#[derive(Debug)]
+pub(crate) struct BatchError {
+    pub(crate) index: usize,
+    pub(crate) error: diesel::result::Error,
+}
+
+impl<'a> Batch<'a> {
+    pub(crate) fn new(conn: &'a mut Conn) -> Self {
+        Batch { conn, counts: Vec::new(), failed: None }
+    }
+
+    /// How many statements the batch holds: the index the next one added will have.
+    pub(crate) fn len(&self) -> usize {
+        self.counts.len() + usize::from(self.failed.is_some())
+    }
+
+    /// Runs `statement`, unless one before it failed.
+    pub(crate) async fn add<Q>(&mut self, statement: Q)
+    where
+        Q: diesel_async::methods::ExecuteDsl<Conn> + RunQueryDsl<Conn> + Send,
+    {
+        if self.failed.is_some() {
+            return;
+        }
+        match statement.execute(&mut *self.conn).await {
+            Ok(count) => self.counts.push(count),
+            Err(error) => self.failed = Some(BatchError { index: self.counts.len(), error }),
+        }
+    }
+
+    /// The row count of each statement, in the order added, or the first error.
+    pub(crate) async fn run(self) -> Result<Vec<usize>, BatchError> {
+        match self.failed {
+            Some(failed) => Err(failed),
+            None => Ok(self.counts),
+        }
+    }
+}
+
 // `write_tx!`, `read_tx!` and `reads!` are in textual scope in `queries` (declared below them). The
 // same files are compiled a second time in `crate::pg`.
 #[allow(clippy::duplicate_mod)]

@@ -490,6 +490,85 @@ async fn concurrent_bookings_never_overbook(db: Database) {
     assert_eq!(seats(&db, &hot).await, (5, 5));
 }
 
+/// What a booking with an `Idempotency-Key` stores: the record, an audit entry and the
+/// booking, or nothing.
+fn keyed(owner: consular_domain::ClientId, key: &str, a: &Appointment) -> WriteMeta {
+    let at = now();
+    WriteMeta {
+        idempotency: Some(consular_ports::IdempotencyRecord {
+            owner,
+            key: key.to_owned(),
+            fingerprint: "POST /api/v1/appointments 1f2e".to_owned(),
+            outcome: consular_ports::StoredOutcome {
+                resource_id: a.id.0,
+                snapshot: serde_json::json!({ "id": a.id.0, "status": "booked" }),
+            },
+            created_at: at,
+            expires_at: at + Duration::hours(24),
+        }),
+        ..audited("appointment", a.id.0)
+    }
+}
+
+/// A booking's writes go out together (one round trip on PostgreSQL for the idempotency
+/// record, the audit entry and the seat; one for the appointment and its history), run
+/// in the order given, and the first that fails decides the outcome: a used key is
+/// `IdempotencyKeyInUse` however the statements after it fared, a place a unique index
+/// refuses is `AlreadyBooked`, and either way nothing of the booking is stored. Two
+/// bookings of different slots sent at once with the same key: one is booked, the other
+/// refused on the key, on a fresh database whose statements are not prepared yet.
+async fn a_booking_stores_its_writes_in_order_or_none(db: Database) {
+    let s = setting(&db).await;
+    let (owner, citizens) = (consular_domain::ClientId::new(), citizens(&db, &s, 2).await);
+    let (one, two) = (stored_slot(&db, slot(&s, 48, 2)).await, stored_slot(&db, slot(&s, 72, 2)).await);
+    let (a, b) = (booking_of(&s, &one, citizens[0]), booking_of(&s, &two, citizens[1]));
+    let tasks: Vec<_> = [a.clone(), b.clone()]
+        .into_iter()
+        .map(|x| {
+            let db = db.clone();
+            tokio::spawn(async move {
+                AppointmentRepository::book(&db, &x, &entry_of(&x), None, now(), &keyed(owner, "same", &x))
+                    .await
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.unwrap());
+    }
+    let booked = outcomes.iter().filter(|o| matches!(o, Ok(BookOutcome::Booked))).count();
+    let in_use = outcomes.iter().filter(|o| matches!(o, Err(RepoError::IdempotencyKeyInUse))).count();
+    assert_eq!((booked, in_use), (1, 1), "{outcomes:?}");
+    let (winner, loser) = if outcomes[0].is_ok() { (&a, &two) } else { (&b, &one) };
+    assert_eq!(seats(&db, loser).await, (0, 0), "the refused booking took no seat");
+    assert_eq!(db.count_rows("appointments").await.unwrap(), 1);
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 1);
+
+    // The same place again, with a fresh key: the unique index refuses the appointment
+    // after the key, the audit entry and the seat were written; all of it rolls back.
+    let again = Appointment { id: consular_domain::AppointmentId::new(), ..winner.clone() };
+    let entry = AppointmentEntry { appointment_id: again.id, ..entry_of(&again) };
+    let refused =
+        AppointmentRepository::book(&db, &again, &entry, None, now(), &keyed(owner, "fresh", &again)).await;
+    assert_eq!(refused.unwrap(), BookOutcome::AlreadyBooked(winner.id));
+    let slot_of_winner = if winner.id == a.id { &one } else { &two };
+    assert_eq!(seats(&db, slot_of_winner).await, (1, 1), "the seat was given back");
+    assert_eq!(db.count_rows("audit_events").await.unwrap(), 1);
+    // The key was not kept: it books the other citizen's place.
+    let other = booking_of(&s, loser, if winner.id == a.id { citizens[1] } else { citizens[0] });
+    let booked = AppointmentRepository::book(
+        &db,
+        &other,
+        &entry_of(&other),
+        None,
+        now(),
+        &keyed(owner, "fresh", &other),
+    )
+    .await;
+    assert_eq!(booked.unwrap(), BookOutcome::Booked);
+    assert_eq!(seats(&db, loser).await, (1, 1));
+}
+
 /// Concurrent moves into a hot slot and cancellations out of it keep every seat count
 /// equal to the bookings holding a seat, within capacity.
 async fn concurrent_moves_and_cancellations_keep_the_seat_count(db: Database) {
@@ -762,6 +841,7 @@ on_both_databases!(
     availability_shows_open_future_slots_with_free_seats_in_start_order,
     appointments_are_listed_in_start_order_by_every_filter,
     concurrent_bookings_never_overbook,
+    a_booking_stores_its_writes_in_order_or_none,
     concurrent_moves_and_cancellations_keep_the_seat_count,
     one_booking_without_a_request_per_citizen_slot_and_service_type,
     a_citizen_holds_at_most_the_limit_of_upcoming_bookings,

@@ -2,9 +2,13 @@
 //! transaction of the booking, move or cancellation (docs/appointments.md "The seat
 //! invariant"). Every write locks the appointment row first and slot rows after it, in id
 //! order, so two writes never wait on each other in a cycle; a booking with a limit locks
-//! its citizen's row (PostgreSQL) before its slot's.
+//! its citizen's row (PostgreSQL) before its slot's. A write sends its statements in
+//! batches ([`Batch`], pipelined on PostgreSQL, in the order written): each batch ends
+//! with the statement whose row count decides what follows (the seat taken, the
+//! appointment replaced), so a booking is `BEGIN`, two round trips and `COMMIT`
+//! (docs/benchmarks.md "A booking's statements").
 
-use super::{Backend, BoxedSelect, Conn, explain, write_meta};
+use super::{Backend, Batch, BatchError, BoxedSelect, Conn, explain, write_meta};
 use crate::appointments::{
     AppointmentRow, BookingDialect, EntryRow, Locked, ONE_PER_REQUEST, ONE_PER_SLOT, SlotConfig, SlotRow,
     SlotServiceTypeRow, appointment_history, appointments, slot_service_types, slots,
@@ -178,9 +182,14 @@ pub(crate) async fn upsert_slots(
                     "a cancellation must be cancelled".to_owned(),
                 )));
             }
-            replace_booked(conn, appointment, *expected).await?;
-            record(conn, appointment, entry).await?;
-            release_seat(conn, appointment.slot_id).await?;
+            let mut batch = Batch::new(conn);
+            replace_booked(&mut batch, appointment, *expected).await;
+            let counts = sent(batch).await?;
+            replaced(conn, appointment, count(&counts, 0)?).await?;
+            let mut batch = Batch::new(conn);
+            record(&mut batch, appointment, entry).await?;
+            release_seat(&mut batch, appointment.slot_id).await;
+            sent(batch).await?;
         }
         for (slot, expected) in &upsert.slots {
             match expected {
@@ -242,16 +251,17 @@ macro_rules! upcoming_of {
     };
 }
 
-/// Takes a seat in `slot` for `service_type` if it is open, serves it, is before its
-/// booking cut-off at `now` and has one free, and with a `limit`, if the citizen holds
-/// fewer upcoming bookings than it: the one statement that can fill a slot.
+/// Queues the statement that takes a seat in `slot` for `service_type` if it is open,
+/// serves it, is before its booking cut-off at `now` and has one free, and with a
+/// `limit`, if the citizen holds fewer upcoming bookings than it: the one statement that
+/// can fill a slot. It took the seat when its row count is 1; it ends its batch.
 async fn take_seat(
-    conn: &mut Conn,
+    batch: &mut Batch<'_>,
     slot: SlotId,
     service_type: ServiceTypeId,
     limit: Option<Limit>,
     now: OffsetDateTime,
-) -> Result<bool, Failure> {
+) {
     let serves = slot_service_types::table
         .filter(slot_service_types::slot_id.eq(DbUuid(slot.0)))
         .filter(slot_service_types::service_type_id.eq(DbUuid(service_type.0)));
@@ -262,16 +272,14 @@ async fn take_seat(
         .filter(slots::booking_closes_at.gt(DbTime(now)))
         .filter(diesel::dsl::exists(serves));
     let take = slots::booked.eq(slots::booked + 1);
-    let taken = match limit {
-        None => diesel::update(target).set(take).execute(conn).await?,
+    match limit {
+        None => batch.add(diesel::update(target).set(take)).await,
         Some(Limit { citizen, max }) => {
-            diesel::update(target.filter(upcoming_of!(citizen, now).lt(i64::from(max))))
-                .set(take)
-                .execute(conn)
-                .await?
+            batch
+                .add(diesel::update(target.filter(upcoming_of!(citizen, now).lt(i64::from(max)))).set(take))
+                .await
         }
-    };
-    Ok(taken == 1)
+    }
 }
 
 /// Why `take_seat` took none, from the slot as it is now: `NotFound` for an unknown slot,
@@ -304,51 +312,72 @@ async fn refusal(
     Stop::Refused(BookOutcome::Refused(consular_domain::BookingRefused::Full))
 }
 
-/// Locks the citizen's row until the transaction ends, where the database runs writers
-/// at once ([`BookingDialect`]).
-async fn lock_citizen(conn: &mut Conn, citizen: CitizenId) -> Result<(), Failure> {
+/// Queues the lock of the citizen's row until the transaction ends, where the database
+/// runs writers at once ([`BookingDialect`]).
+async fn lock_citizen(batch: &mut Batch<'_>, citizen: CitizenId) {
     if <Backend as BookingDialect>::LOCKS_CITIZEN {
-        Locked(citizens::table.find(DbUuid(citizen.0)).select(citizens::id)).execute(conn).await?;
+        batch.add(Locked(citizens::table.find(DbUuid(citizen.0)).select(citizens::id))).await;
     }
-    Ok(())
 }
 
-async fn release_seat(conn: &mut Conn, slot: SlotId) -> Result<(), Failure> {
-    diesel::update(slots::table.find(DbUuid(slot.0)))
-        .set(slots::booked.eq(slots::booked - 1))
-        .execute(conn)
-        .await?;
-    Ok(())
+async fn release_seat(batch: &mut Batch<'_>, slot: SlotId) {
+    batch
+        .add(diesel::update(slots::table.find(DbUuid(slot.0))).set(slots::booked.eq(slots::booked - 1)))
+        .await;
 }
 
-/// Stores the history entry of the change that left `appointment` as it is.
-async fn record(conn: &mut Conn, appointment: &Appointment, entry: &AppointmentEntry) -> Result<(), Failure> {
+/// Queues the history entry of the change that left `appointment` as it is.
+async fn record(
+    batch: &mut Batch<'_>,
+    appointment: &Appointment,
+    entry: &AppointmentEntry,
+) -> Result<(), Failure> {
     if (entry.appointment_id, entry.version) != (appointment.id, appointment.version) {
         return Err(Failure::Outcome(RepoError::Other(
             "a history entry must be of the appointment's version".to_owned(),
         )));
     }
-    diesel::insert_into(appointment_history::table).values(EntryRow::from(entry)).execute(conn).await?;
+    batch.add(diesel::insert_into(appointment_history::table).values(EntryRow::from(entry))).await;
     Ok(())
 }
 
-/// Replaces the appointment if it is still `booked` at `expected`.
-async fn replace_booked(conn: &mut Conn, appointment: &Appointment, expected: i64) -> Result<(), Failure> {
-    let id = DbUuid(appointment.id.0);
-    let updated = diesel::update(
-        appointments::table
-            .find(id)
-            .filter(appointments::version.eq(expected))
-            .filter(appointments::status.eq(AppointmentStatus::Booked.as_str())),
-    )
-    .set(AppointmentRow::from(appointment))
-    .execute(conn)
-    .await?;
+/// Sends `batch`: the row counts of its statements, in order.
+async fn sent(batch: Batch<'_>) -> Result<Vec<usize>, Failure> {
+    batch.run().await.map_err(|failed| failed.error.into())
+}
+
+/// The row count of the statement at `index` of a batch's answer.
+fn count(counts: &[usize], index: usize) -> Result<usize, Failure> {
+    counts.get(index).copied().ok_or_else(|| {
+        Failure::Outcome(RepoError::Other(format!("a batch of {} statements has no {index}th", counts.len())))
+    })
+}
+
+/// Queues the replacement of the appointment if it is still `booked` at `expected`;
+/// [`replaced`] reads its row count. It ends its batch.
+async fn replace_booked(batch: &mut Batch<'_>, appointment: &Appointment, expected: i64) {
+    batch
+        .add(
+            diesel::update(
+                appointments::table
+                    .find(DbUuid(appointment.id.0))
+                    .filter(appointments::version.eq(expected))
+                    .filter(appointments::status.eq(AppointmentStatus::Booked.as_str())),
+            )
+            .set(AppointmentRow::from(appointment)),
+        )
+        .await;
+}
+
+/// After [`replace_booked`] updated `updated` rows: `NotFound` or `VersionConflict` when
+/// it updated none.
+async fn replaced(conn: &mut Conn, appointment: &Appointment, updated: usize) -> Result<(), Failure> {
     if updated == 1 {
         return Ok(());
     }
-    let exists =
-        diesel::select(diesel::dsl::exists(appointments::table.find(id))).get_result::<bool>(conn).await?;
+    let exists = diesel::select(diesel::dsl::exists(appointments::table.find(DbUuid(appointment.id.0))))
+        .get_result::<bool>(conn)
+        .await?;
     Err(not_updated(exists))
 }
 
@@ -365,19 +394,27 @@ pub(crate) async fn book(
     let limit = limit.map(|max| Limit { citizen: appointment.citizen_id, max });
     for _ in 0..ATTEMPTS {
         let attempt = write_tx!(conn, async |conn: &mut Conn| -> Result<(), Stop> {
-            write_meta::store(conn, meta).await?;
+            // One round trip: what every write stores, the citizen's lock, the seat.
+            let mut batch = Batch::new(conn);
+            write_meta::queue(&mut batch, meta).await?;
             if let Some(limit) = limit {
-                lock_citizen(conn, limit.citizen).await?;
+                lock_citizen(&mut batch, limit.citizen).await;
             }
-            if !take_seat(conn, slot, service_type, limit, now).await? {
+            let seat = batch.len();
+            take_seat(&mut batch, slot, service_type, limit, now).await;
+            if count(&sent(batch).await?, seat)? != 1 {
                 return Err(refusal(conn, slot, service_type, limit, now).await);
             }
-            diesel::insert_into(appointments::table)
-                .values(&row)
-                .execute(conn)
-                .await
-                .map_err(|error| taken(error.into()))?;
-            Ok(record(conn, appointment, entry).await?)
+            // A second: the appointment (which a unique index of bookings may refuse) and
+            // its history entry.
+            let mut batch = Batch::new(conn);
+            batch.add(diesel::insert_into(appointments::table).values(&row)).await;
+            record(&mut batch, appointment, entry).await?;
+            match batch.run().await {
+                Ok(_) => Ok(()),
+                Err(BatchError { index: 0, error }) => Err(taken(error.into())),
+                Err(failed) => Err(failed.error.into()),
+            }
         })
         .await;
         if let Some(outcome) = settle(conn, attempt, appointment).await? {
@@ -399,20 +436,33 @@ pub(crate) async fn reschedule(
     let (to, service_type) = (appointment.slot_id, appointment.service_type_id);
     for _ in 0..ATTEMPTS {
         let attempt = write_tx!(conn, async |conn: &mut Conn| -> Result<(), Stop> {
-            write_meta::store(conn, meta).await?;
-            // A booking without a request moved next to another of the citizen's for the
-            // service type breaks `appointments_one_per_slot`.
-            replace_booked(conn, appointment, expected_version).await.map_err(taken)?;
-            record(conn, appointment, entry).await?;
-            // Slot rows in id order (see the module comment).
+            // One round trip: what every write stores and the appointment.
+            let mut batch = Batch::new(conn);
+            write_meta::queue(&mut batch, meta).await?;
+            let replace = batch.len();
+            replace_booked(&mut batch, appointment, expected_version).await;
+            let counts = match batch.run().await {
+                Ok(counts) => counts,
+                // A booking without a request moved next to another of the citizen's for
+                // the service type breaks `appointments_one_per_slot`.
+                Err(failed) if failed.index == replace => return Err(taken(failed.error.into())),
+                Err(failed) => return Err(failed.error.into()),
+            };
+            replaced(conn, appointment, count(&counts, replace)?).await?;
+            // A second: the history entry and the seats, slot rows in id order (see the
+            // module comment). A seat released after a refused one is rolled back.
+            let mut batch = Batch::new(conn);
+            record(&mut batch, appointment, entry).await?;
             if from < to {
-                release_seat(conn, from).await?;
+                release_seat(&mut batch, from).await;
             }
-            if !take_seat(conn, to, service_type, None, now).await? {
-                return Err(refusal(conn, to, service_type, None, now).await);
-            }
+            let seat = batch.len();
+            take_seat(&mut batch, to, service_type, None, now).await;
             if from > to {
-                release_seat(conn, from).await?;
+                release_seat(&mut batch, from).await;
+            }
+            if count(&sent(batch).await?, seat)? != 1 {
+                return Err(refusal(conn, to, service_type, None, now).await);
             }
             Ok(())
         })
@@ -437,10 +487,19 @@ pub(crate) async fn cancel(
         )));
     }
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
-        write_meta::store(conn, meta).await?;
-        replace_booked(conn, appointment, expected_version).await?;
-        record(conn, appointment, entry).await?;
-        release_seat(conn, appointment.slot_id).await
+        // One round trip for what every write stores and the appointment, one for the
+        // history entry and the seat.
+        let mut batch = Batch::new(conn);
+        write_meta::queue(&mut batch, meta).await?;
+        let replace = batch.len();
+        replace_booked(&mut batch, appointment, expected_version).await;
+        let counts = sent(batch).await?;
+        replaced(conn, appointment, count(&counts, replace)?).await?;
+        let mut batch = Batch::new(conn);
+        record(&mut batch, appointment, entry).await?;
+        release_seat(&mut batch, appointment.slot_id).await;
+        sent(batch).await?;
+        Ok(())
     })
     .await
 }
@@ -456,9 +515,16 @@ pub(crate) async fn record_attendance(
         return Err(Failure::Outcome(RepoError::Other("attendance is attended or no_show".to_owned())));
     }
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
-        write_meta::store(conn, meta).await?;
-        replace_booked(conn, appointment, expected_version).await?;
-        record(conn, appointment, entry).await
+        let mut batch = Batch::new(conn);
+        write_meta::queue(&mut batch, meta).await?;
+        let replace = batch.len();
+        replace_booked(&mut batch, appointment, expected_version).await;
+        let counts = sent(batch).await?;
+        replaced(conn, appointment, count(&counts, replace)?).await?;
+        let mut batch = Batch::new(conn);
+        record(&mut batch, appointment, entry).await?;
+        sent(batch).await?;
+        Ok(())
     })
     .await
 }
