@@ -32,6 +32,7 @@ bench: ## Benchmarks: bearer check (micro), requests list/detail/submission and 
 	$(CARGO) bench -p consular-tests --bench requests_list
 	$(CARGO) bench -p consular-tests --bench documents_upload
 	$(CARGO) bench -p consular-tests --bench appointments
+	$(CARGO) bench -p consular-tests --bench availability_stampede
 	$(CARGO) bench -p consular-tests --bench notifications
 	$(CARGO) bench -p consular-tests --bench analytics
 
