@@ -381,6 +381,23 @@ async fn replaced(conn: &mut Conn, appointment: &Appointment, updated: usize) ->
     Err(not_updated(exists))
 }
 
+/// One round trip: what every write stores ([`write_meta::queue`]) and the replacement of
+/// the appointment if it is still `booked` at `expected`, refused as [`replaced`] says.
+/// Cancel and attendance start with it; a reschedule maps a refused replacement itself.
+async fn store_replacing(
+    conn: &mut Conn,
+    meta: &WriteMeta,
+    appointment: &Appointment,
+    expected: i64,
+) -> Result<(), Failure> {
+    let mut batch = Batch::new(conn);
+    write_meta::queue(&mut batch, meta).await?;
+    let replace = batch.len();
+    replace_booked(&mut batch, appointment, expected).await;
+    let counts = sent(batch).await?;
+    replaced(conn, appointment, count(&counts, replace)?).await
+}
+
 pub(crate) async fn book(
     conn: &mut Conn,
     appointment: &Appointment,
@@ -489,12 +506,7 @@ pub(crate) async fn cancel(
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
         // One round trip for what every write stores and the appointment, one for the
         // history entry and the seat.
-        let mut batch = Batch::new(conn);
-        write_meta::queue(&mut batch, meta).await?;
-        let replace = batch.len();
-        replace_booked(&mut batch, appointment, expected_version).await;
-        let counts = sent(batch).await?;
-        replaced(conn, appointment, count(&counts, replace)?).await?;
+        store_replacing(conn, meta, appointment, expected_version).await?;
         let mut batch = Batch::new(conn);
         record(&mut batch, appointment, entry).await?;
         release_seat(&mut batch, appointment.slot_id).await;
@@ -515,12 +527,7 @@ pub(crate) async fn record_attendance(
         return Err(Failure::Outcome(RepoError::Other("attendance is attended or no_show".to_owned())));
     }
     write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
-        let mut batch = Batch::new(conn);
-        write_meta::queue(&mut batch, meta).await?;
-        let replace = batch.len();
-        replace_booked(&mut batch, appointment, expected_version).await;
-        let counts = sent(batch).await?;
-        replaced(conn, appointment, count(&counts, replace)?).await?;
+        store_replacing(conn, meta, appointment, expected_version).await?;
         let mut batch = Batch::new(conn);
         record(&mut batch, appointment, entry).await?;
         sent(batch).await?;
