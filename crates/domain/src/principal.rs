@@ -51,12 +51,10 @@ impl fmt::Display for PrincipalKind {
 impl FromStr for PrincipalKind {
     type Err = crate::scope::UnknownScope;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "admin" => Ok(PrincipalKind::Admin),
-            "staff" => Ok(PrincipalKind::Staff),
-            "citizen" => Ok(PrincipalKind::Citizen),
-            other => Err(crate::scope::UnknownScope(other.to_owned())),
-        }
+        PrincipalKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == s)
+            .ok_or_else(|| crate::scope::UnknownScope(s.to_owned()))
     }
 }
 
