@@ -130,14 +130,11 @@ enum Received {
     Refused(ServiceError),
 }
 
-/// A streamed file waiting for the checks of the parts after it.
+/// A streamed file waiting for the checks of the parts after it: what `keep` returns once
+/// the blob upload completes.
 struct Pending {
     upload: Box<dyn BlobUpload>,
-    key: String,
-    size: u64,
-    sha256: String,
-    media_type: &'static str,
-    scan: ScanStatus,
+    stored: Stored,
 }
 
 /// What was measured while the bytes streamed into the store, once the blob is complete.
@@ -193,7 +190,7 @@ impl Received {
     /// Drops the file: a pending blob is aborted, so nothing of it stays.
     async fn discard(self) {
         if let Received::Pending(mut pending) = self {
-            abort(&mut pending.upload, &pending.key).await;
+            abort(&mut pending.upload, &pending.stored.key).await;
         }
     }
 
@@ -204,11 +201,10 @@ impl Received {
             Received::Pending(pending) => pending,
         };
         if let Err(e) = pending.upload.complete().await {
-            abort(&mut pending.upload, &pending.key).await;
+            abort(&mut pending.upload, &pending.stored.key).await;
             return Err(blob_error(e));
         }
-        let Pending { key, size, sha256, media_type, scan, .. } = pending;
-        Ok(Stored { key, size, sha256, media_type, scan })
+        Ok(pending.stored)
     }
 }
 
@@ -581,11 +577,13 @@ impl DocumentService {
         match streamed {
             Ok(Ok(scan)) => Ok(Received::Pending(Pending {
                 upload: sink.upload,
-                key,
-                size: sink.size,
-                sha256: format!("{:x}", sink.hasher.finalize()),
-                media_type,
-                scan,
+                stored: Stored {
+                    key,
+                    size: sink.size,
+                    sha256: format!("{:x}", sink.hasher.finalize()),
+                    media_type,
+                    scan,
+                },
             })),
             Ok(Err(infected)) => {
                 abort(&mut sink.upload, &key).await;
