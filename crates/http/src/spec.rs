@@ -10,6 +10,7 @@
 
 use actix_web::App;
 use actix_web::dev::ResourceDef;
+use actix_web::web::Bytes;
 use consular_domain::Scope;
 use consular_domain::validation::{refused_in_line, refused_in_text};
 use serde_json::{Value, json};
@@ -77,7 +78,8 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 pub struct ApiSpec {
     document: Value,
-    json: String,
+    /// The document as served, shared by every response rather than copied into each.
+    json: Bytes,
     routes: Vec<(ResourceDef, Vec<String>)>,
     /// Route template → method → label.
     maturity: HashMap<String, HashMap<String, String>>,
@@ -372,6 +374,11 @@ fn security_schemes() -> Value {
     })
 }
 
+/// The document as JSON text, as served.
+fn serialised(document: &Value) -> Bytes {
+    Bytes::from(serde_json::to_vec(document).unwrap_or_default())
+}
+
 /// Whether the operation takes a bearer token: one of its security requirements is the
 /// `oauth2` scheme's.
 pub(crate) fn needs_token(op: &Value) -> bool {
@@ -434,7 +441,7 @@ impl ApiSpec {
                 routes.push((ResourceDef::new(path.as_str()), allowed));
             }
         }
-        let json = serde_json::to_string(&document).unwrap_or_default();
+        let json = serialised(&document);
         ApiSpec { document, json, routes, maturity, streamed }
     }
 
@@ -446,7 +453,7 @@ impl ApiSpec {
             && let Some(server) = self.document.pointer_mut("/servers/0")
         {
             server["url"] = json!(url.trim_end_matches('/'));
-            self.json = serde_json::to_string(&self.document).unwrap_or_default();
+            self.json = serialised(&self.document);
         }
         self
     }
@@ -456,7 +463,12 @@ impl ApiSpec {
     }
 
     pub fn json(&self) -> &str {
-        &self.json
+        std::str::from_utf8(&self.json).unwrap_or_default()
+    }
+
+    /// The served bytes of [`ApiSpec::json`], shared (a reference count, no copy).
+    pub fn body(&self) -> Bytes {
+        self.json.clone()
     }
 
     /// The methods of the documented route matching `path`, if any route matches.

@@ -106,5 +106,5 @@ pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiErro
 )]
 #[get("/api/v1/openapi.json")]
 pub async fn openapi(state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().content_type("application/json").body(state.spec.json().to_owned())
+    HttpResponse::Ok().content_type("application/json").body(state.spec.body())
 }
