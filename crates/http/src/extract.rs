@@ -332,8 +332,17 @@ impl<T: DeserializeOwned + IntoParams> FromRequest for ApiQuery<T> {
 
 /// A query string read as [`ApiQuery`] reads it.
 fn query_params<T: DeserializeOwned + IntoParams>(query: &str) -> Result<T, ApiError> {
-    controls_in_query(query)?;
-    serde_urlencoded_from(&join_exploded::<T>(query))
+    // Decoded once for both the boundary check and the joining of repeated lists.
+    let pairs = query_pairs(query);
+    controls_in_query(&pairs)?;
+    serde_urlencoded_from(&join_exploded::<T>(query, &pairs))
+}
+
+/// A query string's parameters, percent-decoded, in order.
+type QueryPairs<'q> = Vec<(std::borrow::Cow<'q, str>, std::borrow::Cow<'q, str>)>;
+
+fn query_pairs(query: &str) -> QueryPairs<'_> {
+    url::form_urlencoded::parse(query.as_bytes()).collect()
 }
 
 /// The query string with the values of each list parameter of `T` that appears more than
@@ -343,8 +352,8 @@ fn query_params<T: DeserializeOwned + IntoParams>(query: &str) -> Result<T, ApiE
 /// declares `explode: true` (OpenAPI `style: form`), as generated clients send arrays.
 /// Other parameters are left as they are, so a single-valued one given twice stays a
 /// `duplicate field` (400); a query string without a repeated name is returned unchanged.
-fn join_exploded<T: IntoParams>(query: &str) -> std::borrow::Cow<'_, str> {
-    let pairs: Vec<_> = url::form_urlencoded::parse(query.as_bytes()).collect();
+/// `pairs` are `query`'s ([`query_pairs`]).
+fn join_exploded<'q, T: IntoParams>(query: &'q str, pairs: &QueryPairs<'_>) -> std::borrow::Cow<'q, str> {
     let mut seen = std::collections::HashSet::new();
     let repeated: std::collections::HashSet<_> =
         pairs.iter().filter(|(name, _)| !seen.insert(name.as_ref())).map(|(name, _)| name.as_ref()).collect();
@@ -360,7 +369,7 @@ fn join_exploded<T: IntoParams>(query: &str) -> std::borrow::Cow<'_, str> {
         return query.into();
     }
     let mut joined: Vec<(&str, String)> = Vec::with_capacity(pairs.len());
-    for (name, value) in &pairs {
+    for (name, value) in pairs {
         if lists.iter().any(|list| list == name)
             && let Some((_, values)) = joined.iter_mut().find(|(first, _)| first == name)
         {
@@ -375,11 +384,11 @@ fn join_exploded<T: IntoParams>(query: &str) -> std::borrow::Cow<'_, str> {
 
 /// The boundary check of every query string: no parameter name or value with a control
 /// character ([`refused_in_line`]).
-fn controls_in_query(query: &str) -> Result<(), ApiError> {
+fn controls_in_query(pairs: &QueryPairs<'_>) -> Result<(), ApiError> {
     let mut errors = ValidationErrors::new();
-    for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
+    for (name, value) in pairs {
         if name.chars().chain(value.chars()).any(refused_in_line) {
-            errors.add(&format!("/query/{}", pointer_segment(&name)), CONTROL_CHARACTER, NO_CONTROL_IN_LINE);
+            errors.add(&format!("/query/{}", pointer_segment(name)), CONTROL_CHARACTER, NO_CONTROL_IN_LINE);
         }
     }
     if errors.is_empty() {
@@ -676,12 +685,15 @@ mod tests {
     fn a_query_without_a_repeated_list_is_read_unchanged() {
         for query in ["", "status=a%2Cb&limit=1", "limit=1&limit=2", "q=%26x+y&q=z"] {
             assert!(
-                matches!(join_exploded::<RequestListParams>(query), std::borrow::Cow::Borrowed(q) if q == query),
+                matches!(join_exploded::<RequestListParams>(query, &query_pairs(query)), std::borrow::Cow::Borrowed(q) if q == query),
                 "{query}"
             );
         }
         assert_eq!(
-            join_exploded::<RequestListParams>("status=a&limit=1&status=b+c%26"),
+            join_exploded::<RequestListParams>(
+                "status=a&limit=1&status=b+c%26",
+                &query_pairs("status=a&limit=1&status=b+c%26")
+            ),
             "status=a%2Cb+c%26&limit=1"
         );
         assert!(
