@@ -8,8 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use consular_tests::clamd::{Clamd, eicar_pdf};
-use consular_tests::files::{DOCUMENTS, UPLOAD, pdf, sha256_hex};
-use consular_tests::reqwest::multipart::{Form, Part};
+use consular_tests::files::{DOCUMENTS, UPLOAD, file_part, pdf, sha256_hex};
+use consular_tests::reqwest::multipart::Form;
 use consular_tests::reqwest::{Method, Response, StatusCode};
 use consular_tests::serde_json::{Value, json};
 use consular_tests::{Stack, TestApp, error_codes, expect_problem, header, set_setting, stacks, text};
@@ -35,10 +35,7 @@ fn file(bytes: &[u8]) -> P {
 fn form(parts: &[P]) -> Form {
     parts.iter().fold(Form::new(), |form, part| match part {
         P::Text(name, value) => form.text(*name, value.clone()),
-        P::File(bytes, name) => form.part(
-            "file",
-            Part::bytes(bytes.clone()).file_name(*name).mime_str("application/pdf").expect("a media type"),
-        ),
+        P::File(bytes, name) => form.part("file", file_part(bytes.clone(), name, "application/pdf")),
     })
 }
 
@@ -107,9 +104,7 @@ fn permutations<T: Clone>(items: &[T]) -> Vec<Vec<T>> {
 
 /// A request of citizen A's for the harness's service type. Its id.
 async fn request_of(app: &TestApp, token: &str, service: &Value) -> String {
-    let response =
-        app.post_json("/api/v1/requests", token, &json!({ "service_type_id": service["id"] })).await;
-    text(&created(response).await, "id")
+    text(&app.create_at("/api/v1/requests", token, &json!({ "service_type_id": service["id"] })).await, "id")
 }
 
 stacks!(generated_client_orders_are_accepted);
