@@ -4,10 +4,9 @@
 //! parameters refuses an unknown one, while one that takes none ignores the query string.
 
 use super::*;
-use consular_tests::files::pdf;
+use consular_tests::files::{DOCUMENTS, pdf};
 use consular_tests::service_body;
 
-const DOCUMENTS: &str = "/api/v1/documents";
 const APPOINTMENTS: &str = "/api/v1/appointments";
 const SLOTS: &str = "/api/v1/appointments/slots";
 
