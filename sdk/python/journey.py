@@ -211,25 +211,22 @@ def journey(base_url: str, admin_id: str, admin_secret: str) -> None:
     # A two-valued filter: the generated client sends `status=submitted&status=in_review`
     # (and this journey's service type, as the other journey runs on the same server).
     status_enum = list_status_enum()
-    listed = expect(
-        list_requests.sync_detailed(
-            client=admin, service_type_id=service.id, status=[status_enum("submitted"), status_enum("in_review")]
-        ),
-        HTTPStatus.OK,
-        "list requests with status=submitted&status=in_review",
-        RequestList,
-    )
+
+    def listed_with(*statuses: str) -> RequestList:
+        return expect(
+            list_requests.sync_detailed(
+                client=admin, service_type_id=service.id, status=[status_enum(s) for s in statuses]
+            ),
+            HTTPStatus.OK,
+            "list requests with " + "&".join(f"status={s}" for s in statuses),
+            RequestList,
+        )
+
+    listed = listed_with("submitted", "in_review")
     query = SENT[-1].url.query.decode()
     check("status=submitted&status=in_review" in query, f"the filter's wire form: {query}")
     check([item.id for item in listed.items] == [kept.id], f"only the open request: {[i.id for i in listed.items]}")
-    listed = expect(
-        list_requests.sync_detailed(
-            client=admin, service_type_id=service.id, status=[status_enum("submitted"), status_enum("cancelled")]
-        ),
-        HTTPStatus.OK,
-        "list requests with status=submitted&status=cancelled",
-        RequestList,
-    )
+    listed = listed_with("submitted", "cancelled")
     check({item.id for item in listed.items} == {kept.id, dropped.id}, "both requests")
 
     # Booking: the admin opens a slot in ten days (mission local time); the citizen finds
