@@ -38,7 +38,8 @@ macro_rules! reads {
 /// answers, one round trip instead of one per statement. PostgreSQL runs them one after
 /// the other in the order added: `run` first polls each in that order, which queues it
 /// on the connection (diesel-async's statement cache is locked fairly, so one being
-/// prepared keeps the later ones behind it). The first statement that failed, in that
+/// prepared keeps the later ones behind it; no type lookup can, as every custom type
+/// has fixed OIDs: `shared/sql_types.rs`). The first statement that failed, in that
 /// order, is the batch's error; PostgreSQL refuses the ones after it (the transaction is
 /// aborted), and the caller rolls back. Write a batch only of statements whose answers
 /// the later ones do not wait for: a statement whose row count decides what follows

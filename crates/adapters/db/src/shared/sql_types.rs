@@ -20,6 +20,11 @@ use time::macros::format_description;
 use time::{Date, OffsetDateTime, PrimitiveDateTime, UtcOffset};
 use uuid::Uuid;
 
+// Every PostgreSQL type here names its fixed OIDs (`postgres_type(oid = …)`), never a
+// type name: a named type is looked up on a fresh connection, and a statement waiting for
+// that lookup would let the statements queued after it in a pipelined `Batch` (pg.rs)
+// reach the server first, breaking the order a batch's outcome depends on.
+
 /// A UUID: `uuid` on PostgreSQL (fixed OIDs, no type lookup), `TEXT` on SQLite.
 #[derive(Debug, Clone, Copy, Default, diesel::sql_types::SqlType, diesel::query_builder::QueryId)]
 #[diesel(postgres_type(oid = 2950, array_oid = 2951))]
