@@ -18,8 +18,9 @@ impl AppointmentService {
     /// The open future slots of a mission serving a service type, with a free seat before
     /// their booking cut-off, starting in `[from, to)` (defaults: now and a year on), with
     /// the mission's time zone and the page's fingerprint. The page may be up to the
-    /// cache's TTL old when the change was made on another node; a change made through
-    /// this node is seen at once.
+    /// cache's TTL old when the change was made on another node; a change of seats or
+    /// slots made through this node is seen at once (a mission's time zone change, within
+    /// the TTL: docs/appointments.md "Release morning").
     pub async fn availability(
         &self,
         actor: &Principal,
