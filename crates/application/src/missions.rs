@@ -2,6 +2,7 @@
 //! admins only.
 
 use crate::adapters::Adapters;
+use crate::appointments::AvailabilityCache;
 use crate::error::{OrNotFound, ServiceError};
 use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::policy::missions as policy;
@@ -31,11 +32,20 @@ impl<D: MissionRepository + IdempotencyRepository + 'static> From<&Adapters<D>> 
 #[derive(Clone)]
 pub struct MissionService {
     ports: MissionPorts,
+    availability: Option<AvailabilityCache>,
 }
 
 impl MissionService {
     pub fn new(ports: MissionPorts) -> Self {
-        MissionService { ports }
+        MissionService { ports, availability: None }
+    }
+
+    /// Tells this node's availability pages at once when a mission changes (each page
+    /// carries its mission's time zone; other nodes see the change when their pages
+    /// expire, docs/appointments.md "Release morning").
+    pub fn with_availability_cache(mut self, cache: AvailabilityCache) -> Self {
+        self.availability = Some(cache);
+        self
     }
 
     pub async fn list(&self, actor: &Principal, page: PageRequest) -> Result<Page<Mission>, ServiceError> {
@@ -119,6 +129,9 @@ impl MissionService {
             idempotency: None,
         };
         self.ports.missions.update(&mission, stored_version, &meta).await?;
+        if let Some(availability) = &self.availability {
+            availability.invalidate(id);
+        }
         Ok(mission)
     }
 }
@@ -128,8 +141,14 @@ mod tests {
     use super::*;
     use crate::fixtures::admin_with as principal;
 
-    use consular_ports::{MockClock, MockIdempotencyRepository, MockMissionRepository, RepoError};
+    use crate::appointments::{AvailabilityKey, AvailablePage};
+    use consular_domain::ServiceTypeId;
+    use consular_ports::{
+        MockClock, MockIdempotencyRepository, MockMissionRepository, RepoError, StartPage, StartPageRequest,
+    };
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use time::OffsetDateTime;
+    use uuid::Uuid;
 
     fn clock() -> Arc<MockClock> {
         let mut clock = MockClock::new();
@@ -264,5 +283,49 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(updated.city, "Lyon");
+    }
+
+    /// A read of `mission`'s availability through `cache`, counting the queries it sends.
+    async fn read_availability(cache: &AvailabilityCache, mission: MissionId, queries: &AtomicUsize) {
+        let service_type = ServiceTypeId(Uuid::from_u128(9));
+        let key = AvailabilityKey::new(mission, service_type, None, None, StartPageRequest::default());
+        cache
+            .get_or_fill(key, || async {
+                queries.fetch_add(1, Ordering::SeqCst);
+                let slots = StartPage { items: Vec::new(), next_after: None };
+                AvailablePage::new(slots, "Europe/Paris".into())
+            })
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_stored_update_invalidates_the_missions_availability_pages_on_this_node() {
+        let (here, there) = (MissionId(Uuid::from_u128(1)), MissionId(Uuid::from_u128(2)));
+        let stored = paris().into_mission(here, OffsetDateTime::UNIX_EPOCH);
+        let mut missions = MockMissionRepository::new();
+        missions.expect_get().returning(move |_| Ok(Some(stored.clone())));
+        missions.expect_update().times(1).returning(|_, _, _| Ok(()));
+        let cache = AvailabilityCache::new(std::time::Duration::from_secs(60));
+        let service =
+            service(missions, MockIdempotencyRepository::new()).with_availability_cache(cache.clone());
+        let admin = principal("admin", None);
+        let queries = AtomicUsize::new(0);
+        read_availability(&cache, here, &queries).await;
+        read_availability(&cache, there, &queries).await;
+        read_availability(&cache, here, &queries).await;
+        assert_eq!(queries.load(Ordering::SeqCst), 2, "the second read of a page is from memory");
+
+        let unchanged = MissionChanges { city: Some("Paris".into()), ..Default::default() };
+        service.update(&admin, here, unchanged, Some(&[1])).await.unwrap();
+        read_availability(&cache, here, &queries).await;
+        assert_eq!(queries.load(Ordering::SeqCst), 2, "an update that stores nothing keeps the pages");
+
+        let moved = MissionChanges { timezone: Some("Europe/Berlin".into()), ..Default::default() };
+        service.update(&admin, here, moved, Some(&[1])).await.unwrap();
+        read_availability(&cache, here, &queries).await;
+        assert_eq!(queries.load(Ordering::SeqCst), 3, "the changed mission's page is read again");
+        read_availability(&cache, there, &queries).await;
+        assert_eq!(queries.load(Ordering::SeqCst), 3, "another mission's page is still served");
     }
 }

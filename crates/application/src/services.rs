@@ -10,7 +10,7 @@
 //! binary.
 
 use crate::analytics::{AnalyticsPorts, AnalyticsService};
-use crate::appointments::{AppointmentPorts, AppointmentService};
+use crate::appointments::{AppointmentPorts, AppointmentService, AvailabilityCache};
 use crate::audit::{AuditPorts, AuditService};
 use crate::auth::{RevocationCache, SigningKeys, TokenConfig, TokenPorts, TokenService};
 use crate::catalog::{CatalogPorts, CatalogService};
@@ -68,7 +68,9 @@ pub struct ServiceConfig {
 impl Services {
     /// Every use case on `adapters`, each through its area's `<Area>Ports`, with the
     /// settings of `config`. The clients' service shares the tokens' revocation cache, so
-    /// that disabling a client revokes its access tokens on this node at once.
+    /// that disabling a client revokes its access tokens on this node at once; the
+    /// missions' service shares the appointments' availability cache, so that a changed
+    /// mission's pages are read again on this node at once.
     pub fn new<D>(adapters: &Adapters<D>, config: ServiceConfig) -> Services
     where
         for<'a> MissionPorts: From<&'a Adapters<D>>,
@@ -90,8 +92,10 @@ impl Services {
             Arc::new(RevocationCache::new()),
             config.tokens,
         );
+        let availability = AvailabilityCache::new(config.availability_cache);
         Services {
-            missions: MissionService::new(MissionPorts::from(adapters)),
+            missions: MissionService::new(MissionPorts::from(adapters))
+                .with_availability_cache(availability.clone()),
             clients: ClientService::new(ClientPorts::from(adapters))
                 .with_revocations(tokens.revocation_cache()),
             catalog: CatalogService::new(CatalogPorts::from(adapters)),
@@ -106,7 +110,7 @@ impl Services {
             ),
             appointments: AppointmentService::new(AppointmentPorts::from(adapters))
                 .with_max_active_bookings(config.max_active_bookings)
-                .with_availability_cache(config.availability_cache),
+                .with_availability_cache(availability),
             analytics: AnalyticsService::new(AnalyticsPorts::from(adapters)),
             notifications: NotificationService::new(NotificationPorts::from(adapters), config.worker),
             tokens,

@@ -18,9 +18,9 @@ impl AppointmentService {
     /// The open future slots of a mission serving a service type, with a free seat before
     /// their booking cut-off, starting in `[from, to)` (defaults: now and a year on), with
     /// the mission's time zone and the page's fingerprint. The page may be up to the
-    /// cache's TTL old when the change was made on another node; a change of seats or
-    /// slots made through this node is seen at once (a mission's time zone change, within
-    /// the TTL: docs/appointments.md "Release morning").
+    /// cache's TTL old when the change was made on another node; a change of seats, slots
+    /// or the mission's time zone made through this node is seen at once
+    /// (docs/appointments.md "Release morning").
     pub async fn availability(
         &self,
         actor: &Principal,
@@ -59,7 +59,7 @@ impl AppointmentService {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{AppointmentPorts, NewBooking};
+    use super::super::{AppointmentPorts, AvailabilityCache, NewBooking};
     use super::*;
     use crate::fixtures::{any_mission, principal};
     use consular_domain::{PrincipalKind, Slot, fixtures};
@@ -108,7 +108,7 @@ mod tests {
             idempotency: Arc::new(MockIdempotencyRepository::new()),
             clock: Arc::new(SystemClock),
         })
-        .with_availability_cache(std::time::Duration::from_secs(60))
+        .with_availability_cache(AvailabilityCache::new(std::time::Duration::from_secs(60)))
     }
 
     async fn read(

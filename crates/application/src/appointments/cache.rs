@@ -7,12 +7,14 @@
 //!   (absent stays absent: "from now"), the page size and the cursor. The access check
 //!   is never part of it: the use case asks the policy for every caller before it looks
 //!   here, so a page is only ever handed to a caller who may read it.
-//! - **A booking on this node is seen at once**: the use cases that take or free seats or
-//!   change slots call [`AvailabilityCache::invalidate`], which moves the mission's
-//!   generation. An entry remembers the generation read before its query; one older
-//!   than the mission's is never served. So a query that overlapped the write cannot
-//!   store a page from before it for later readers: it was stamped with the old
-//!   generation. Other nodes see a change when their entry expires: within the TTL.
+//! - **A booking on this node is seen at once**: the use cases that take or free seats,
+//!   change slots or change a mission (its time zone is in every page; the missions'
+//!   service shares this node's cache) call [`AvailabilityCache::invalidate`], which
+//!   moves the mission's generation. An entry remembers the generation read before its
+//!   query; one older than the mission's is never served. So a query that overlapped
+//!   the write cannot store a page from before it for later readers: it was stamped
+//!   with the old generation. Other nodes see a change when their entry expires: within
+//!   the TTL.
 //! - **One query per question at a time**: when an entry is missing, the first reader
 //!   queries and the readers arriving meanwhile wait for its answer instead of sending
 //!   the same query (a reader that still finds nothing after waiting, because the first

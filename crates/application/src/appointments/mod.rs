@@ -17,7 +17,7 @@ mod slots;
 mod tests;
 
 pub use bookings::{AppointmentListFilter, AppointmentView, Attendance, NewBooking};
-pub use cache::{AvailablePage, DEFAULT_TTL as DEFAULT_AVAILABILITY_TTL};
+pub use cache::{AvailabilityCache, AvailabilityKey, AvailablePage, DEFAULT_TTL as DEFAULT_AVAILABILITY_TTL};
 pub use service::{
     AppointmentPorts, AppointmentService, DEFAULT_MAX_ACTIVE_BOOKINGS, RESOURCE, SLOT_RESOURCE,
 };

@@ -78,10 +78,11 @@ impl AppointmentService {
         }
     }
 
-    /// How long this node serves an availability page from memory (`availability_cache_ms`,
-    /// docs/appointments.md "Release morning"); zero: never.
-    pub fn with_availability_cache(mut self, ttl: std::time::Duration) -> Self {
-        self.availability = AvailabilityCache::new(ttl);
+    /// This node's availability pages (`availability_cache_ms`, docs/appointments.md
+    /// "Release morning"), shared with the missions' service, which invalidates a
+    /// mission's pages when it changes the mission.
+    pub fn with_availability_cache(mut self, cache: AvailabilityCache) -> Self {
+        self.availability = cache;
         self
     }
 
