@@ -76,38 +76,15 @@ impl<'a> Batch<'a> {
     }
 
     /// Sends the statements and returns the row count of each, in the order added.
+    /// `join_all` polls each first in that order and waits for every answer (none is
+    /// dropped mid-flight, as `try_join_all` would on the first error to arrive); the
+    /// first failure in statement order is the batch's error.
     pub(crate) async fn run(self) -> Result<Vec<usize>, BatchError> {
-        let mut pending: Vec<_> = self.queued.into_iter().map(Some).collect();
-        let mut answers: Vec<Option<QueryResult<usize>>> = pending.iter().map(|_| None).collect();
-        std::future::poll_fn(|cx| {
-            let mut waiting = false;
-            for (future, answer) in pending.iter_mut().zip(answers.iter_mut()) {
-                if let Some(f) = future {
-                    match f.as_mut().poll(cx) {
-                        std::task::Poll::Ready(result) => {
-                            *answer = Some(result);
-                            *future = None;
-                        }
-                        std::task::Poll::Pending => waiting = true,
-                    }
-                }
-            }
-            if waiting { std::task::Poll::Pending } else { std::task::Poll::Ready(()) }
-        })
-        .await;
-        answers
+        futures_util::future::join_all(self.queued)
+            .await
             .into_iter()
             .enumerate()
-            .map(|(index, answer)| match answer {
-                Some(Ok(count)) => Ok(count),
-                Some(Err(error)) => Err(BatchError { index, error }),
-                None => Err(BatchError {
-                    index,
-                    error: diesel::result::Error::QueryBuilderError(
-                        "a batched statement was not answered".into(),
-                    ),
-                }),
-            })
+            .map(|(index, answer)| answer.map_err(|error| BatchError { index, error }))
             .collect()
     }
 }
