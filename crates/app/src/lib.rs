@@ -255,7 +255,7 @@ impl Application {
         let notifications = services.notifications.clone();
         let state = web::Data::new(AppState::new(
             services,
-            consular_http::api_spec().served_at(settings.public_base_url.as_deref()),
+            consular_http::api_spec_at(settings.public_base_url.as_deref()),
             TokenRateLimits::new(per_minute),
             settings.edge_policy().map_err(|e| StartError::Setup(e.to_string()))?,
         ));

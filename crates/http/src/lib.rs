@@ -35,10 +35,16 @@ use actix_web::{App, Error, HttpResponse, web};
 use utoipa_actix_web::AppExt;
 use utoipa_swagger_ui::SwaggerUi;
 
-/// The OpenAPI document of every route [`app`] serves, with the tables derived from it;
-/// built once per process and held by [`AppState`].
+/// The OpenAPI document of every route [`app`] serves, with the tables derived from it,
+/// its server the relative `/` ([`api_spec_at`] for a configured public address).
 pub fn api_spec() -> ApiSpec {
-    ApiSpec::build(routes::register)
+    api_spec_at(None)
+}
+
+/// [`api_spec`] of a deployment whose public address is `public_base_url` when one is
+/// configured (docs/api.md "Basics"); built once per process and held by [`AppState`].
+pub fn api_spec_at(public_base_url: Option<&str>) -> ApiSpec {
+    ApiSpec::build(routes::register, public_base_url)
 }
 
 /// The application for one worker. `state` is shared by all workers.

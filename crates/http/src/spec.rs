@@ -33,7 +33,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
                        access_token parameter aside (401). \
                        Each operation's maturity is in x-maturity and the API-Maturity response header."
     ),
-    // Relative: the deployment that served the document (`ApiSpec::served_at` names the
+    // Relative: the deployment that served the document (`ApiSpec::build` names the
     // configured public address instead, docs/api.md "Basics").
     servers((url = "/", description = "The deployment that serves this document")),
     // Every tag an operation uses, in the order of `routes::register` (a test holds both).
@@ -387,10 +387,18 @@ pub(crate) fn needs_token(op: &Value) -> bool {
 
 impl ApiSpec {
     /// Builds the document from `register`, the same route registration the server uses.
-    pub fn build(register: impl FnOnce(&mut ServiceConfig)) -> ApiSpec {
+    /// A deployment whose public address is configured (`public_base_url`,
+    /// `https://api.example.org`) names it as its server rather than the relative `/`
+    /// (docs/api.md "Basics"); `None` keeps the relative one.
+    pub fn build(register: impl FnOnce(&mut ServiceConfig), public_base_url: Option<&str>) -> ApiSpec {
         let (_, api) =
             App::new().into_utoipa_app().openapi(BaseDoc::openapi()).configure(register).split_for_parts();
         let mut document = serde_json::to_value(&api).unwrap_or(Value::Null);
+        if let Some(url) = public_base_url
+            && let Some(server) = document.pointer_mut("/servers/0")
+        {
+            server["url"] = json!(url.trim_end_matches('/'));
+        }
         document["components"]["securitySchemes"] = security_schemes();
         // Enumerations the domain validates against, so that clients (and contract tests)
         // know the accepted values without trial and error.
@@ -443,19 +451,6 @@ impl ApiSpec {
         }
         let json = serialised(&document);
         ApiSpec { document, json, routes, maturity, streamed }
-    }
-
-    /// The document of a deployment whose public address is configured
-    /// (`public_base_url`, `https://api.example.org`): its server is that address rather
-    /// than the relative `/` (docs/api.md "Basics"). `None` keeps the relative one.
-    pub fn served_at(mut self, public_base_url: Option<&str>) -> ApiSpec {
-        if let Some(url) = public_base_url
-            && let Some(server) = self.document.pointer_mut("/servers/0")
-        {
-            server["url"] = json!(url.trim_end_matches('/'));
-            self.json = serialised(&self.document);
-        }
-        self
     }
 
     pub fn document(&self) -> &Value {

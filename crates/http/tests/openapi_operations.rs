@@ -85,10 +85,10 @@ fn the_server_is_the_deployment_itself_or_its_configured_public_address() {
     assert_eq!(servers[0]["url"], "/", "relative: the address the document was fetched from");
     let description = servers[0]["description"].clone();
 
-    let unchanged = consular_http::api_spec().served_at(None);
+    let unchanged = consular_http::api_spec_at(None);
     assert_eq!(unchanged.json(), spec.json());
 
-    let public = consular_http::api_spec().served_at(Some("https://consular.example.org/"));
+    let public = consular_http::api_spec_at(Some("https://consular.example.org/"));
     let served: Value = serde_json::from_str(public.json()).unwrap();
     assert_eq!(
         served["servers"],
