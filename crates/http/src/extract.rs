@@ -577,6 +577,13 @@ pub fn optional_if_match(headers: &HeaderMap) -> Result<Option<Vec<i64>>, ApiErr
 /// The `Idempotency-Key` of a creating request with the fingerprint of its method, path
 /// and body; `None` when the client sent no key.
 pub fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Option<IdempotencyRequest>, ApiError> {
+    Ok(idempotency_key(req)?.map(|key| fingerprinted(req, key, body)))
+}
+
+/// The `Idempotency-Key` a request sent, checked (1 to 255 visible ASCII characters) but
+/// not yet tied to a body, for a request whose body is known only later (the upload's
+/// parts); `None` when the client sent no key. [`fingerprinted`] completes it.
+pub fn idempotency_key(req: &HttpRequest) -> Result<Option<&str>, ApiError> {
     let Some(value) = req.headers().get("idempotency-key") else { return Ok(None) };
     let key = value
         .to_str()
@@ -589,6 +596,12 @@ pub fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Option<IdempotencyR
                 "Idempotency-Key must be 1 to 255 visible ASCII characters",
             )
         })?;
+    Ok(Some(key))
+}
+
+/// `key` (from [`idempotency_key`]) with the fingerprint of `req`'s method and path and
+/// of `body`.
+pub fn fingerprinted(req: &HttpRequest, key: &str, body: &[u8]) -> IdempotencyRequest {
     let mut hasher = Sha256::new();
     hasher.update(req.method().as_str());
     hasher.update([0]);
@@ -596,7 +609,7 @@ pub fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Option<IdempotencyR
     hasher.update([0]);
     hasher.update(body);
     let fingerprint = URL_SAFE_NO_PAD.encode(hasher.finalize());
-    Ok(Some(IdempotencyRequest { key: key.to_owned(), fingerprint }))
+    IdempotencyRequest { key: key.to_owned(), fingerprint }
 }
 
 #[cfg(test)]

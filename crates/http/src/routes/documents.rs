@@ -9,7 +9,8 @@
 //! parts after it, read once those chunks ended (docs/api.md "Documents").
 
 use crate::extract::{
-    ApiJson, ApiQuery, Authenticated, PageParams, idempotency, if_match, optional_if_match, page_request,
+    ApiJson, ApiQuery, Authenticated, PageParams, fingerprinted, idempotency_key, if_match,
+    optional_if_match, page_request,
 };
 use crate::problem::ApiError;
 use crate::respond::{self, Resource, list, with_etag};
@@ -176,15 +177,18 @@ impl TextParts {
     }
 }
 
-/// The form's fields with the idempotency key they make. The fingerprint covers the
-/// form's fields and the file's name and declared type, whatever the order of the parts.
-fn fields(req: &HttpRequest, form: UploadForm, file: &UploadFile) -> Result<UploadFields, ApiError> {
-    let fingerprint = format!(
-        "kind={}\nrequest_id={:?}\ncitizen_id={:?}\nfile_name={}\ndeclared_type={:?}",
-        form.kind, form.request_id, form.citizen_id, file.file_name, file.declared_type
-    );
-    let idempotency_key = idempotency(req, fingerprint.as_bytes())?;
-    Ok(UploadFields { form, idempotency_key })
+/// The form's fields with the idempotency key they make of `key` (checked once, at the
+/// file part). The fingerprint covers the form's fields and the file's name and declared
+/// type, whatever the order of the parts.
+fn fields(req: &HttpRequest, key: Option<&str>, form: UploadForm, file: &UploadFile) -> UploadFields {
+    let idempotency_key = key.map(|key| {
+        let fingerprint = format!(
+            "kind={}\nrequest_id={:?}\ncitizen_id={:?}\nfile_name={}\ndeclared_type={:?}",
+            form.kind, form.request_id, form.citizen_id, file.file_name, file.declared_type
+        );
+        fingerprinted(req, key, fingerprint.as_bytes())
+    });
+    UploadFields { form, idempotency_key }
 }
 
 /// The `file` part's bytes; the part is dropped when they end, so that the form can be
@@ -202,12 +206,13 @@ fn file_stream(field: Field) -> UploadBody {
 }
 
 /// The parts after the file, read once its bytes are: each a text part (bounded as
-/// before it), then the whole form (docs/api.md "Documents").
+/// before it), then the whole form (docs/api.md "Documents") with the idempotency `key`.
 fn after_file(
     req: HttpRequest,
     mut multipart: Multipart,
     mut parts: TextParts,
     file: UploadFile,
+    key: Option<String>,
 ) -> AfterFile {
     async move {
         let mut parts_after_file = false;
@@ -225,7 +230,7 @@ fn after_file(
             )));
         };
         // The key was checked at the file part: only its fingerprint is new here.
-        let fields = fields(&req, form, &file).map_err(|e| BodyError::Unreadable(e.to_string()))?;
+        let fields = fields(&req, key.as_deref(), form, &file);
         Ok(FormEnd { fields, parts_after_file })
     }
     .boxed_local()
@@ -252,13 +257,13 @@ async fn read_form(req: &HttpRequest, mut multipart: Multipart) -> Result<Upload
         let file =
             UploadFile { file_name, declared_type: field.content_type().map(|m| m.essence_str().to_owned()) };
         // A malformed key is refused before any byte is read, whatever the order.
-        idempotency(req, b"")?;
+        let key = idempotency_key(req)?;
         let before = match parts.form()? {
-            Some(form) if parts.whole() => BeforeFile::Whole(fields(req, form, &file)?),
-            Some(form) => BeforeFile::Partial(fields(req, form, &file)?),
+            Some(form) if parts.whole() => BeforeFile::Whole(fields(req, key, form, &file)),
+            Some(form) => BeforeFile::Partial(fields(req, key, form, &file)),
             None => BeforeFile::Incomplete,
         };
-        let after = after_file(req.clone(), multipart, parts, file.clone());
+        let after = after_file(req.clone(), multipart, parts, file.clone(), key.map(str::to_owned));
         return Ok(Upload { before, file, body: file_stream(field), after });
     }
 }
