@@ -364,6 +364,13 @@ pub async fn bench_server(title: &str) -> Result<(crate::app::TestApp, String)> 
         // Availability is measured as the database answers it; the cache in front of it
         // has its own bench (availability_stampede).
         settings.availability_cache_ms = 0;
+        // The booking throughput runs book hundreds of times a second through a few staff
+        // clients, far past the per-client cap (120 a minute): the caps are off, unless
+        // BENCH_BOOKING_CAPS sets both to a value (one never reached measures what
+        // counting costs; docs/benchmarks.md "appointments").
+        let caps = u32::try_from(env_number("BENCH_BOOKING_CAPS", 0)).unwrap_or(u32::MAX);
+        settings.booking_attempts_per_citizen_per_minute = caps;
+        settings.booking_attempts_per_client_per_minute = caps;
     })
     .await;
     let url = app.settings.database_url.clone();

@@ -54,6 +54,11 @@ async fn test_settings(backend: Backend, dir: &Path) -> Settings {
         log_level: "warn".to_owned(),
         // The notification tests turn the worker on; elsewhere it would only add queries.
         run_worker: false,
+        // Tests book many times a minute through one client (and some as one citizen):
+        // caps this high count every attempt (the statement runs in every booking test)
+        // without refusing one. tests/tests/appointments_caps.rs sets its own.
+        booking_attempts_per_citizen_per_minute: 10_000,
+        booking_attempts_per_client_per_minute: 10_000,
         // Sealed signing keys, as in production (PostgreSQL refuses to start without a
         // KEK); a second node of the test reuses the settings, and so the KEK.
         key_encryption_key: Some(consular_app::config::Secret(

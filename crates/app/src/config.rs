@@ -5,6 +5,7 @@
 use consular_application::appointments::DEFAULT_MAX_ACTIVE_BOOKINGS;
 use consular_application::auth::KeyEncryptionKey;
 use consular_application::documents::accept::{AcceptedTypes, DEFAULT_MEDIA_TYPES};
+use consular_domain::rate::BookingCaps;
 use consular_http::{BodyTimeouts, EdgePolicy, ProxyHeader};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
@@ -131,6 +132,11 @@ pub struct Settings {
     /// (0: never); the most a node lags behind a booking made on another node
     /// (docs/appointments.md "Release morning").
     pub availability_cache_ms: u64,
+    /// Booking attempts (books and reschedules) a citizen booking themself may make per
+    /// minute, counted across nodes; 0: no cap (docs/appointments.md "Attempt caps").
+    pub booking_attempts_per_citizen_per_minute: u32,
+    /// Booking attempts per minute through one API client, whoever they are for; 0: no cap.
+    pub booking_attempts_per_client_per_minute: u32,
 }
 
 impl Default for Settings {
@@ -179,6 +185,8 @@ impl Default for Settings {
             request_body_timeout_secs: 30,
             max_active_bookings_per_citizen: DEFAULT_MAX_ACTIVE_BOOKINGS,
             availability_cache_ms: 1_000,
+            booking_attempts_per_citizen_per_minute: BookingCaps::DEFAULT.per_citizen,
+            booking_attempts_per_client_per_minute: BookingCaps::DEFAULT.per_client,
         }
     }
 }
@@ -206,7 +214,7 @@ fn describe(error: figment::Error) -> ConfigError {
 
 impl Settings {
     /// Every setting's key (its environment variable is `CONSULAR_` + the key in capitals).
-    pub const KEYS: [&'static str; 43] = [
+    pub const KEYS: [&'static str; 45] = [
         "database_url",
         "storage_url",
         "bind",
@@ -250,6 +258,8 @@ impl Settings {
         "request_body_timeout_secs",
         "max_active_bookings_per_citizen",
         "availability_cache_ms",
+        "booking_attempts_per_citizen_per_minute",
+        "booking_attempts_per_client_per_minute",
     ];
 
     /// The HTTP worker threads: `workers`, or the number of cores when 0.
@@ -658,6 +668,24 @@ mod tests {
             jail.set_env("CONSULAR_AVAILABILITY_CACHE_MS", "10001");
             let error = Settings::load(None).unwrap_err().to_string();
             assert!(error.contains("`availability_cache_ms`: must be between 0 and 10000"), "{error}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn the_booking_attempt_caps_default_to_10_and_120_and_0_turns_one_off() {
+        let defaults = Settings::default();
+        assert_eq!(defaults.booking_attempts_per_citizen_per_minute, 10);
+        assert_eq!(defaults.booking_attempts_per_client_per_minute, 120);
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("CONSULAR_BOOKING_ATTEMPTS_PER_CITIZEN_PER_MINUTE", "0");
+            jail.set_env("CONSULAR_BOOKING_ATTEMPTS_PER_CLIENT_PER_MINUTE", "600");
+            let settings = Settings::load(None).unwrap();
+            assert_eq!(settings.booking_attempts_per_citizen_per_minute, 0);
+            assert_eq!(settings.booking_attempts_per_client_per_minute, 600);
+            jail.set_env("CONSULAR_BOOKING_ATTEMPTS_PER_CLIENT_PER_MINUTE", "-1");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("booking_attempts_per_client_per_minute"), "{error}");
             Ok(())
         });
     }

@@ -14,6 +14,7 @@ use consular_application::{Adapters, ServiceConfig, Services};
 use consular_clamav::ClamdScanner;
 use consular_db::{Database, DbConfig};
 use consular_domain::notification::RetryPolicy;
+use consular_domain::rate::BookingCaps;
 use consular_ports::{Clock, HealthCheck, Mailer, MalwareScanner, SystemClock};
 use consular_storage::ObjectBlobStore;
 use std::sync::Arc;
@@ -82,6 +83,10 @@ async fn on_database(settings: &Settings, database: Database) -> Result<Services
             documents,
             max_active_bookings: settings.max_active_bookings_per_citizen,
             availability_cache: Duration::from_millis(settings.availability_cache_ms),
+            booking_caps: BookingCaps {
+                per_citizen: settings.booking_attempts_per_citizen_per_minute,
+                per_client: settings.booking_attempts_per_client_per_minute,
+            },
             worker: worker_config(settings),
             health_checks: checks,
         },

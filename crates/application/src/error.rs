@@ -43,6 +43,10 @@ pub enum ServiceError {
     /// The `Idempotency-Key` is being used by a concurrent request.
     #[error("idempotency key in use")]
     IdempotencyKeyInUse,
+    /// Over a cap of attempts per minute (docs/appointments.md "Attempt caps"): `detail`
+    /// names the cap, `retry_after` the seconds until its window ends.
+    #[error("rate limited: {detail}")]
+    RateLimited { retry_after: u64, detail: String },
     /// An upload refused while its bytes streamed in (too large, wrong type, empty,
     /// infected, scanner down): nothing of it is kept.
     #[error("upload refused: {0}")]

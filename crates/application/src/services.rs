@@ -59,6 +59,8 @@ pub struct ServiceConfig {
     pub max_active_bookings: u32,
     /// How long a node serves an availability page from memory (zero: never).
     pub availability_cache: std::time::Duration,
+    /// The booking attempts a citizen and a client may make per minute (0: no cap).
+    pub booking_caps: consular_domain::rate::BookingCaps,
     /// How this node's outbox worker and email sender run.
     pub worker: WorkerConfig,
     /// What readiness checks: the database, the blob store, and clamd when configured.
@@ -110,7 +112,8 @@ impl Services {
             ),
             appointments: AppointmentService::new(AppointmentPorts::from(adapters))
                 .with_max_active_bookings(config.max_active_bookings)
-                .with_availability_cache(availability),
+                .with_availability_cache(availability)
+                .with_booking_caps(config.booking_caps),
             analytics: AnalyticsService::new(AnalyticsPorts::from(adapters)),
             notifications: NotificationService::new(NotificationPorts::from(adapters), config.worker),
             tokens,

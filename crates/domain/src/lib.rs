@@ -23,6 +23,7 @@ pub mod notification;
 pub mod page;
 pub mod policy;
 pub mod principal;
+pub mod rate;
 pub mod request;
 pub mod rules;
 pub mod scope;

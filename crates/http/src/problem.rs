@@ -270,6 +270,10 @@ impl From<ServiceError> for ApiError {
                 "idempotency_key_in_use",
                 "a request with this Idempotency-Key is being processed",
             ),
+            ServiceError::RateLimited { retry_after, detail } => {
+                ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too_many_requests", detail)
+                    .with_header(actix_web::http::header::RETRY_AFTER, retry_after.to_string())
+            }
             ServiceError::Upload(refused) => ApiError::from(refused),
             ServiceError::InvalidDownloadUrl(why) => {
                 ApiError::new(StatusCode::FORBIDDEN, "invalid_download_url", why)

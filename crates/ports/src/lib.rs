@@ -18,6 +18,7 @@ mod health;
 mod idempotency;
 mod missions;
 mod notifications;
+mod rate_limits;
 mod requests;
 mod scanning;
 mod secrets;
@@ -46,6 +47,7 @@ pub use health::HealthCheck;
 pub use idempotency::{IdempotencyRecord, IdempotencyRepository, StoredOutcome};
 pub use missions::MissionRepository;
 pub use notifications::{Backlog, Claim, MailError, Mailer, NotificationRepository, NotificationWithEmail};
+pub use rate_limits::RateLimitRepository;
 pub use requests::{Message, Note, QueueGroup, RequestFilter, RequestRecord, RequestRepository};
 pub use scanning::{MalwareScanner, ScanError, ScanSession, ScanVerdict};
 pub use secrets::{ServiceSecretRepository, StoredSecret};
@@ -83,6 +85,8 @@ pub use idempotency::MockIdempotencyRepository;
 pub use missions::MockMissionRepository;
 #[cfg(feature = "mock")]
 pub use notifications::{MockMailer, MockNotificationRepository};
+#[cfg(feature = "mock")]
+pub use rate_limits::MockRateLimitRepository;
 #[cfg(feature = "mock")]
 pub use requests::MockRequestRepository;
 #[cfg(feature = "mock")]

@@ -77,6 +77,7 @@ mod markers;
 mod missions;
 mod notifications;
 mod outbox;
+mod rate_limits;
 mod requests;
 mod service_secrets;
 mod signing_keys;

@@ -46,6 +46,8 @@ pub(crate) mod missions;
 pub(crate) mod notifications;
 #[path = "outbox/queries.rs"]
 pub(crate) mod outbox;
+#[path = "rate_limits/queries.rs"]
+pub(crate) mod rate_limits;
 #[path = "requests/queries.rs"]
 pub(crate) mod requests;
 #[path = "service_secrets/queries.rs"]

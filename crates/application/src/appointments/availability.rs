@@ -65,7 +65,7 @@ mod tests {
     use consular_domain::{PrincipalKind, Slot, fixtures};
     use consular_ports::{
         BookOutcome, MockAppointmentRepository, MockCitizenRepository, MockIdempotencyRepository,
-        MockRequestRepository, MockServiceTypeRepository, StartPage, SystemClock,
+        MockRateLimitRepository, MockRequestRepository, MockServiceTypeRepository, StartPage, SystemClock,
     };
     use std::sync::atomic::{AtomicU32, Ordering};
     use uuid::Uuid;
@@ -99,6 +99,8 @@ mod tests {
         });
         let mut service_types = MockServiceTypeRepository::new();
         service_types.expect_get().returning(|_| Ok(None));
+        let mut rate_limits = MockRateLimitRepository::new();
+        rate_limits.expect_count_attempt().returning(|keys, _| Ok(vec![1; keys.len()]));
         AppointmentService::new(AppointmentPorts {
             appointments: Arc::new(appointments),
             missions: Arc::new(any_mission()),
@@ -106,6 +108,7 @@ mod tests {
             requests: Arc::new(MockRequestRepository::new()),
             service_types: Arc::new(service_types),
             idempotency: Arc::new(MockIdempotencyRepository::new()),
+            rate_limits: Arc::new(rate_limits),
             clock: Arc::new(SystemClock),
         })
         .with_availability_cache(AvailabilityCache::new(std::time::Duration::from_secs(60)))

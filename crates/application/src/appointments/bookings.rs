@@ -87,6 +87,8 @@ impl AppointmentService {
         let now = ports.clock.now();
         policy::book(actor)?;
         let citizen_id = citizen_of(actor, booking.citizen_id)?;
+        // Every attempt counts, refused, replayed or booked (docs/appointments.md "Attempt caps").
+        self.count_attempt(actor, now).await?;
         if let Some(replayed) = idempotency::replay(&*ports.idempotency, actor, idempotency_key, now).await? {
             return Ok(replayed);
         }
@@ -177,6 +179,9 @@ impl AppointmentService {
     ) -> Result<AppointmentView, ServiceError> {
         let mut appointment = self.found(id).await?;
         let role = policy::change(actor, appointment.citizen_id, appointment.mission_id)?;
+        // A move takes a seat in another slot: it counts as a booking attempt
+        // (docs/appointments.md "Attempt caps").
+        self.count_attempt(actor, self.ports.clock.now()).await?;
         let stored_version = appointment.version;
         require_version(expected_versions, stored_version)?;
         let from = self.slot_of(&appointment).await?;

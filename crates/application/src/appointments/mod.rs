@@ -10,6 +10,7 @@
 mod availability;
 mod bookings;
 mod cache;
+mod caps;
 mod refusals;
 mod service;
 mod slots;

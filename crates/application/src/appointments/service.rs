@@ -5,12 +5,13 @@
 use super::cache::{AvailabilityCache, DEFAULT_TTL};
 use crate::ServiceError;
 use crate::adapters::Adapters;
+use consular_domain::rate::BookingCaps;
 use consular_domain::{
     Appointment, AppointmentEntry, AuditAction, AuditRecord, DomainEvent, Mission, MissionId, Principal,
 };
 use consular_ports::{
     AppointmentRepository, CitizenRepository, Clock, IdempotencyRepository, MissionRepository, OutboxEvent,
-    RequestRepository, ServiceTypeRepository,
+    RateLimitRepository, RequestRepository, ServiceTypeRepository,
 };
 use std::sync::Arc;
 use time::OffsetDateTime;
@@ -28,6 +29,8 @@ pub struct AppointmentPorts {
     pub requests: Arc<dyn RequestRepository>,
     pub service_types: Arc<dyn ServiceTypeRepository>,
     pub idempotency: Arc<dyn IdempotencyRepository>,
+    /// The attempt counters of the booking caps (docs/appointments.md "Attempt caps").
+    pub rate_limits: Arc<dyn RateLimitRepository>,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -39,6 +42,7 @@ where
         + RequestRepository
         + ServiceTypeRepository
         + IdempotencyRepository
+        + RateLimitRepository
         + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
@@ -50,6 +54,7 @@ where
             requests: db.clone(),
             service_types: db.clone(),
             idempotency: db.clone(),
+            rate_limits: db.clone(),
             clock: adapters.clock.clone(),
         }
     }
@@ -67,6 +72,8 @@ pub struct AppointmentService {
     pub(super) max_active_bookings: u32,
     /// This node's availability pages (`cache.rs`).
     pub(super) availability: AvailabilityCache,
+    /// The booking attempts allowed per minute, counted across nodes.
+    pub(super) caps: BookingCaps,
 }
 
 impl AppointmentService {
@@ -75,7 +82,16 @@ impl AppointmentService {
             ports,
             max_active_bookings: DEFAULT_MAX_ACTIVE_BOOKINGS,
             availability: AvailabilityCache::new(DEFAULT_TTL),
+            caps: BookingCaps::DEFAULT,
         }
+    }
+
+    /// The booking attempts (books and reschedules) a citizen and a client may make per
+    /// minute (`booking_attempts_per_*_per_minute`, docs/appointments.md "Attempt caps");
+    /// 0 disables a cap.
+    pub fn with_booking_caps(mut self, caps: BookingCaps) -> Self {
+        self.caps = caps;
+        self
     }
 
     /// This node's availability pages (`availability_cache_ms`, docs/appointments.md

@@ -12,7 +12,8 @@ use consular_domain::{
 };
 use consular_ports::{
     BookOutcome, MockAppointmentRepository, MockCitizenRepository, MockIdempotencyRepository,
-    MockMissionRepository, MockRequestRepository, MockServiceTypeRepository, SystemClock,
+    MockMissionRepository, MockRateLimitRepository, MockRequestRepository, MockServiceTypeRepository,
+    SystemClock,
 };
 use std::sync::Arc;
 use time::{Duration, OffsetDateTime, PrimitiveDateTime};
@@ -25,6 +26,9 @@ fn service(appointments: MockAppointmentRepository, missions: MockMissionReposit
     });
     let mut service_types = MockServiceTypeRepository::new();
     service_types.expect_get().returning(|_| Ok(None));
+    // Every attempt is counted once, and is the first of its minute.
+    let mut rate_limits = MockRateLimitRepository::new();
+    rate_limits.expect_count_attempt().returning(|keys, _| Ok(vec![1; keys.len()]));
     AppointmentService::new(AppointmentPorts {
         appointments: Arc::new(appointments),
         missions: Arc::new(missions),
@@ -32,6 +36,7 @@ fn service(appointments: MockAppointmentRepository, missions: MockMissionReposit
         requests: Arc::new(MockRequestRepository::new()),
         service_types: Arc::new(service_types),
         idempotency: Arc::new(MockIdempotencyRepository::new()),
+        rate_limits: Arc::new(rate_limits),
         clock: Arc::new(SystemClock),
     })
 }

@@ -12,8 +12,8 @@ use crate::state::AppState;
 use crate::wire::IfMatchMissing;
 use crate::wire::appointments::{
     self, AppointmentBody, AppointmentChanged, AppointmentList, AppointmentListParams, AttendanceConflict,
-    BookAppointment, BookConflict, CancelConflict, RecordAttendance, RescheduleAppointment,
-    RescheduleConflict,
+    BookAppointment, BookConflict, BookingAttemptsCapped, CancelConflict, RecordAttendance,
+    RescheduleAppointment, RescheduleConflict,
 };
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
@@ -62,6 +62,7 @@ fn resource(view: &AppointmentView) -> Resource {
             ("Location" = String, description = "The new appointment"),
             ("ETag" = String, description = "Its version"))),
         BookConflict,
+        BookingAttemptsCapped,
     )
 )]
 #[post("/api/v1/appointments")]
@@ -139,6 +140,7 @@ pub async fn get_appointment(
         RescheduleConflict,
         AppointmentChanged,
         IfMatchMissing,
+        BookingAttemptsCapped,
     )
 )]
 #[patch("/api/v1/appointments/{id}")]

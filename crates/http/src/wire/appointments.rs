@@ -227,6 +227,9 @@ problem_response! {
     AttendanceConflict = 409, "Before the start time (`not_started`), or no longer booked (`illegal_transition`)";
     /// 412 of the changes of an appointment.
     AppointmentChanged = 412, "The appointment changed since you read it";
+    /// 429 of a booking and a reschedule (docs/appointments.md "Attempt caps").
+    BookingAttemptsCapped = 429, "Too many booking attempts this minute (`too_many_requests`): a citizen booking or moving their own appointment is capped per citizen (`booking_attempts_per_citizen_per_minute`, default 10), every caller per API client (`booking_attempts_per_client_per_minute`, default 120), counted across nodes; `detail` names the cap, and every attempt counts, refused ones included",
+        headers (("Retry-After" = u64, description = "Seconds until the minute's window ends"));
 }
 
 #[cfg(test)]

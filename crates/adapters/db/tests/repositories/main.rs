@@ -15,6 +15,7 @@ mod catalog;
 mod citizens;
 mod conversations;
 mod missions;
+mod rate_limits;
 mod requests;
 mod staff;
 
