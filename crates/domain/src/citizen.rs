@@ -2,34 +2,28 @@
 //! the mission.
 
 use crate::rules;
+use crate::text_enum::text_enum;
 use crate::validation::set;
 use crate::{CitizenId, MissionId, ValidationErrors};
 use std::borrow::Cow;
-use std::fmt;
-use std::str::FromStr;
 use time::{Date, OffsetDateTime};
 use validator::{Validate, ValidateArgs, ValidationError};
 
-/// Where a citizen's registration with their mission stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum RegistrationStatus {
-    Pending,
-    Active,
-    Deregistered,
-}
+text_enum!(
+    /// Where a citizen's registration with their mission stands. Its serde form was the
+    /// variant's name before it was a `text_enum!`: the aliases read the citizens stored
+    /// that way in idempotency records (kept `idempotency::KEY_LIFETIME`, a day).
+    RegistrationStatus ("registration status") {
+        #[serde(alias = "Pending")]
+        Pending = "pending",
+        #[serde(alias = "Active")]
+        Active = "active",
+        #[serde(alias = "Deregistered")]
+        Deregistered = "deregistered",
+    }
+);
 
 impl RegistrationStatus {
-    pub const ALL: [RegistrationStatus; 3] =
-        [RegistrationStatus::Pending, RegistrationStatus::Active, RegistrationStatus::Deregistered];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RegistrationStatus::Pending => "pending",
-            RegistrationStatus::Active => "active",
-            RegistrationStatus::Deregistered => "deregistered",
-        }
-    }
-
     /// `pending → active | deregistered`, `active → deregistered`, `deregistered → active`
     /// (registering again).
     pub fn can_become(self, next: RegistrationStatus) -> bool {
@@ -42,22 +36,6 @@ impl RegistrationStatus {
 
     pub fn allowed_next(self) -> Vec<RegistrationStatus> {
         Self::ALL.into_iter().filter(|next| self.can_become(*next)).collect()
-    }
-}
-
-impl fmt::Display for RegistrationStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for RegistrationStatus {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|v| v.as_str() == s)
-            .ok_or_else(|| format!("unknown registration status `{s}`"))
     }
 }
 
@@ -426,6 +404,24 @@ pub(crate) mod tests {
         for (from, to, ok) in table {
             assert_eq!(from.can_become(to), ok, "{from} -> {to}");
         }
+    }
+
+    #[test]
+    fn a_registration_status_is_written_as_its_text_and_read_in_its_former_form_too() {
+        for status in RegistrationStatus::ALL {
+            let text = serde_json::to_value(status).unwrap();
+            assert_eq!(text, status.as_str());
+            assert_eq!(serde_json::from_value::<RegistrationStatus>(text).unwrap(), status);
+            // A citizen stored in an idempotency record before: the variant's name.
+            let former = serde_json::to_value(format!("{status:?}")).unwrap();
+            assert_eq!(serde_json::from_value::<RegistrationStatus>(former).unwrap(), status);
+        }
+        assert_eq!("active".parse(), Ok(RegistrationStatus::Active));
+        assert_eq!(
+            "Active".parse::<RegistrationStatus>(),
+            Err("unknown registration status `Active`".to_owned()),
+            "the database holds the text only"
+        );
     }
 
     #[test]
