@@ -31,6 +31,10 @@ pub enum ServiceError {
     /// docs/appointments.md "The seat invariant"): `existing` names it.
     #[error("conflict: {detail}")]
     AlreadyBooked { existing: consular_domain::AppointmentId, detail: String },
+    /// The slot's scheduled release has not come (docs/appointments.md "Scheduled
+    /// release"): `release_at` says when it opens.
+    #[error("conflict: {detail}")]
+    SlotNotReleased { release_at: time::OffsetDateTime, detail: String },
     /// The state machine refuses this change; `allowed` names what is possible instead.
     #[error("illegal transition: {detail}")]
     IllegalTransition { detail: String, allowed: Vec<String> },

@@ -148,6 +148,7 @@ pub fn slot(mission: MissionId, starts_at: OffsetDateTime, now: OffsetDateTime) 
         service_types: vec![],
         open: true,
         cutoffs: Cutoffs::default(),
+        release_at: None,
         version: 1,
         created_at: now,
         updated_at: now,

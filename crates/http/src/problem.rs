@@ -55,6 +55,10 @@ pub struct Problem {
     /// duplicate (to cancel first, or to keep).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub existing_appointment_id: Option<Uuid>,
+    /// For `slot_not_released`: the instant the slot opens for booking (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub release_at: Option<time::OffsetDateTime>,
 }
 
 /// Marks an error response whose body is the operation's own, documented in the OpenAPI
@@ -71,7 +75,7 @@ pub struct ApiError {
     pub detail: String,
     pub errors: Vec<FieldError>,
     /// What the problem adds for its kind (`allowed_actions`, `existing_document_id`,
-    /// `existing_appointment_id`).
+    /// `existing_appointment_id`, `release_at`).
     pub extension: Extension,
     pub headers: Vec<(HeaderName, String)>,
 }
@@ -88,6 +92,8 @@ pub enum Extension {
     ExistingDocument(Uuid),
     /// `existing_appointment_id`, for `already_booked`.
     ExistingAppointment(Uuid),
+    /// `release_at`, for `slot_not_released`.
+    ReleaseAt(time::OffsetDateTime),
 }
 
 impl ApiError {
@@ -162,6 +168,10 @@ impl ApiError {
             },
             existing_appointment_id: match self.extension {
                 Extension::ExistingAppointment(id) => Some(id),
+                _ => None,
+            },
+            release_at: match self.extension {
+                Extension::ReleaseAt(at) => Some(at),
                 _ => None,
             },
         }
@@ -250,6 +260,10 @@ impl From<ServiceError> for ApiError {
             ServiceError::AlreadyBooked { existing, detail } => ApiError {
                 extension: Extension::ExistingAppointment(existing.as_uuid()),
                 ..ApiError::new(StatusCode::CONFLICT, "already_booked", detail)
+            },
+            ServiceError::SlotNotReleased { release_at, detail } => ApiError {
+                extension: Extension::ReleaseAt(release_at),
+                ..ApiError::new(StatusCode::CONFLICT, "slot_not_released", detail)
             },
             ServiceError::IllegalTransition { detail, allowed } => ApiError {
                 extension: Extension::AllowedActions(allowed),

@@ -16,12 +16,17 @@ fn rfc3339(at: OffsetDateTime) -> String {
     at.format(&Rfc3339).unwrap_or_else(|_| at.to_string())
 }
 
-/// A slot that does not take the booking: 409 with the rule's code, except a service
-/// type the slot does not serve, which is a field error.
+/// A slot that does not take the booking: 409 with the rule's code (`slot_not_released`
+/// with the instant it opens), except a service type the slot does not serve, which is
+/// a field error.
 pub(super) fn booking_refused(refused: BookingRefused) -> ServiceError {
     match refused {
         BookingRefused::Full => ServiceError::conflict("slot_full", "the slot has no free seat"),
         BookingRefused::Closed => ServiceError::conflict("slot_closed", "the slot is closed"),
+        BookingRefused::NotReleased { release_at } => ServiceError::SlotNotReleased {
+            release_at,
+            detail: format!("the slot opens for booking at {}", rfc3339(release_at)),
+        },
         BookingRefused::BookingClosed { closes_at } => ServiceError::conflict(
             "booking_closed",
             format!("booking this slot closed at {}", rfc3339(closes_at)),

@@ -7,7 +7,7 @@
 use super::refusals::refused;
 use super::service::{AppointmentService, RESOURCE, SLOT_RESOURCE, audit, change};
 use crate::ServiceError;
-use consular_domain::appointment::plan_slot;
+use consular_domain::appointment::{plan_slot, schedule_release};
 use consular_domain::policy::appointments as policy;
 use consular_domain::{
     Appointment, AppointmentId, AppointmentStatus, AuditAction, Availability, FieldError, MissionId,
@@ -15,6 +15,7 @@ use consular_domain::{
 };
 use consular_ports::{AppointmentFilter, RepoError, SlotUpsert, StartPageRequest, WriteMeta};
 use std::collections::{BTreeMap, HashMap};
+use time::OffsetDateTime;
 
 /// The most slots one submission makes (docs/appointments.md).
 const MAX_SLOTS: usize = 10_000;
@@ -36,6 +37,10 @@ pub struct SlotSubmission {
     /// Cancel the bookings a lower capacity or a closed slot no longer holds, instead of
     /// refusing the submission.
     pub cancel_bookings: bool,
+    /// When every slot the submission makes or updates opens to availability and booking
+    /// (docs/appointments.md "Scheduled release"); `None`: at once. Part of the submitted
+    /// configuration: submitting without it releases the slots.
+    pub release_at: Option<OffsetDateTime>,
     pub parts: Vec<SlotPart>,
 }
 
@@ -46,6 +51,9 @@ pub struct SlotReport {
     pub updated: usize,
     pub unchanged: usize,
     pub cancelled_appointments: Vec<AppointmentId>,
+    /// The release the submission's slots have (UTC, to the microsecond); `None`:
+    /// released.
+    pub release_at: Option<OffsetDateTime>,
 }
 
 /// The request's name for a field the domain names after its own types.
@@ -100,11 +108,19 @@ impl AppointmentService {
         if wanted.len() > MAX_SLOTS {
             errors.add("/", "too_many_slots", "one submission makes at most 10000 slots");
         }
+        let mut wanted: Vec<Slot> = wanted.into_values().collect();
+        let release_at = match schedule_release(&mut wanted, submission.release_at) {
+            Ok(at) => at,
+            Err(refused) => {
+                errors.extend(Err(refused));
+                None
+            }
+        };
         errors.into_result()?;
-        let wanted: Vec<Slot> = wanted.into_values().collect();
         let mut tries = 0;
         loop {
             match self.plan_and_store(actor, &wanted, submission.cancel_bookings).await {
+                Ok(report) => return Ok(SlotReport { release_at, ..report }),
                 Err(ServiceError::PreconditionFailed)
                 | Err(ServiceError::Conflict { code: "duplicate", .. })
                     if tries < PLAN_RETRIES =>
@@ -182,7 +198,7 @@ impl AppointmentService {
                 action,
                 SLOT_RESOURCE,
                 plan.slot.id.as_uuid(),
-                &["capacity", "open", "service_types", "cutoffs"],
+                &["capacity", "open", "service_types", "cutoffs", "release_at"],
             ));
             upsert.slots.push((plan.slot, plan.expected_version));
         }

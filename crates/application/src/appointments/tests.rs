@@ -167,10 +167,104 @@ async fn resubmitting_the_same_slots_writes_nothing() {
     let submission = SlotSubmission {
         mission_id: here(),
         cancel_bookings: false,
+        release_at: None,
         parts: vec![SlotPart { pointer: "/slots/0".into(), availability }],
     };
     let report = service(repo, missions).submit_slots(&admin(), submission).await.unwrap();
     assert_eq!((report.created, report.updated, report.unchanged), (0, 0, 1));
+}
+
+/// One explicit slot 20 days ahead at 09:00 Paris time, submitted with `release_at`.
+fn released_at(release_at: Option<OffsetDateTime>) -> (Availability, SlotSubmission) {
+    let day = (OffsetDateTime::now_utc() + Duration::days(20)).date();
+    let start = PrimitiveDateTime::new(day, time::Time::from_hms(9, 0, 0).unwrap());
+    let template = SlotTemplate {
+        slot_minutes: 30,
+        capacity: 4,
+        service_types: vec![ServiceTypeId(uuid::Uuid::from_u128(9))],
+        open: true,
+        cutoffs: Cutoffs::default(),
+    };
+    let availability = Availability::Explicit(ExplicitSlots { starts: vec![start], template });
+    let part = SlotPart { pointer: "/slots/0".into(), availability: availability.clone() };
+    (
+        availability,
+        SlotSubmission { mission_id: here(), cancel_bookings: false, release_at, parts: vec![part] },
+    )
+}
+
+#[tokio::test]
+async fn a_release_at_or_after_the_booking_close_is_refused_and_nothing_is_read_or_written() {
+    let (availability, _) = released_at(None);
+    let slot = availability.expand(here(), "Europe/Paris", OffsetDateTime::now_utc()).unwrap().remove(0);
+    for release_at in [slot.booking_closes_at(), slot.starts_at + Duration::days(365)] {
+        let mut repo = MockAppointmentRepository::new();
+        repo.expect_slots_between().never();
+        repo.expect_upsert_slots().never();
+        let mut missions = MockMissionRepository::new();
+        missions.expect_get().returning(|id| Ok(Some(mission(id))));
+        let (_, submission) = released_at(Some(release_at));
+        let refused = service(repo, missions).submit_slots(&admin(), submission).await.unwrap_err();
+        let ServiceError::Validation(errors) = refused else { panic!("{refused:?}") };
+        assert_eq!(
+            (errors.0.len(), errors.0[0].pointer.as_str(), errors.0[0].code.as_str()),
+            (1, "/release_at", "after_booking_close")
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_new_release_moves_the_stored_slots_and_cancels_no_booking() {
+    let now = OffsetDateTime::now_utc();
+    let (availability, _) = released_at(None);
+    let stored: Vec<Slot> = availability
+        .expand(here(), "Europe/Paris", now)
+        .unwrap()
+        .into_iter()
+        .map(|s| Slot { booked: 3, ..s })
+        .collect();
+    let release_at = (now + Duration::days(2)).replace_nanosecond(0).unwrap();
+    let stored_id = stored[0].id;
+    let mut repo = MockAppointmentRepository::new();
+    repo.expect_slots_between().returning(move |_, _, _| Ok(stored.clone()));
+    repo.expect_list().never();
+    repo.expect_upsert_slots()
+        .withf(move |upsert, meta| {
+            let [(slot, Some(1))] = upsert.slots.as_slice() else { return false };
+            (slot.id, slot.release_at, slot.version, slot.booked) == (stored_id, Some(release_at), 2, 3)
+                && upsert.cancelled.is_empty()
+                && meta.audit.len() == 1
+        })
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let mut missions = MockMissionRepository::new();
+    missions.expect_get().returning(|id| Ok(Some(mission(id))));
+    let (_, submission) = released_at(Some(release_at));
+    let report = service(repo, missions).submit_slots(&admin(), submission).await.unwrap();
+    assert_eq!((report.updated, report.release_at), (1, Some(release_at)));
+}
+
+#[tokio::test]
+async fn a_slot_before_its_release_is_slot_not_released_naming_it() {
+    let release_at = (OffsetDateTime::now_utc() + Duration::hours(1)).replace_nanosecond(0).unwrap();
+    let s = Slot { release_at: Some(release_at), ..slot(Duration::days(3), 5, 0) };
+    let found = s.clone();
+    let mut repo = MockAppointmentRepository::new();
+    repo.expect_get_slot().returning(move |_| Ok(Some(found.clone())));
+    repo.expect_book().never();
+    let refused = service(repo, any_mission()).book(&citizen(), booking(&s), None).await.unwrap_err();
+    let ServiceError::SlotNotReleased { release_at: named, .. } = refused else { panic!("{refused:?}") };
+    assert_eq!(named, release_at);
+    // Released by the time the statement ran, or not: the repository's answer decides.
+    let refused = booked_with(
+        &citizen(),
+        None,
+        Some(3),
+        BookOutcome::Refused(BookingRefused::NotReleased { release_at }),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(refused, ServiceError::SlotNotReleased { .. }), "{refused:?}");
 }
 
 #[tokio::test]

@@ -25,7 +25,7 @@ pub use schedule::{
 };
 pub use slot::{
     BookingRefused, CancelRefused, Cutoffs, RescheduleRefused, Slot, SlotConflict, SlotKey, SlotPlan,
-    StartCursor, plan_slot,
+    StartCursor, plan_slot, schedule_release,
 };
 
 use crate::event::{AppointmentRef, DomainEvent};

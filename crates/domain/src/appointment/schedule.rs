@@ -234,6 +234,7 @@ impl SlotTemplate {
             service_types: service_types.into_iter().collect(),
             open: self.open,
             cutoffs: self.cutoffs,
+            release_at: None,
             version: 1,
             created_at: now,
             updated_at: now,

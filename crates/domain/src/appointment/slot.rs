@@ -3,8 +3,9 @@
 //! the bookings it holds (docs/appointments.md "Slot rules", "Changing a slot").
 
 use super::model::{Appointment, AppointmentStatus};
-use crate::{AppointmentId, MissionId, Role, ServiceTypeId, SlotId};
-use time::{Duration, OffsetDateTime};
+use crate::{AppointmentId, MissionId, Role, ServiceTypeId, SlotId, ValidationErrors};
+use time::format_description::well_known::Rfc3339;
+use time::{Duration, OffsetDateTime, UtcOffset};
 use uuid::Uuid;
 
 /// How long before a slot's start booking closes and citizens can no longer cancel
@@ -60,8 +61,13 @@ pub struct Slot {
     pub service_types: Vec<ServiceTypeId>,
     pub open: bool,
     pub cutoffs: Cutoffs,
+    /// The instant the slot opens to availability reads and bookings, for every caller
+    /// (docs/appointments.md "Scheduled release"); `None`: released. Part of the
+    /// submitted configuration.
+    #[serde(default)]
+    pub release_at: Option<OffsetDateTime>,
     /// Moves when the slot's configuration changes (capacity, open, service types,
-    /// cut-offs), not with bookings.
+    /// cut-offs, release), not with bookings.
     pub version: i64,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
@@ -72,6 +78,9 @@ pub struct Slot {
 pub enum BookingRefused {
     #[error("the slot is closed")]
     Closed,
+    /// Before the slot's scheduled release.
+    #[error("the slot opens for booking at {release_at}")]
+    NotReleased { release_at: OffsetDateTime },
     #[error("the slot does not serve this service type")]
     ServiceNotServed,
     #[error("booking closed at {closes_at}")]
@@ -147,9 +156,15 @@ impl Slot {
         self.starts_at - Duration::minutes(i64::from(self.cutoffs.cancellation_minutes))
     }
 
-    /// Whether the slot takes a booking for `service_type` at `now`: open, serving it,
-    /// before the booking cut-off, with a free seat. The seat itself is taken by the
-    /// repository's guarded statement; this answers why not.
+    /// Whether the slot is released at `now` (no release scheduled, or its instant
+    /// reached): listed by availability and bookable.
+    pub fn released(&self, now: OffsetDateTime) -> bool {
+        self.release_at.is_none_or(|at| at <= now)
+    }
+
+    /// Whether the slot takes a booking for `service_type` at `now`: open, released,
+    /// serving it, before the booking cut-off, with a free seat. The seat itself is taken
+    /// by the repository's guarded statement; this answers why not.
     pub fn check_booking(
         &self,
         service_type: ServiceTypeId,
@@ -157,6 +172,8 @@ impl Slot {
     ) -> Result<(), BookingRefused> {
         if !self.open {
             Err(BookingRefused::Closed)
+        } else if let Some(release_at) = self.release_at.filter(|_| !self.released(now)) {
+            Err(BookingRefused::NotReleased { release_at })
         } else if !self.serves(service_type) {
             Err(BookingRefused::ServiceNotServed)
         } else if now >= self.booking_closes_at() {
@@ -201,9 +218,41 @@ impl Slot {
 
     /// Whether the configuration (what an admin submits) differs.
     fn same_configuration(&self, other: &Slot) -> bool {
-        (self.capacity, self.open, &self.service_types, self.cutoffs)
-            == (other.capacity, other.open, &other.service_types, other.cutoffs)
+        (self.capacity, self.open, &self.service_types, self.cutoffs, self.release_at)
+            == (other.capacity, other.open, &other.service_types, other.cutoffs, other.release_at)
     }
+}
+
+/// Schedules the release of a submission's `slots` at `release_at` (`None`: released at
+/// once), kept in UTC to the microsecond as the databases store it, so that submitting
+/// the same instant again changes nothing. A release at or after the booking close of
+/// one of the slots is refused at `/release_at` (no citizen could book that slot: a
+/// mistyped year, say); one in the past is not (the slots are released at once). The
+/// instant kept is returned.
+pub fn schedule_release(
+    slots: &mut [Slot],
+    release_at: Option<OffsetDateTime>,
+) -> Result<Option<OffsetDateTime>, ValidationErrors> {
+    let release_at = release_at.map(|at| {
+        let at = at.to_offset(UtcOffset::UTC);
+        at.replace_nanosecond(at.nanosecond() / 1_000 * 1_000).unwrap_or(at)
+    });
+    if let Some(at) = release_at
+        && let Some(first) = slots.iter().map(Slot::booking_closes_at).filter(|closes| at >= *closes).min()
+    {
+        return Err(ValidationErrors::single(
+            "/release_at",
+            "after_booking_close",
+            format!(
+                "must be before the booking cut-off of every slot it releases; booking of one closes at {}",
+                first.format(&Rfc3339).unwrap_or_else(|_| first.to_string())
+            ),
+        ));
+    }
+    for slot in slots {
+        slot.release_at = release_at;
+    }
+    Ok(release_at)
 }
 
 /// Decides what submitting `wanted` (a slot made by an expansion, keyed by content) does
@@ -249,6 +298,7 @@ pub fn plan_slot(
         slot.open = wanted.open;
         slot.service_types = wanted.service_types;
         slot.cutoffs = wanted.cutoffs;
+        slot.release_at = wanted.release_at;
         slot.version += 1;
         slot.updated_at = now;
     }

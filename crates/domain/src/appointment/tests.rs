@@ -216,6 +216,113 @@ fn booking_rule_table() {
     assert_eq!((open.remaining(), slot(2, 2).remaining(), slot(1, 3).remaining()), (1, 0, 0));
 }
 
+/// A scheduled release: refused before it, taken at and after it; judged after
+/// `Closed` and before every other reason.
+#[test]
+fn booking_rule_table_with_a_release() {
+    let release_at = START - Duration::days(7);
+    let scheduled = Slot { release_at: Some(release_at), ..slot(2, 1) };
+    let not_released = Err(BookingRefused::NotReleased { release_at });
+    let early = release_at - Duration::microseconds(1);
+    let closes = scheduled.booking_closes_at();
+    let cases: &[(&str, Slot, ServiceTypeId, OffsetDateTime, Result<(), BookingRefused>)] = &[
+        ("before the release", scheduled.clone(), SERVED, early, not_released.clone()),
+        (
+            "a day before the release",
+            scheduled.clone(),
+            SERVED,
+            release_at - Duration::days(1),
+            not_released.clone(),
+        ),
+        ("at the release", scheduled.clone(), SERVED, release_at, Ok(())),
+        ("after the release", scheduled.clone(), SERVED, release_at + Duration::seconds(1), Ok(())),
+        ("no release scheduled", slot(2, 1), SERVED, early, Ok(())),
+        (
+            "closed before the release",
+            Slot { open: false, ..scheduled.clone() },
+            SERVED,
+            early,
+            Err(BookingRefused::Closed),
+        ),
+        (
+            "full before the release",
+            Slot { booked: 2, ..scheduled.clone() },
+            SERVED,
+            early,
+            not_released.clone(),
+        ),
+        (
+            "another service type before the release",
+            scheduled.clone(),
+            OTHER_SERVICE,
+            early,
+            not_released.clone(),
+        ),
+        (
+            "another service type at the release",
+            scheduled.clone(),
+            OTHER_SERVICE,
+            release_at,
+            Err(BookingRefused::ServiceNotServed),
+        ),
+        (
+            "full at the release",
+            Slot { booked: 2, ..scheduled.clone() },
+            SERVED,
+            release_at,
+            Err(BookingRefused::Full),
+        ),
+        (
+            "after the cut-off",
+            scheduled.clone(),
+            SERVED,
+            closes,
+            Err(BookingRefused::BookingClosed { closes_at: closes }),
+        ),
+    ];
+    for (what, s, service, now, expected) in cases {
+        assert_eq!(&s.check_booking(*service, *now), expected, "{what}");
+        assert_eq!(s.released(*now), s.release_at.is_none_or(|at| at <= *now), "{what}");
+    }
+    let to = Slot { id: SlotId::new(), ..scheduled.clone() };
+    let from = slot(2, 1);
+    assert_eq!(
+        Slot::check_reschedule(&from, &to, SERVED, Role::Staff, early),
+        Err(RescheduleRefused::Join(BookingRefused::NotReleased { release_at })),
+        "a move into an unreleased slot is refused as a booking"
+    );
+}
+
+/// `schedule_release`: every slot of the submission gets the instant (in UTC, to the
+/// microsecond), unless one of them closes for booking at or before it.
+#[test]
+fn a_release_is_set_on_every_slot_and_refused_at_or_after_a_booking_close() {
+    let later = Slot { starts_at: START + Duration::days(1), ..slot(2, 0) };
+    let first_close = slot(2, 0).booking_closes_at();
+    let mut slots = vec![slot(2, 0), later.clone()];
+    let given = datetime!(2026-05-20 09:00:00.123_456_789 +02:00);
+    let kept = datetime!(2026-05-20 07:00:00.123_456 UTC);
+    assert_eq!(schedule_release(&mut slots, Some(given)), Ok(Some(kept)));
+    assert!(slots.iter().all(|s| s.release_at == Some(kept) && s.release_at.unwrap().offset().is_utc()));
+    assert_eq!(schedule_release(&mut slots, None), Ok(None));
+    assert!(slots.iter().all(|s| s.release_at.is_none()), "no release: released at once");
+    let past = START - Duration::days(400);
+    schedule_release(&mut slots, Some(past)).unwrap();
+    assert!(slots.iter().all(|s| s.release_at == Some(past)), "a past release is allowed");
+    for refused in [first_close, first_close + Duration::days(365)] {
+        let mut slots = vec![slot(2, 0), later.clone()];
+        let errors = schedule_release(&mut slots, Some(refused)).unwrap_err();
+        assert_eq!(
+            (errors.0.len(), errors.0[0].pointer.as_str(), errors.0[0].code.as_str()),
+            (1, "/release_at", "after_booking_close")
+        );
+        assert!(errors.0[0].message.contains("2026-06-01T09:00:00Z"), "{}", errors.0[0].message);
+        assert!(slots.iter().all(|s| s.release_at.is_none()), "a refused release sets nothing");
+    }
+    let mut just_in_time = vec![slot(2, 0), later];
+    schedule_release(&mut just_in_time, Some(first_close - Duration::microseconds(1))).unwrap();
+}
+
 #[test]
 fn cancellation_rule_table() {
     let s = slot(2, 1);
@@ -354,6 +461,23 @@ fn changing_a_slot_keeps_the_earliest_bookings_or_refuses() {
     }
     let unchanged = plan_slot(Some(&stored), wanted(4, true), &active, false, now).unwrap();
     assert!(!unchanged.changed && unchanged.slot == stored, "the same content changes nothing");
+    // The release is part of the configuration: set, moved, cleared, each a new version;
+    // the same instant again changes nothing.
+    let release = |at: Option<OffsetDateTime>| Slot { release_at: at, ..wanted(4, true) };
+    let at = Some(START - Duration::days(2));
+    let scheduled = plan_slot(Some(&stored), release(at), &active, false, now).unwrap();
+    assert!(scheduled.changed && scheduled.cancel.is_empty());
+    assert_eq!((scheduled.slot.release_at, scheduled.slot.version, scheduled.slot.booked), (at, 2, 3));
+    let again = plan_slot(Some(&scheduled.slot), release(at), &active, false, now).unwrap();
+    assert!(!again.changed && again.slot == scheduled.slot, "the same release again changes nothing");
+    let moved = Some(START - Duration::days(1));
+    let moved = plan_slot(Some(&scheduled.slot), release(moved), &active, false, now).unwrap();
+    assert_eq!(
+        (moved.changed, moved.slot.release_at, moved.slot.booked),
+        (true, Some(START - Duration::days(1)), 3)
+    );
+    let cleared = plan_slot(Some(&moved.slot), release(None), &active, false, now).unwrap();
+    assert_eq!((cleared.changed, cleared.slot.release_at, cleared.slot.version), (true, None, 4));
     let fresh = wanted(2, true);
     let new = plan_slot(None, fresh.clone(), &[], false, now).unwrap();
     assert_eq!((new.slot, new.expected_version, new.changed, new.cancel), (fresh, None, true, vec![]));

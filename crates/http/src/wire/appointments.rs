@@ -218,9 +218,9 @@ impl From<AppointmentListParams> for AppointmentListFilter {
 
 problem_response! {
     /// 409 of a booking.
-    BookConflict = 409, "`slot_full`, `slot_closed`, `booking_closed` (the cut-off), `already_booked` (the citizen has an active booking for this request or, without a request, in this slot for this service type; `existing_appointment_id` names it), `booking_limit_reached` (a citizen booking themself holds `max_active_bookings_per_citizen` upcoming bookings), or the Idempotency-Key is in use";
+    BookConflict = 409, "`slot_full`, `slot_closed`, `slot_not_released` (before the slot's scheduled release; `release_at` names it), `booking_closed` (the cut-off), `already_booked` (the citizen has an active booking for this request or, without a request, in this slot for this service type; `existing_appointment_id` names it), `booking_limit_reached` (a citizen booking themself holds `max_active_bookings_per_citizen` upcoming bookings), or the Idempotency-Key is in use";
     /// 409 of a reschedule.
-    RescheduleConflict = 409, "The new slot cannot take it (`slot_full`, `slot_closed`, `booking_closed`, or `already_booked`: a booking without a request moved into a slot where the citizen has one for the service type, `existing_appointment_id` naming it), the citizen is inside the cancellation cut-off (`cancellation_closed`), or the appointment is no longer booked (`illegal_transition`)";
+    RescheduleConflict = 409, "The new slot cannot take it (`slot_full`, `slot_closed`, `slot_not_released` with `release_at`, `booking_closed`, or `already_booked`: a booking without a request moved into a slot where the citizen has one for the service type, `existing_appointment_id` naming it), the citizen is inside the cancellation cut-off (`cancellation_closed`), or the appointment is no longer booked (`illegal_transition`)";
     /// 409 of a cancellation.
     CancelConflict = 409, "A citizen inside the cancellation cut-off (`cancellation_closed`, naming it), or no longer booked (`illegal_transition`)";
     /// 409 of an attendance record.

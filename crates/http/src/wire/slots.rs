@@ -125,6 +125,13 @@ pub struct SubmitSlots {
     #[serde(default)]
     pub cancel_bookings: bool,
     pub cutoffs: Option<CutoffsBody>,
+    /// When every slot the submission makes or updates opens to availability and booking
+    /// (RFC 3339 with offset); before it, the slots are listed to nobody and booked by
+    /// nobody. Absent: at once (re-submitting without it releases the slots). Must be
+    /// before the booking cut-off of every slot; a past instant releases at once.
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime, example = "2026-12-01T09:00:00+01:00")]
+    pub release_at: Option<OffsetDateTime>,
     pub schedule: Option<ScheduleBody>,
     /// At most 200 (a longer list is a recurring schedule, or several submissions).
     #[schema(min_items = 1, max_items = 200)]
@@ -139,6 +146,10 @@ pub struct SlotReportBody {
     pub unchanged: usize,
     /// The bookings cancelled by the mission to make room (`cancel_bookings`).
     pub cancelled_appointments: Vec<Uuid>,
+    /// When the submission's slots open (UTC); null: released at once.
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub release_at: Option<OffsetDateTime>,
 }
 
 impl From<SlotReport> for SlotReportBody {
@@ -148,6 +159,7 @@ impl From<SlotReport> for SlotReportBody {
             updated: r.updated,
             unchanged: r.unchanged,
             cancelled_appointments: r.cancelled_appointments.iter().map(|a| a.as_uuid()).collect(),
+            release_at: r.release_at,
         }
     }
 }
@@ -176,6 +188,11 @@ pub struct SlotBody {
     pub capacity: u32,
     pub remaining: u32,
     pub service_type_ids: Vec<Uuid>,
+    /// When the slot opened to availability and booking (UTC, in the past for a listed
+    /// slot); null: released when it was made.
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub release_at: Option<OffsetDateTime>,
 }
 
 impl SlotBody {
@@ -193,6 +210,7 @@ impl SlotBody {
             capacity: s.capacity,
             remaining: s.remaining(),
             service_type_ids: s.service_types.iter().map(|t| t.as_uuid()).collect(),
+            release_at: s.release_at,
         }
     }
 }
@@ -325,6 +343,7 @@ impl TryFrom<SubmitSlots> for SlotSubmission {
         Ok(SlotSubmission {
             mission_id: MissionId(body.mission_id),
             cancel_bookings: body.cancel_bookings,
+            release_at: body.release_at,
             parts,
         })
     }

@@ -42,6 +42,7 @@ diesel::table! {
         version -> BigInt,
         created_at -> PortableTimestamp,
         updated_at -> PortableTimestamp,
+        release_at -> Nullable<PortableTimestamp>,
     }
 }
 
@@ -265,18 +266,22 @@ pub(crate) struct SlotRow {
     pub version: i64,
     pub created_at: DbTime,
     pub updated_at: DbTime,
+    pub release_at: Option<DbTime>,
 }
 
 /// What a submission replaces in a stored slot: its configuration, never its identity
 /// (id, mission, times) nor its seat count.
 #[derive(Debug, Clone, AsChangeset)]
 #[diesel(table_name = slots)]
+// Without this, a release cleared (`None`) would keep the stored instant.
+#[diesel(treat_none_as_null = true)]
 pub(crate) struct SlotConfig {
     pub capacity: i32,
     pub is_open: bool,
     pub booking_cutoff_minutes: i32,
     pub cancellation_cutoff_minutes: i32,
     pub booking_closes_at: DbTime,
+    pub release_at: Option<DbTime>,
     pub version: i64,
     pub updated_at: DbTime,
 }
@@ -304,6 +309,7 @@ impl TryFrom<&Slot> for SlotRow {
             version: s.version,
             created_at: DbTime(s.created_at),
             updated_at: DbTime(s.updated_at),
+            release_at: config.release_at,
         })
     }
 }
@@ -317,6 +323,7 @@ impl TryFrom<&Slot> for SlotConfig {
             booking_cutoff_minutes: small("booking cut-off", s.cutoffs.booking_minutes)?,
             cancellation_cutoff_minutes: small("cancellation cut-off", s.cutoffs.cancellation_minutes)?,
             booking_closes_at: DbTime(s.booking_closes_at()),
+            release_at: s.release_at.map(DbTime),
             version: s.version,
             updated_at: DbTime(s.updated_at),
         })
@@ -343,6 +350,7 @@ impl SlotRow {
                     self.cancellation_cutoff_minutes,
                 )?,
             },
+            release_at: self.release_at.map(|t| t.0),
             version: self.version,
             created_at: self.created_at.0,
             updated_at: self.updated_at.0,

@@ -251,10 +251,19 @@ macro_rules! upcoming_of {
     };
 }
 
+/// Whether a slot is released at `now` (no release scheduled, or its instant reached):
+/// a condition of the seat statement and of the availability query, so that the database
+/// decides when a slot opens (docs/appointments.md "Scheduled release").
+macro_rules! released_at {
+    ($now:expr) => {
+        slots::release_at.is_null().or(slots::release_at.le(DbTime($now)))
+    };
+}
+
 /// Queues the statement that takes a seat in `slot` for `service_type` if it is open,
-/// serves it, is before its booking cut-off at `now` and has one free, and with a
-/// `limit`, if the citizen holds fewer upcoming bookings than it: the one statement that
-/// can fill a slot. It took the seat when its row count is 1; it ends its batch.
+/// released, serves it, is before its booking cut-off at `now` and has one free, and with
+/// a `limit`, if the citizen holds fewer upcoming bookings than it: the one statement
+/// that can fill a slot. It took the seat when its row count is 1; it ends its batch.
 async fn take_seat(
     batch: &mut Batch<'_>,
     slot: SlotId,
@@ -270,6 +279,7 @@ async fn take_seat(
         .filter(slots::is_open.eq(true))
         .filter(slots::booked.lt(slots::capacity))
         .filter(slots::booking_closes_at.gt(DbTime(now)))
+        .filter(released_at!(now))
         .filter(diesel::dsl::exists(serves));
     let take = slots::booked.eq(slots::booked + 1);
     match limit {
@@ -569,10 +579,10 @@ type AvailabilityListQuery = IntoBoxed<
     Backend,
 >;
 
-/// Open slots with a free seat serving the service type, in start order, read from
-/// `slot_service_types_availability_idx` from `max(from, now)` (or the cursor) up: past
-/// slots are never read. The slot row is fetched by primary key for the seat and cut-off
-/// conditions.
+/// Open, released slots with a free seat serving the service type, in start order, read
+/// from `slot_service_types_availability_idx` from `max(from, now)` (or the cursor) up:
+/// past slots are never read. The slot row is fetched by primary key for the seat,
+/// cut-off and release conditions.
 fn availability_query(query: &AvailabilityQuery, page: &StartPageRequest) -> AvailabilityListQuery {
     let lower = match page.after {
         Some(after) => query.from.max(query.now).max(after.starts_at),
@@ -589,6 +599,7 @@ fn availability_query(query: &AvailabilityQuery, page: &StartPageRequest) -> Ava
         .filter(slots::is_open.eq(true))
         .filter(slots::booked.lt(slots::capacity))
         .filter(slots::booking_closes_at.gt(DbTime(query.now)))
+        .filter(released_at!(query.now))
         .order((slot_service_types::starts_at.asc(), slot_service_types::slot_id.asc()))
         .limit(page.fetch_limit());
     if let Some(after) = page.after {
