@@ -41,8 +41,13 @@ async fn world(app: &TestApp) -> World {
 /// One slot of capacity 2 ten days from now at 09:00, Paris time, with `release_at`
 /// (a JSON value: absent when null).
 fn submission(w: &World, release_at: Value) -> Value {
+    submission_at(w, 9, release_at)
+}
+
+/// The same at `hour` o'clock.
+fn submission_at(w: &World, hour: u8, release_at: Value) -> Value {
     let d = (OffsetDateTime::now_utc() + time::Duration::days(10)).date();
-    let starts = format!("{:04}-{:02}-{:02}T09:00", d.year(), u8::from(d.month()), d.day());
+    let starts = format!("{:04}-{:02}-{:02}T{hour:02}:00", d.year(), u8::from(d.month()), d.day());
     let mut body = json!({ "mission_id": w.mission, "slots": [
         { "starts_at": starts, "minutes": 60, "capacity": 2, "service_type_ids": [w.service] }
     ] });
@@ -145,13 +150,28 @@ async fn slots_open_at_their_release_for_every_caller_and_node(backend: Backend)
     let path = format!("{APPOINTMENTS}/{}", text(&booked, "id"));
     let kept = expect(app.get(&path, &w.alice.token).await, StatusCode::OK, "GET appointment").await;
     assert_eq!((kept["status"].as_str(), kept["version"].as_i64()), (Some("booked"), Some(1)));
+    // A move into it is refused alike, and changes nothing.
+    let eleven = submission_at(&w, 11, Value::Null);
+    expect(app.post_json(SLOTS, &w.admin, &eleven).await, StatusCode::OK, "POST slots").await;
+    let open = text(&listed(&app, &w, &w.bob.token).await[0], "id");
+    let bobs = expect(book(&app, &w, &w.bob.token, &open, None).await, StatusCode::CREATED, "booking").await;
+    let bobs = format!("{APPOINTMENTS}/{}", text(&bobs, "id"));
+    let moved = app.patch_json(&bobs, &w.bob.token, Some("\"1\""), &json!({ "slot_id": slot })).await;
+    not_released(moved, later).await;
+    let stayed = expect(app.get(&bobs, &w.bob.token).await, StatusCode::OK, "GET appointment").await;
+    assert_eq!((text(&stayed, "slot_id"), stayed["version"].as_i64()), (open.clone(), Some(1)));
 
     // Submitted without `release_at`: released at once, the seat still taken.
     let report = submit(&app, &w, Value::Null).await;
     assert_eq!((counts(&report), &report["release_at"]), ((0, 1, 0), &Value::Null));
     let slots = listed(&app, &w, &w.bob.token).await;
-    assert_eq!((slots.len(), slots[0]["remaining"].as_u64()), (1, Some(1)));
-    expect(book(&app, &w, &w.bob.token, &slot, None).await, StatusCode::CREATED, "booking").await;
+    assert_eq!(
+        (slots.len(), text(&slots[0], "id"), slots[0]["remaining"].as_u64()),
+        (2, slot.clone(), Some(1))
+    );
+    let moved = app.patch_json(&bobs, &w.bob.token, Some("\"1\""), &json!({ "slot_id": slot })).await;
+    let moved = expect(moved, StatusCode::OK, "move").await;
+    assert_eq!(text(&moved, "slot_id"), slot);
 }
 
 both!(a_release_no_citizen_could_use_or_a_malformed_one_is_refused_and_changes_nothing);

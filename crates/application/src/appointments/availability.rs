@@ -15,11 +15,12 @@ use time::{Duration, OffsetDateTime};
 const DEFAULT_HORIZON: Duration = Duration::days(366);
 
 impl AppointmentService {
-    /// The open future slots of a mission serving a service type, with a free seat before
-    /// their booking cut-off, starting in `[from, to)` (defaults: now and a year on), with
-    /// the mission's time zone and the page's fingerprint. The page may be up to the
-    /// cache's TTL old when the change was made on another node; a change of seats, slots
-    /// or the mission's time zone made through this node is seen at once
+    /// The open, released future slots of a mission serving a service type, with a free
+    /// seat before their booking cut-off, starting in `[from, to)` (defaults: now and a
+    /// year on), with the mission's time zone and the page's fingerprint. The page may be
+    /// up to the cache's TTL old when the change was made on another node, or when a
+    /// scheduled release passed (docs/appointments.md "Scheduled release"); a change of
+    /// seats, slots or the mission's time zone made through this node is seen at once
     /// (docs/appointments.md "Release morning").
     pub async fn availability(
         &self,
