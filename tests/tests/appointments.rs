@@ -386,6 +386,7 @@ async fn staff_day_list_and_attendance(backend: Backend) {
         service_types: vec![ServiceTypeId(Uuid::parse_str(&w.service).unwrap())],
         open: true,
         cutoffs: Cutoffs { booking_minutes: 0, cancellation_minutes: 0 },
+        release_at: None,
         version: 1,
         created_at: now,
         updated_at: now,
