@@ -122,9 +122,15 @@ async fn find_book_calendar_reschedule_cancel(backend: Backend) {
     let starts = [format!("{}T09:00", day(10)), format!("{}T10:00", day(10))];
     let body = explicit(&w, &starts, 2, json!({}));
     let report = submit_slots(&app, &w.admin, &body).await;
-    assert_eq!(report, json!({ "created": 2, "updated": 0, "unchanged": 0, "cancelled_appointments": [] }));
+    assert_eq!(
+        report,
+        json!({ "created": 2, "updated": 0, "unchanged": 0, "cancelled_appointments": [], "release_at": null })
+    );
     let again = submit_slots(&app, &w.admin, &body).await;
-    assert_eq!(again, json!({ "created": 0, "updated": 0, "unchanged": 2, "cancelled_appointments": [] }));
+    assert_eq!(
+        again,
+        json!({ "created": 0, "updated": 0, "unchanged": 2, "cancelled_appointments": [], "release_at": null })
+    );
     expect_problem(app.post_json(SLOTS, &w.staff.token, &body).await, 403, "insufficient_scope").await;
 
     let slots = available(&app, &w.alice.token, &w, &w.service).await;
