@@ -27,12 +27,13 @@ lint: ## Formatting check and clippy with warnings as errors
 fmt: ## Format the whole workspace
 	$(CARGO) fmt --all
 
-bench: ## Benchmarks: bearer check (micro), requests list/detail/submission and tokens vs pgbench, document uploads, appointments, notification delivery, analytics views (docs/benchmarks.md)
+bench: ## Benchmarks: bearer check (micro), requests list/detail/submission and tokens vs pgbench, document uploads, appointments, the release morning rush, notification delivery, analytics views (docs/benchmarks.md)
 	$(CARGO) bench -p consular-application --bench bearer
 	$(CARGO) bench -p consular-tests --bench requests_list
 	$(CARGO) bench -p consular-tests --bench documents_upload
 	$(CARGO) bench -p consular-tests --bench appointments
 	$(CARGO) bench -p consular-tests --bench availability_stampede
+	$(CARGO) bench -p consular-tests --bench appointments_rush
 	$(CARGO) bench -p consular-tests --bench notifications
 	$(CARGO) bench -p consular-tests --bench analytics
 
