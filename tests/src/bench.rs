@@ -367,7 +367,7 @@ pub async fn bench_server(title: &str) -> Result<(crate::app::TestApp, String)> 
         // The booking throughput runs book hundreds of times a second through a few staff
         // clients, far past the per-client cap (120 a minute): the caps are off, unless
         // BENCH_BOOKING_CAPS sets both to a value (one never reached measures what
-        // counting costs; docs/benchmarks.md "appointments").
+        // counting costs; docs/benchmarks.md "What the attempt caps cost").
         let caps = u32::try_from(env_number("BENCH_BOOKING_CAPS", 0)).unwrap_or(u32::MAX);
         settings.booking_attempts_per_citizen_per_minute = caps;
         settings.booking_attempts_per_client_per_minute = caps;

@@ -31,7 +31,9 @@
 //!
 //! Knobs (environment): `BENCH_SECONDS` (measured seconds per run, default 10),
 //! `BENCH_WARMUP_SECONDS` (2), `BENCH_CLIENTS` (8), `BENCH_SLOTS` (1000000, the number
-//! of slots to create; fewer for a quick run).
+//! of slots to create; fewer for a quick run), `BENCH_BOOKING_CAPS` (unset: the booking
+//! attempt caps are off, as the runs book far past them; a value sets both caps to it,
+//! docs/benchmarks.md "What the attempt caps cost").
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
