@@ -3,6 +3,7 @@
 //! timeout; what each saw, and the CPU of the machine before and during the rush.
 
 use super::Knobs;
+use super::backends::Backends;
 use super::seed::World;
 use consular_tests::TestApp;
 use consular_tests::bench::{CpuSample, CpuSplit, Result};
@@ -66,6 +67,8 @@ pub(crate) struct Rush {
     pub(crate) during: CpuSplit,
     /// When the last citizen was done, ms from the release.
     pub(crate) done_ms: i64,
+    /// CPU seconds of the bench database's backends over `during` ([`Backends`]).
+    pub(crate) database_seconds: f64,
 }
 
 /// What every task shares.
@@ -110,7 +113,7 @@ enum Booked {
     Unexpected(String),
 }
 
-pub(crate) async fn rush(nodes: &[&TestApp], world: &World, knobs: &Knobs) -> Result<Rush> {
+pub(crate) async fn rush(nodes: &[&TestApp], url: &str, world: &World, knobs: &Knobs) -> Result<Rush> {
     let release_at = submit(nodes[0], world, knobs).await?;
     let until = release_at - OffsetDateTime::now_utc();
     let release =
@@ -135,12 +138,19 @@ pub(crate) async fn rush(nodes: &[&TestApp], world: &World, knobs: &Knobs) -> Re
         knobs: *knobs,
     });
     let window_start = Instant::now() + knobs.poll + Duration::from_secs(1);
-    let sampler = tokio::spawn(async move {
-        tokio::time::sleep_until(window_start.into()).await;
-        let start = CpuSample::take();
-        tokio::time::sleep_until(release.into()).await;
-        (start, CpuSample::take())
-    });
+    let sampler = {
+        let url = url.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(window_start.into()).await;
+            let start = CpuSample::take();
+            // psql takes tens of ms: the backends are read just before the release, when
+            // the nodes answer from their caches.
+            tokio::time::sleep_until((release - Duration::from_millis(300)).into()).await;
+            let backends = Backends::sample(&url).await;
+            tokio::time::sleep_until(release.into()).await;
+            (start, CpuSample::take(), backends)
+        })
+    };
     let citizens: Vec<_> = (0..knobs.citizens)
         .map(|i| {
             tokio::spawn(citizen(
@@ -159,12 +169,13 @@ pub(crate) async fn rush(nodes: &[&TestApp], world: &World, knobs: &Knobs) -> Re
     }
     let end = CpuSample::take();
     let done_ms = crowd.ms_from_release(Instant::now());
+    let backends_end = Backends::sample(url).await?;
     crowd.over.store(true, Ordering::Relaxed);
     let mut bot_tallies = Vec::with_capacity(bots.len());
     for task in bots {
         bot_tallies.push(task.await.map_err(|e| format!("a bot's task: {e}"))?);
     }
-    let (start, at_release) = sampler.await.map_err(|e| format!("the CPU sampler: {e}"))?;
+    let (start, at_release, backends) = sampler.await.map_err(|e| format!("the CPU sampler: {e}"))?;
     Ok(Rush {
         release_at,
         citizens: citizen_tallies,
@@ -172,6 +183,7 @@ pub(crate) async fn rush(nodes: &[&TestApp], world: &World, knobs: &Knobs) -> Re
         before: at_release.since(&start),
         before_from_ms: crowd.ms_from_release(window_start),
         during: end.since(&at_release),
+        database_seconds: backends_end.since(&backends?),
         done_ms,
     })
 }
@@ -478,7 +490,14 @@ impl Crowd {
                 (Answer { at_ms, status, code, micros }, headers, body)
             }
             Err(e) => {
-                (Answer { at_ms, status: 0, code: e.to_string(), micros }, Default::default(), Vec::new())
+                // reqwest's message names the URL only: the causes say what happened.
+                let mut code = e.to_string();
+                let mut cause = std::error::Error::source(&e);
+                while let Some(inner) = cause {
+                    code = format!("{code}: {inner}");
+                    cause = inner.source();
+                }
+                (Answer { at_ms, status: 0, code, micros }, Default::default(), Vec::new())
             }
         }
     }

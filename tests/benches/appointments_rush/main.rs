@@ -21,8 +21,8 @@
 //!    double-clicks (two bookings at once). The citizens' requests go through at most
 //!    `RUSH_CONNECTIONS` (300) connections at a time; the bots have one each.
 //! 4. The measures: bookings per second, p50/p99 of a booking, the share of polls answered
-//!    304, the CPU of each side per booking (PostgreSQL's is the database's cost), and what
-//!    the bots got.
+//!    304, the CPU of each side per booking (the database's: its own backends', from
+//!    `/proc`, [`backends`]), and what the bots got.
 //! 5. The checks ([`checks`]), which fail the bench: no seat overbooked and every slot's
 //!    count equal to its appointments, no citizen with two bookings for one request (nor
 //!    two at all), every seat booked within `RUSH_WITHIN_SECONDS` of the release and none
@@ -40,6 +40,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod backends;
 mod checks;
 mod crowd;
 mod report;
@@ -175,7 +176,7 @@ async fn run() -> Result<()> {
             report::settings(&first.settings),
         );
         let world = seed::populate(&first, &url, &knobs).await?;
-        let rush = crowd::rush(&[&first, &second], &world, &knobs).await?;
+        let rush = crowd::rush(&[&first, &second], &url, &world, &knobs).await?;
         let after = checks::database(&url, &world, &rush, &knobs).await?;
         report::print(&world, &rush, &after, &knobs);
         checks::verdict(&rush, &after, &knobs)

@@ -34,7 +34,7 @@ fn latencies<'a>(answers: impl Iterator<Item = &'a Answer>) -> String {
 fn outcomes<'a>(answers: impl Iterator<Item = &'a Answer>) -> String {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for a in answers {
-        let code = if a.code.len() > 40 { &a.code[..40] } else { &a.code };
+        let code: String = a.code.chars().take(40).collect();
         *counts.entry(format!("{} {code}", a.status).trim().to_owned()).or_default() += 1;
     }
     counts.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
@@ -111,11 +111,14 @@ pub(crate) fn print(world: &World, rush: &Rush, after: &After, knobs: &Knobs) {
     );
     let seats = after.appointments as f64;
     println!("   cpu: {}", rush.during.per_unit(seats, "booking"));
+    let database = rush.database_seconds * 1e6;
     println!(
-        "   PostgreSQL: {:.0} µs of CPU per booking, {:.0} per citizen request; {:.2} cores over the {done_s:.1} s",
+        "   the database (its backends): {:.0} µs of CPU per booking, {:.0} per request of the citizens and bots; \
+         {:.2} cores over the {done_s:.1} s (every postgres process of the machine: {:.0} µs per booking)",
+        database / seats.max(1.0),
+        database / (requests + bot_requests as f64).max(1.0),
+        rush.database_seconds / done_s.max(1e-3),
         rush.during.per("postgres", seats),
-        rush.during.per("postgres", requests),
-        rush.during.cores("postgres"),
     );
 
     for (name, beyond) in
@@ -158,7 +161,7 @@ pub(crate) fn print(world: &World, rush: &Rush, after: &After, knobs: &Knobs) {
     let bot_429 = rush.bots.iter().flat_map(|t| &t.bookings).filter(|a| a.status == 429).count();
     println!(
         "\nsummary ({} citizens, {} bots, {} seats, mission {}): {:.0} bookings/s (first to last seat), a booking {}, \
-         {all_304:.1}% of {all_polls} polls answered 304, PostgreSQL {:.0} µs CPU per booking, every seat booked \
+         {all_304:.1}% of {all_polls} polls answered 304, database CPU {:.0} µs per booking, every seat booked \
          {:.2} s after the release (bound {} s), bots {} seats and {bot_429} answers 429",
         knobs.citizens,
         knobs.bots,
@@ -166,7 +169,7 @@ pub(crate) fn print(world: &World, rush: &Rush, after: &After, knobs: &Knobs) {
         world.mission,
         seats / spread,
         latencies(attempts().filter(|a| a.status == 201)),
-        rush.during.per("postgres", seats),
+        database / seats.max(1.0),
         after.last_s,
         knobs.within.as_secs(),
         after.bot_seats,
