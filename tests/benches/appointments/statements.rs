@@ -32,15 +32,15 @@ impl Statement {
 pub(crate) const NULL: &str = "NULL";
 
 /// The columns of `SlotRow::as_select()`, as diesel writes them.
-const SLOT_COLUMNS: &str = r#""slots"."id", "slots"."mission_id", "slots"."starts_at", "slots"."ends_at", "slots"."capacity", "slots"."booked", "slots"."is_open", "slots"."booking_cutoff_minutes", "slots"."cancellation_cutoff_minutes", "slots"."booking_closes_at", "slots"."version", "slots"."created_at", "slots"."updated_at""#;
+const SLOT_COLUMNS: &str = r#""slots"."id", "slots"."mission_id", "slots"."starts_at", "slots"."ends_at", "slots"."capacity", "slots"."booked", "slots"."is_open", "slots"."booking_cutoff_minutes", "slots"."cancellation_cutoff_minutes", "slots"."booking_closes_at", "slots"."version", "slots"."created_at", "slots"."updated_at", "slots"."release_at""#;
 
 /// `availability_query` of crates/adapters/db/src/appointments/queries.rs, first page.
 pub(crate) fn availability_statement() -> Statement {
     Statement {
         sql: format!(
-            r#"SELECT {SLOT_COLUMNS} FROM ("slot_service_types" INNER JOIN "slots" ON ("slot_service_types"."slot_id" = "slots"."id")) WHERE ((((((("slot_service_types"."mission_id" = $1) AND ("slot_service_types"."service_type_id" = $2)) AND ("slot_service_types"."starts_at" >= $3)) AND ("slot_service_types"."starts_at" < $4)) AND ("slots"."is_open" = $5)) AND ("slots"."booked" < "slots"."capacity")) AND ("slots"."booking_closes_at" > $6)) ORDER BY "slot_service_types"."starts_at" ASC, "slot_service_types"."slot_id" ASC LIMIT $7"#
+            r#"SELECT {SLOT_COLUMNS} FROM ("slot_service_types" INNER JOIN "slots" ON ("slot_service_types"."slot_id" = "slots"."id")) WHERE (((((((("slot_service_types"."mission_id" = $1) AND ("slot_service_types"."service_type_id" = $2)) AND ("slot_service_types"."starts_at" >= $3)) AND ("slot_service_types"."starts_at" < $4)) AND ("slots"."is_open" = $5)) AND ("slots"."booked" < "slots"."capacity")) AND ("slots"."booking_closes_at" > $6)) AND (("slots"."release_at" IS NULL) OR ("slots"."release_at" <= $7))) ORDER BY "slot_service_types"."starts_at" ASC, "slot_service_types"."slot_id" ASC LIMIT $8"#
         ),
-        vars: vec!["mission", "service", "from", "to", "yes", "now", "limit"],
+        vars: vec!["mission", "service", "from", "to", "yes", "now", "now", "limit"],
     }
 }
 
@@ -55,8 +55,8 @@ pub(crate) fn service_types_statement() -> Statement {
 /// `take_seat`: the guarded seat statement, the one statement that can fill a slot.
 pub(crate) fn take_seat_statement() -> Statement {
     Statement {
-        sql: r#"UPDATE "slots" SET "booked" = ("slots"."booked" + $1) WHERE ((((("slots"."id" = $2) AND ("slots"."is_open" = $3)) AND ("slots"."booked" < "slots"."capacity")) AND ("slots"."booking_closes_at" > $4)) AND EXISTS (SELECT "slot_service_types"."slot_id", "slot_service_types"."service_type_id", "slot_service_types"."mission_id", "slot_service_types"."starts_at" FROM "slot_service_types" WHERE (("slot_service_types"."slot_id" = $5) AND ("slot_service_types"."service_type_id" = $6))))"#.to_owned(),
-        vars: vec!["one", "slot", "yes", "now", "slot", "service"],
+        sql: r#"UPDATE "slots" SET "booked" = ("slots"."booked" + $1) WHERE (((((("slots"."id" = $2) AND ("slots"."is_open" = $3)) AND ("slots"."booked" < "slots"."capacity")) AND ("slots"."booking_closes_at" > $4)) AND (("slots"."release_at" IS NULL) OR ("slots"."release_at" <= $5))) AND EXISTS (SELECT "slot_service_types"."slot_id", "slot_service_types"."service_type_id", "slot_service_types"."mission_id", "slot_service_types"."starts_at" FROM "slot_service_types" WHERE (("slot_service_types"."slot_id" = $6) AND ("slot_service_types"."service_type_id" = $7))))"#.to_owned(),
+        vars: vec!["one", "slot", "yes", "now", "now", "slot", "service"],
     }
 }
 
