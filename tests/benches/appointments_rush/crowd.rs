@@ -224,10 +224,14 @@ async fn submit(app: &TestApp, world: &World, knobs: &Knobs) -> Result<OffsetDat
     Ok(release_at)
 }
 
+/// Keep-alive connections, each closed by the client after 4 s idle: the server closes
+/// them after 5 s (actix-web's default keep-alive), and a request sent on a connection
+/// the server is closing gets no answer.
 fn client(connections: usize) -> Result<Client> {
     Client::builder()
         .no_proxy()
         .pool_max_idle_per_host(connections)
+        .pool_idle_timeout(Duration::from_secs(4))
         .timeout(Duration::from_secs(30))
         .build()
         .map_err(|e| format!("HTTP client: {e}"))
