@@ -1,14 +1,18 @@
 //! Helpers for the workspace's test suites: throwaway SQLite URLs, fresh PostgreSQL
 //! databases cloned from a migrated template ([`postgres`]), a TLS-only cluster of one
-//! test's own ([`postgres_tls`]), a fingerprint of a
+//! test's own ([`postgres_tls`]), a primary with its synchronous standby ([`replication`]),
+//! a PgBouncer of one test's own in front of a database ([`pgbouncer`]),
+//! a fingerprint of a
 //! migration directory to name templates by, and a real SMTP server on loopback
 //! (aiosmtpd, [`smtp`]) with a MIME parser for what it received.
 //!
 //! std, uuid and mail-parser only: it must not depend on the crates it helps test, so the
 //! schema step is passed in by the caller. Never used by production code.
 
+pub mod pgbouncer;
 pub mod postgres;
 pub mod postgres_tls;
+pub mod replication;
 pub mod smtp;
 pub mod workspace;
 
