@@ -2,8 +2,9 @@
 
 use crate::failure::{DbError, Failure};
 use crate::shards::{PgPools, shard_sizes};
-use crate::tls::{PgConnector, PgSettings};
-use diesel::connection::SimpleConnection;
+use crate::tls::{PgConnector, PgSettings, is_key_value};
+use deadpool::managed::{Hook, HookError};
+use diesel::connection::{Instrumentation, InstrumentationEvent, SimpleConnection};
 use diesel::sql_types::Bool;
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, ConnectionError, ConnectionResult, QueryableByName};
@@ -18,7 +19,8 @@ use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../../migrations/postgres");
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../../migrations/sqlite");
@@ -40,7 +42,9 @@ pub enum Backend {
 /// How to reach the database.
 #[derive(Clone, PartialEq, Eq)]
 pub struct DbConfig {
-    /// `postgres://…`/`postgresql://…`, or `sqlite://PATH`/`sqlite:PATH`.
+    /// `postgres://…`/`postgresql://…` or PostgreSQL's key/value form (`host=… dbname=…`),
+    /// with one host or several (docs/operations.md "High availability"), or
+    /// `sqlite://PATH`/`sqlite:PATH`.
     pub url: String,
     /// The pool size on PostgreSQL; SQLite always uses one connection (see [`Database::connect`]).
     pub max_connections: usize,
@@ -96,9 +100,13 @@ fn target(url: &str) -> Result<Target<'_>, String> {
             Err("in-memory SQLite databases are not supported: use a file (sqlite://PATH)".to_owned())
         }
         Some(path) => Ok(Target::Sqlite(path)),
+        None if is_key_value(url) => {
+            PgSettings::parse(url).map(|settings| Target::Postgres(Box::new(settings)))
+        }
         // Only the scheme is echoed: the rest may hold a password.
         None => Err(format!(
-            "unsupported database URL scheme `{}`: expected postgres://, postgresql://, sqlite://PATH or sqlite:PATH",
+            "unsupported database URL scheme `{}`: expected postgres://, postgresql://, sqlite://PATH, \
+             sqlite:PATH or PostgreSQL's key/value form (host=… dbname=…)",
             url.split(':').next().unwrap_or_default()
         )),
     }
@@ -140,8 +148,9 @@ impl Database {
     /// first use; [`Database::migrate`] and the health check are the first uses), but the
     /// parent directory of a SQLite file is created.
     ///
-    /// PostgreSQL: up to `max_connections` connections, each checked with `SELECT 1`
-    /// before reuse and set up with the statement timeout.
+    /// PostgreSQL: up to `max_connections` connections, each checked by its state before
+    /// reuse (and dropped once its server stopped taking writes: [`Demotion`]) and set up
+    /// with the statement timeout.
     ///
     /// SQLite: exactly one connection, whatever `max_connections` says. SQLite allows one
     /// writer at a time, and two deferred write transactions on two connections can
@@ -222,6 +231,27 @@ impl Database {
         Ok(Some(session?.ssl))
     }
 
+    /// The PostgreSQL backend process of a pooled connection (`pg_backend_pid()`), checked
+    /// out as every repository method does; `None` on SQLite. For tests: which connections
+    /// the pool keeps and which it replaces.
+    #[doc(hidden)]
+    pub async fn backend_pid(&self) -> Result<Option<i32>, consular_ports::RepoError> {
+        #[derive(QueryableByName)]
+        struct Pid {
+            #[diesel(sql_type = diesel::sql_types::Integer)]
+            pid: i32,
+        }
+        let Pools::Postgres { pool, .. } = &*self.pools else {
+            return Ok(None);
+        };
+        let backend: Result<Pid, Failure> = async {
+            let mut conn = pool.get().await?;
+            Ok(diesel::sql_query("SELECT pg_backend_pid() AS pid").get_result::<Pid>(&mut conn).await?)
+        }
+        .await;
+        Ok(Some(backend?.pid))
+    }
+
     /// Makes the calling thread, an HTTP worker, use connections of its own (opened on it,
     /// so that its queries never wait for another thread): one shard of the pool per
     /// worker when [`DbConfig::worker_threads`] asked for them; nothing otherwise, and
@@ -296,26 +326,83 @@ fn migrate_sqlite(path: &str) -> Result<(), DbError> {
 /// A pool of `size` connections whose waits (for a free connection, a new one, a reuse
 /// check) all end after `acquire_timeout`: an exhausted pool or an unreachable database
 /// is an error the caller turns into 503, never a hang.
-fn build_pool<M: deadpool::managed::Manager>(
+fn pool_builder<M: deadpool::managed::Manager>(
     manager: M,
     size: usize,
     config: &DbConfig,
-) -> Result<deadpool::managed::Pool<M>, DbError> {
+) -> deadpool::managed::PoolBuilder<M> {
     deadpool::managed::Pool::builder(manager)
         .max_size(size)
         .runtime(deadpool::Runtime::Tokio1)
         .wait_timeout(Some(config.acquire_timeout))
         .create_timeout(Some(config.acquire_timeout))
         .recycle_timeout(Some(config.acquire_timeout))
-        .build()
-        .map_err(|e| DbError::Setup(e.to_string()))
+}
+
+/// When a connection of the pool last heard that its server no longer takes writes
+/// (`error::refuses_writes`: 25006 `read_only_sql_transaction`, or a server in recovery):
+/// the primary was demoted, replaced by a standby, or turned read-only. Every connection
+/// opened until then, the one that heard it and its idle siblings alike, is dropped at its
+/// next checkout instead of being reused, so that the pool opens new ones, which a
+/// multi-host URL with `target_session_attrs=read-write` sends to the new primary
+/// (docs/operations.md "High availability").
+///
+/// Why this way: the recycling stays `Fast` (no round trip per checkout, such as `SHOW
+/// transaction_read_only`, to guard against an event of a failover); the error is seen
+/// where it happens, by each connection's diesel instrumentation ([`WatchWrites`]), whatever
+/// query function or transaction it came through; and a deadpool `pre_recycle` hook
+/// compares a connection's creation time with it (one atomic load). All the connections
+/// opened before go, not only the one that heard it: they reach the same server, which
+/// also serves their reads, stale ones once it follows a new primary.
+pub(crate) struct Demotion {
+    base: Instant,
+    /// Nanoseconds from `base` to the last such error, plus one; 0 before any.
+    last: AtomicU64,
+}
+
+impl Demotion {
+    fn new() -> Self {
+        Demotion { base: Instant::now(), last: AtomicU64::new(0) }
+    }
+
+    fn since_base(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.base).as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    fn record(&self) {
+        let now = self.since_base(Instant::now()).saturating_add(1);
+        self.last.fetch_max(now, Ordering::AcqRel);
+    }
+
+    /// Whether a connection opened at `created` was opened before the last such error.
+    fn predates(&self, created: Instant) -> bool {
+        let last = AtomicU64::load(&self.last, Ordering::Acquire);
+        last != 0 && self.since_base(created) < last
+    }
+}
+
+/// Each pooled connection's instrumentation: reports every error that says its server
+/// no longer takes writes to the pool's [`Demotion`].
+struct WatchWrites(Arc<Demotion>);
+
+impl Instrumentation for WatchWrites {
+    fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
+        if let InstrumentationEvent::FinishQuery { error: Some(error), .. } = event
+            && crate::error::refuses_writes(error)
+        {
+            self.0.record();
+        }
+    }
 }
 
 fn postgres_pool(url: &str, connector: Arc<PgConnector>, config: &DbConfig) -> Result<PgPools, DbError> {
     let setup: Arc<str> = format!("SET statement_timeout = {}", config.statement_timeout.as_millis()).into();
     let sizes = shard_sizes(config.max_connections, config.worker_threads);
+    // One for all the shards: they all reach the same servers.
+    let demotion = Arc::new(Demotion::new());
     PgPools::new(&sizes, |size| {
         let (connector, setup) = (Arc::clone(&connector), Arc::clone(&setup));
+        let (watched, checked) = (Arc::clone(&demotion), Arc::clone(&demotion));
         let mut manager_config = ManagerConfig::<AsyncPgConnection>::default();
         // No round trip per checkout: a pooled connection is checked by its state only (a
         // transaction left open, or the connection closed, which tokio-postgres notices as
@@ -325,19 +412,31 @@ fn postgres_pool(url: &str, connector: Arc<PgConnector>, config: &DbConfig) -> R
         // connections under it).
         manager_config.recycling_method = RecyclingMethod::Fast;
         // The manager's URL is not used: every connection is opened by `connector`, with TLS.
-        manager_config.custom_setup =
-            Box::new(move |_: &str| postgres_connection(Arc::clone(&connector), Arc::clone(&setup)));
+        manager_config.custom_setup = Box::new(move |_: &str| {
+            postgres_connection(Arc::clone(&connector), Arc::clone(&setup), Arc::clone(&watched))
+        });
         let manager = AsyncDieselConnectionManager::new_with_config(url, manager_config);
-        build_pool(manager, size, config)
+        pool_builder(manager, size, config)
+            .pre_recycle(Hook::sync_fn(move |_, metrics| {
+                if checked.predates(metrics.created) {
+                    tracing::info!("a connection opened before its server stopped taking writes is closed");
+                    return Err(HookError::message("its server stopped taking writes"));
+                }
+                Ok(())
+            }))
+            .build()
+            .map_err(|e| DbError::Setup(e.to_string()))
     })
 }
 
 fn postgres_connection(
     connector: Arc<PgConnector>,
     setup: Arc<str>,
+    demotion: Arc<Demotion>,
 ) -> SetupFuture<'static, AsyncPgConnection> {
     Box::pin(async move {
         let mut conn = connector.connect().await?;
+        conn.set_instrumentation(WatchWrites(demotion));
         conn.batch_execute(&setup).await.map_err(ConnectionError::CouldntSetupConfiguration)?;
         Ok(conn)
     })
@@ -349,7 +448,7 @@ fn sqlite_pool(path: &str, config: &DbConfig) -> Result<Pool<SqliteConn>, DbErro
     manager_config.recycling_method = RecyclingMethod::Fast;
     manager_config.custom_setup = Box::new(sqlite_connection);
     let manager = AsyncDieselConnectionManager::new_with_config(path, manager_config);
-    build_pool(manager, 1, config)
+    pool_builder(manager, 1, config).build().map_err(|e| DbError::Setup(e.to_string()))
 }
 
 fn sqlite_connection(path: &str) -> SetupFuture<'_, SqliteConn> {
@@ -372,6 +471,10 @@ mod tests {
         assert_eq!(backend_of("sqlite:data/db.sqlite"), Ok(Backend::Sqlite));
         assert!(backend_of("sqlite://").is_err());
         assert!(backend_of("sqlite::memory:").is_err());
+        // libpq's key/value form is PostgreSQL, read whole too.
+        assert_eq!(backend_of("host=db1,db2 port=5432 dbname=consular"), Ok(Backend::Postgres));
+        let error = backend_of("host=db password=secret sslmode=verify").unwrap_err();
+        assert!(error.contains("unknown sslmode `verify`") && !error.contains("secret"), "{error}");
         let error = backend_of("mysql://root:secret@db/x").unwrap_err();
         assert!(error.contains("`mysql`") && !error.contains("secret"), "{error}");
         // PostgreSQL URLs are read whole: their TLS settings too.

@@ -39,12 +39,35 @@ fn from_query_error(error: QueryError) -> RepoError {
             | DatabaseErrorKind::SerializationFailure,
             info,
         ) => RepoError::Unavailable(info.message().to_owned()),
+        ref error if refuses_writes(error) => RepoError::Unavailable(format!(
+            "the database server does not take writes (a standby, or a primary turned \
+             read-only): {error}"
+        )),
         QueryError::DatabaseError(_, info) if is_transient(info.message()) => {
             RepoError::Unavailable(info.message().to_owned())
         }
         // A cancelled transaction left the connection unusable; the pool discards it.
         QueryError::BrokenTransactionManager => RepoError::Unavailable(error.to_string()),
         other => RepoError::Other(other.to_string()),
+    }
+}
+
+/// Whether `error` says that the server no longer takes writes: 25006
+/// `read_only_sql_transaction` ("cannot execute INSERT in a read-only transaction", also
+/// "cannot execute … during recovery" on a standby), and what else a server in recovery
+/// refuses ("recovery is in progress", "cannot assign TransactionIds during recovery").
+/// The primary was demoted or replaced, or turned read-only: every connection to it must
+/// be dropped, so that new ones find the primary (docs/operations.md "High availability").
+/// A write inside one of our own read-only transactions (`read_tx!`) would give 25006 too:
+/// that bug shows in the tests as a 503 instead of a 500.
+pub(crate) fn refuses_writes(error: &QueryError) -> bool {
+    match error {
+        QueryError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, _) => true,
+        QueryError::DatabaseError(_, info) => {
+            let message = info.message();
+            message.contains("during recovery") || message.contains("recovery is in progress")
+        }
+        _ => false,
     }
 }
 
@@ -125,5 +148,31 @@ mod tests {
             assert!(matches!(error, RepoError::Unavailable(_)), "{message}");
         }
         assert!(matches!(from_query_error(QueryError::NotFound), RepoError::Other(_)));
+    }
+
+    #[test]
+    fn a_server_that_no_longer_takes_writes_is_unavailable() {
+        let refused = [
+            (DatabaseErrorKind::ReadOnlyTransaction, "cannot execute INSERT in a read-only transaction"),
+            (DatabaseErrorKind::ReadOnlyTransaction, "cannot execute LOCK TABLE during recovery"),
+            (DatabaseErrorKind::Unknown, "cannot assign TransactionIds during recovery"),
+            (DatabaseErrorKind::Unknown, "recovery is in progress"),
+        ];
+        for (kind, message) in refused {
+            let error = QueryError::DatabaseError(kind, Box::new(message.to_owned()));
+            assert!(refuses_writes(&error), "{message}");
+            match from_query_error(error) {
+                RepoError::Unavailable(text) => {
+                    assert!(text.contains("does not take writes") && text.contains(message), "{text}");
+                }
+                other => panic!("{message}: {other:?}"),
+            }
+        }
+        // Other failures do not drop the pool's connections.
+        for message in ["canceling statement due to statement timeout", "deadlock detected"] {
+            let error = QueryError::DatabaseError(DatabaseErrorKind::Unknown, Box::new(message.to_owned()));
+            assert!(!refuses_writes(&error), "{message}");
+        }
+        assert!(!refuses_writes(&QueryError::NotFound));
     }
 }

@@ -98,22 +98,38 @@ pub(crate) struct PgSettings {
 }
 
 impl PgSettings {
-    /// Reads `url` (`postgres://…`). Errors name the parameter at fault and never echo
-    /// the URL, which may hold a password.
+    /// Reads `url`: a URL (`postgres://…`) or libpq's key/value form (`host=… dbname=…`,
+    /// [`is_key_value`]), each with one host or several (`h1:5432,h2:5432`, `host=h1,h2
+    /// port=5432,5433`) and tokio-postgres's other parameters (`target_session_attrs`,
+    /// `connect_timeout`, …). Errors name the parameter at fault and never echo the URL,
+    /// which may hold a password.
     pub(crate) fn parse(url: &str) -> Result<PgSettings, String> {
-        let (base, query) = url.split_once('?').unwrap_or((url, ""));
-        let mut kept = Vec::new();
         let mut mode = None;
         let mut root_file = None;
-        for pair in query.split('&').filter(|pair| !pair.is_empty()) {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            match key {
-                "sslmode" => mode = Some(SslMode::parse(&decode("sslmode", value)?)?),
-                "sslrootcert" => root_file = Some(decode("sslrootcert", value)?),
-                _ => kept.push(pair),
+        let rest = if is_key_value(url) {
+            // libpq does not percent-decode this form; quotes and `\` escape instead.
+            let mut kept = Vec::new();
+            for (key, value) in key_values(url)? {
+                match key.as_str() {
+                    "sslmode" => mode = Some(SslMode::parse(&value)?),
+                    "sslrootcert" => root_file = Some(value),
+                    _ => kept.push(format!("{key}='{}'", value.replace('\\', "\\\\").replace('\'', "\\'"))),
+                }
             }
-        }
-        let rest = if kept.is_empty() { base.to_owned() } else { format!("{base}?{}", kept.join("&")) };
+            kept.join(" ")
+        } else {
+            let (base, query) = url.split_once('?').unwrap_or((url, ""));
+            let mut kept = Vec::new();
+            for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+                let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+                match key {
+                    "sslmode" => mode = Some(SslMode::parse(&decode("sslmode", value)?)?),
+                    "sslrootcert" => root_file = Some(decode("sslrootcert", value)?),
+                    _ => kept.push(pair),
+                }
+            }
+            if kept.is_empty() { base.to_owned() } else { format!("{base}?{}", kept.join("&")) }
+        };
         let mut config: tokio_postgres::Config = rest.parse().map_err(|e: tokio_postgres::Error| {
             // The display alone says "invalid connection string"; the source names the option.
             e.source().map_or_else(|| e.to_string(), |cause| format!("{e}: {cause}"))
@@ -180,6 +196,66 @@ impl PgSettings {
     #[cfg(test)]
     fn mode(&self) -> SslMode {
         self.mode
+    }
+}
+
+/// Whether `text` is libpq's key/value form (`host=db1,db2 port=5432 dbname=consular`):
+/// it starts with a keyword and `=`, where a URL has its scheme and `:`.
+pub(crate) fn is_key_value(text: &str) -> bool {
+    let text = text.trim_start();
+    let key = text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(text.len());
+    key > 0 && text[key..].trim_start().starts_with('=')
+}
+
+/// The `key=value` pairs of the key/value form, read as tokio-postgres and libpq read them:
+/// whitespace between pairs (and around `=`), a value in single quotes or up to the next
+/// whitespace, `\` escaping the character after it. Errors name keys, never values.
+fn key_values(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut pairs = Vec::new();
+    let mut chars = text.chars().peekable();
+    let skip_blanks = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+    };
+    loop {
+        skip_blanks(&mut chars);
+        let mut key = String::new();
+        while let Some(c) = chars.next_if(|c| !c.is_whitespace() && *c != '=') {
+            key.push(c);
+        }
+        if key.is_empty() {
+            return match chars.peek() {
+                None => Ok(pairs),
+                Some(_) => Err("the connection string has a value without a key (`=` alone)".to_owned()),
+            };
+        }
+        skip_blanks(&mut chars);
+        if chars.next() != Some('=') {
+            return Err(format!("`{key}` in the connection string has no `=` and value"));
+        }
+        skip_blanks(&mut chars);
+        let mut value = String::new();
+        if chars.next_if_eq(&'\'').is_some() {
+            loop {
+                match chars.next() {
+                    Some('\'') => break,
+                    Some('\\') => value.extend(chars.next()),
+                    Some(c) => value.push(c),
+                    None => return Err(format!("the value of `{key}` has no closing quote")),
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                if c == '\\' {
+                    value.extend(chars.next());
+                } else {
+                    value.push(c);
+                }
+            }
+            if value.is_empty() {
+                return Err(format!("`{key}` in the connection string has no value"));
+            }
+        }
+        pairs.push((key, value));
     }
 }
 
@@ -549,6 +625,62 @@ mod tests {
     }
 
     #[test]
+    fn several_hosts_and_target_session_attrs_reach_tokio_postgres() {
+        use tokio_postgres::config::{LoadBalanceHosts, TargetSessionAttrs};
+        let tcp = |name: &str| Host::Tcp(name.to_owned());
+        let url = settings(
+            "postgres://u:secret@pg1.internal:5432,pg2.internal:5433/consular\
+             ?target_session_attrs=read-write&connect_timeout=2&sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem",
+        );
+        let key_value = settings(
+            "host=pg1.internal,pg2.internal port=5432,5433 user=u password='se cr\\'et' dbname=consular \
+             target_session_attrs=read-write connect_timeout = 2 sslmode=verify-full sslrootcert=/etc/ca.pem",
+        );
+        for parsed in [&url, &key_value] {
+            assert_eq!(parsed.config.get_hosts(), &[tcp("pg1.internal"), tcp("pg2.internal")]);
+            assert_eq!(parsed.config.get_ports(), &[5432, 5433]);
+            assert_eq!(parsed.config.get_dbname(), Some("consular"));
+            assert_eq!(parsed.config.get_target_session_attrs(), TargetSessionAttrs::ReadWrite);
+            assert_eq!(parsed.config.get_connect_timeout(), Some(&std::time::Duration::from_secs(2)));
+            assert_eq!((parsed.mode(), parsed.check), (SslMode::VerifyFull, Check::ChainAndName));
+            assert_eq!(parsed.roots, Some(Roots::File(PathBuf::from("/etc/ca.pem"))));
+        }
+        assert_eq!(key_value.config.get_password(), Some(&b"se cr'et"[..]));
+        // In a URL a host without a port has 5432, as in libpq; the key/value form may give
+        // one port for every host. The default is `any`; hosts tried in a random order.
+        let default_port = settings("postgres://u@127.0.0.1,localhost:6432/x");
+        assert_eq!(default_port.config.get_ports(), &[5432, 6432]);
+        let shared_port = settings("host=127.0.0.1,localhost port=6432 load_balance_hosts=random");
+        assert_eq!(shared_port.config.get_hosts(), &[tcp("127.0.0.1"), tcp("localhost")]);
+        assert_eq!(shared_port.config.get_ports(), &[6432]);
+        assert_eq!(shared_port.config.get_target_session_attrs(), TargetSessionAttrs::Any);
+        assert_eq!(shared_port.config.get_load_balance_hosts(), LoadBalanceHosts::Random);
+        assert_eq!(shared_port.mode(), SslMode::Prefer, "every host is on loopback");
+        let read_only = settings("host=localhost target_session_attrs=read-only");
+        assert_eq!(read_only.config.get_target_session_attrs(), TargetSessionAttrs::ReadOnly);
+        let connector =
+            PgConnector::new(settings("host=pg1.internal,pg2.internal port=5432,5433 sslmode=require"))
+                .unwrap();
+        assert_eq!(connector.targets(), "pg1.internal:5432,pg2.internal:5433");
+    }
+
+    #[test]
+    fn the_key_value_form_is_told_from_a_url() {
+        for text in ["host=db dbname=x", "  dbname = x", "application_name=a=b"] {
+            assert!(is_key_value(text), "{text}");
+        }
+        for text in ["postgres://db/x", "postgresql://h=1/x", "sqlite:x=y.db", "sqlite://a=b", "", "=x"] {
+            assert!(!is_key_value(text), "{text}");
+        }
+        assert_eq!(
+            key_values(r"a=1  b = 'two words' c=\'q d=''").unwrap(),
+            [("a", "1"), ("b", "two words"), ("c", "'q"), ("d", "")]
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .to_vec()
+        );
+    }
+
+    #[test]
     fn bad_settings_are_named_without_the_password() {
         let cases = [
             ("sslmode=verify_full", "unknown sslmode `verify_full`"),
@@ -564,6 +696,15 @@ mod tests {
         let error =
             PgSettings::parse("postgres://u:secret@db.internal,%2Ftmp/x?sslmode=verify-full").unwrap_err();
         assert!(error.contains("unix socket") && !error.contains("secret"), "{error}");
+        // libpq's `primary`, `standby` and `prefer-standby` are not tokio-postgres's.
+        let error =
+            PgSettings::parse("postgres://u:secret@h1,h2/x?target_session_attrs=primary").unwrap_err();
+        assert!(error.contains("target_session_attrs") && !error.contains("secret"), "{error}");
+        for text in ["host=db password='secret", "host=db password", "host=db password= ", "host=db =secret"]
+        {
+            let error = PgSettings::parse(text).unwrap_err();
+            assert!(!error.contains("secret") && !error.is_empty(), "{text}: {error}");
+        }
     }
 
     #[test]
