@@ -149,7 +149,7 @@ impl Database {
     /// parent directory of a SQLite file is created.
     ///
     /// PostgreSQL: up to `max_connections` connections, each checked by its state before
-    /// reuse (and dropped once its server stopped taking writes: [`Demotion`]) and set up
+    /// reuse (and dropped once its server stopped taking writes: `Demotion`) and set up
     /// with the statement timeout.
     ///
     /// SQLite: exactly one connection, whatever `max_connections` says. SQLite allows one
@@ -348,13 +348,16 @@ fn pool_builder<M: deadpool::managed::Manager>(
 /// (docs/operations.md "High availability").
 ///
 /// Why this way: the recycling stays `Fast` (no round trip per checkout, such as `SHOW
-/// transaction_read_only`, to guard against an event of a failover); the error is seen
-/// where it happens, by each connection's diesel instrumentation ([`WatchWrites`]), whatever
-/// query function or transaction it came through; and a deadpool `pre_recycle` hook
-/// compares a connection's creation time with it (one atomic load). All the connections
+/// transaction_read_only`, paid by every request for an event as rare as a failover); the
+/// error is seen where it happens, by each connection's diesel instrumentation
+/// ([`WatchWrites`]), whatever query function or transaction it came through; and a
+/// deadpool `pre_recycle` hook compares a connection's creation time with it (one atomic
+/// load). Not `Object::take` where the error is returned: that is in every checkout of
+/// every area (`run!`, `view!`), and some query functions turn errors into outcomes on
+/// the way. All the connections
 /// opened before go, not only the one that heard it: they reach the same server, which
 /// also serves their reads, stale ones once it follows a new primary.
-pub(crate) struct Demotion {
+struct Demotion {
     base: Instant,
     /// Nanoseconds from `base` to the last such error, plus one; 0 before any.
     last: AtomicU64,
