@@ -160,6 +160,9 @@ impl Database {
     pub fn connect(config: &DbConfig) -> Result<Database, DbError> {
         let pools = match target(&config.url).map_err(DbError::InvalidUrl)? {
             Target::Postgres(settings) => {
+                if let Some(warning) = settings.failover_warning() {
+                    tracing::warn!("{warning}");
+                }
                 let connector = Arc::new(PgConnector::new(*settings).map_err(DbError::Setup)?);
                 Pools::Postgres {
                     pool: postgres_pool(&config.url, Arc::clone(&connector), config)?,

@@ -193,6 +193,22 @@ impl PgSettings {
         Ok(PgSettings { config, mode, explicit, roots, check })
     }
 
+    /// Why this URL may not fail over in time, if it may not: several hosts and no
+    /// `connect_timeout`, so that a host that died without refusing connections (a machine
+    /// off, packets dropped) holds every new connection until TCP gives up, past the pool's
+    /// wait, and the next host is never tried (docs/operations.md "High availability").
+    pub(crate) fn failover_warning(&self) -> Option<String> {
+        let hosts = endpoints(&self.config).len();
+        (hosts > 1 && self.config.get_connect_timeout().is_none()).then(|| {
+            format!(
+                "database_url lists {hosts} hosts without connect_timeout: a host that stops \
+                 answering holds new connections until TCP gives up, and the next host is not \
+                 tried in time; set connect_timeout (seconds per host) so that hosts x \
+                 connect_timeout stays below db_acquire_timeout_ms"
+            )
+        })
+    }
+
     #[cfg(test)]
     fn mode(&self) -> SslMode {
         self.mode
@@ -656,6 +672,10 @@ mod tests {
         assert_eq!(shared_port.config.get_target_session_attrs(), TargetSessionAttrs::Any);
         assert_eq!(shared_port.config.get_load_balance_hosts(), LoadBalanceHosts::Random);
         assert_eq!(shared_port.mode(), SslMode::Prefer, "every host is on loopback");
+        assert_eq!(url.failover_warning(), None, "connect_timeout is set");
+        let warning = default_port.failover_warning().unwrap();
+        assert!(warning.contains("2 hosts without connect_timeout"), "{warning}");
+        assert_eq!(settings("postgres://u@db.internal/x").failover_warning(), None, "one host");
         let read_only = settings("host=localhost target_session_attrs=read-only");
         assert_eq!(read_only.config.get_target_session_attrs(), TargetSessionAttrs::ReadOnly);
         let connector =
