@@ -45,6 +45,10 @@ pub struct Options {
     /// protocol-level prepared statements off, and older versions do not know the key,
     /// so it is written only when set).
     pub max_prepared_statements: Option<u32>,
+    /// `server_reset_query = SELECT pg_advisory_unlock_all()` with
+    /// `server_reset_query_always = 1`: every server connection given back to the pool,
+    /// in any mode, first releases the session advisory locks taken through it.
+    pub release_advisory_locks: bool,
 }
 
 /// The PgBouncer binary, or `None` when none is installed.
@@ -98,6 +102,11 @@ impl PgBouncer {
         let prepared = options
             .max_prepared_statements
             .map_or_else(String::new, |n| format!("max_prepared_statements = {n}\n"));
+        let reset = if options.release_advisory_locks {
+            "server_reset_query = SELECT pg_advisory_unlock_all()\nserver_reset_query_always = 1\n"
+        } else {
+            ""
+        };
         let config = format!(
             "[databases]\n\
              consular = host={host} port={upstream_port} dbname={db} user={user}\n\
@@ -112,7 +121,7 @@ impl PgBouncer {
              max_client_conn = 500\n\
              logfile = {log}\n\
              pidfile = {pid}\n\
-             {prepared}",
+             {prepared}{reset}",
             host = target.host,
             upstream_port = target.port,
             db = target.database,
