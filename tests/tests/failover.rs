@@ -90,6 +90,7 @@ struct Load {
     nodes: Vec<TestApp>,
     admin: String,
     service: String,
+    /// The small slots, then the large one (by start time).
     slots: Vec<String>,
     log: Log,
     stop: AtomicBool,
@@ -160,7 +161,9 @@ impl Load {
             let id = text(&request, "id");
             self.log.acked.lock().unwrap().requests.push(id.clone());
 
-            let slot = self.slots[round % self.slots.len()].clone();
+            // Every other booking into the large slot, the others into the small ones in turn.
+            let slot = if round % 2 == 1 { SMALL_SLOTS } else { (round / 2) % SMALL_SLOTS };
+            let slot = self.slots[slot].clone();
             let key = uuid::Uuid::now_v7().to_string();
             let body = json!({
                 "slot_id": slot, "service_type_id": self.service, "citizen_id": citizen.id, "request_id": id,
@@ -324,7 +327,7 @@ async fn no_acknowledged_write_is_lost_when_the_primary_dies_and_the_standby_is_
         "slots",
     )
     .await;
-    let slots: Vec<String> = rows_of(&pair, Role::Primary, "SELECT id FROM slots")
+    let slots: Vec<String> = rows_of(&pair, Role::Primary, "SELECT id FROM slots ORDER BY starts_at")
         .await
         .into_iter()
         .map(|mut r| r.swap_remove(0))
