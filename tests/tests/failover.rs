@@ -9,7 +9,8 @@
 //! Checked: every answer is a 2xx, an expected 4xx (409 `slot_full`; 412 for a status
 //! change whose first try got a 503 and committed all the same) or a 503 with
 //! `Retry-After`, never another 5xx; a write succeeds within 10 s of the promotion; every
-//! acknowledged write (its row and its outbox event) is on the new primary; no slot holds
+//! acknowledged write (its row and its outbox event) is on the new primary, and the rows
+//! are exactly the acknowledged ones (no retry ran a write twice); no slot holds
 //! more seats than its capacity, and its seat count is its active bookings; every event is
 //! delivered, each producing its notification exactly once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -278,7 +279,7 @@ async fn no_acknowledged_write_is_lost_when_the_primary_dies_and_the_standby_is_
     {
         let pair = pair.clone();
         tokio::task::spawn_blocking(move || {
-            pair.query(Role::Primary, "postgres", "CREATE DATABASE consular")
+            pair.query(Role::Primary, "postgres", &format!("CREATE DATABASE {DATABASE}"))
         })
         .await
         .unwrap()
@@ -436,8 +437,8 @@ async fn no_acknowledged_write_is_lost_when_the_primary_dies_and_the_standby_is_
             &pair,
             &format!(
                 "SELECT r.id, r.citizen_id, r.submitted_at, r.status, r.version, \
-                 (SELECT string_agg(k.key || ' ' || k.created_at, ';') FROM idempotency_keys k WHERE k::text LIKE '%' || r.id || '%') \
-                 FROM service_requests r WHERE r.id IN ({list})"
+                 (SELECT string_agg(k.key || ' ' || k.created_at, ';') FROM idempotency_keys k \
+                 WHERE k::text LIKE '%' || r.id || '%') FROM service_requests r WHERE r.id IN ({list})"
             ),
         )
         .await;
@@ -449,7 +450,7 @@ async fn no_acknowledged_write_is_lost_when_the_primary_dies_and_the_standby_is_
                     "{:?} {} {}",
                     a.at.saturating_duration_since(stopped_at),
                     a.status,
-                    &a.body[..a.body.len().min(60)]
+                    a.body.chars().take(60).collect::<String>()
                 )
             })
             .collect();
