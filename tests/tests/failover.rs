@@ -12,7 +12,8 @@
 //! acknowledged write (its row and its outbox event) is on the new primary, and the rows
 //! are exactly the acknowledged ones (no retry ran a write twice); no slot holds
 //! more seats than its capacity, and its seat count is its active bookings; every event is
-//! delivered, each producing its notification exactly once.
+//! delivered, each producing its notification exactly once; a submission acknowledged
+//! before the stop, sent again with its key, is replayed by the new primary.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[allow(dead_code)]
@@ -67,6 +68,8 @@ struct Answer {
 #[derive(Debug, Default)]
 struct Acked {
     requests: Vec<String>,
+    /// Each acknowledged submission's `(token, Idempotency-Key)`, in `requests`' order.
+    submission_keys: Vec<(String, String)>,
     /// `(appointment, slot)`.
     bookings: Vec<(String, String)>,
     documents: Vec<String>,
@@ -160,7 +163,11 @@ impl Load {
                 continue;
             }
             let id = text(&request, "id");
-            self.log.acked.lock().unwrap().requests.push(id.clone());
+            {
+                let mut acked = self.log.acked.lock().unwrap();
+                acked.requests.push(id.clone());
+                acked.submission_keys.push((citizen.token.clone(), key.clone()));
+            }
 
             // Every other booking into the large slot, the others into the small ones in turn.
             let slot = if round % 2 == 1 { SMALL_SLOTS } else { (round / 2) % SMALL_SLOTS };
@@ -424,6 +431,22 @@ async fn no_acknowledged_write_is_lost_when_the_primary_dies_and_the_standby_is_
         load.log.unacknowledged_changes.load(Ordering::Relaxed),
         load.log.replayed.load(Ordering::Relaxed),
     );
+
+    // A client that never got the answer of a submission acknowledged before the stop gets
+    // it replayed by the new primary: the idempotency records came through too.
+    for (i, (token, key)) in acked.submission_keys.iter().take(acked_before.min(20)).enumerate() {
+        let node = &load.nodes[i % load.nodes.len()];
+        let response = node
+            .authed(Method::POST, REQUESTS, token)
+            .header("idempotency-key", key)
+            .json(&json!({ "service_type_id": load.service }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(header(response.headers(), "idempotent-replayed"), "true", "{key}");
+        let replay = expect(response, StatusCode::CREATED, "a replayed submission").await;
+        assert_eq!(text(&replay, "id"), acked.requests[i], "the replay of {key}");
+    }
 
     // Every acknowledged write is on the new primary, with its outbox event, and none is
     // there twice: every write was retried until answered, so the rows are exactly the
