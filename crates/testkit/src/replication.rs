@@ -77,11 +77,13 @@ impl ReplicatedPair {
         }
     }
 
-    /// `postgres://postgres@127.0.0.1:P1,127.0.0.1:P2/DATABASE?target_session_attrs=read-write`:
-    /// libpq's multi-host form, connecting to the first of the two that accepts writes.
+    /// `postgres://postgres@127.0.0.1:P1,127.0.0.1:P2/DATABASE?` with
+    /// `target_session_attrs=read-write&connect_timeout=2`: libpq's multi-host form,
+    /// connecting to the first of the two that accepts writes, as docs/operations.md
+    /// "High availability" recommends it.
     pub fn url(&self, database: &str) -> String {
         format!(
-            "postgres://postgres@127.0.0.1:{},127.0.0.1:{}/{database}?target_session_attrs=read-write",
+            "postgres://postgres@127.0.0.1:{},127.0.0.1:{}/{database}?target_session_attrs=read-write&connect_timeout=2",
             self.primary_port, self.standby_port
         )
     }
