@@ -39,6 +39,9 @@ const API_POOL: u32 = 10;
 const CITIZENS: usize = 12;
 /// Seats of the one slot every citizen tries to book.
 const SEATS: usize = 5;
+/// PgBouncer's `query_wait_timeout` here: a client waiting longer for a server connection
+/// is disconnected, so that a stall fails the test in seconds rather than minutes.
+const QUERY_WAIT_SECS: u32 = 5;
 /// `database.rs`'s `MIGRATION_LOCK` ("consular"), as `pg_locks` shows a bigint key.
 const MIGRATION_LOCK: i64 = 0x636f_6e73_756c_6172;
 
@@ -195,6 +198,7 @@ async fn transaction_pooling_without_prepared_statement_tracking_breaks_the_api(
         pool_size: SERVER_POOL,
         max_prepared_statements,
         release_advisory_locks: false,
+        query_wait_timeout_secs: QUERY_WAIT_SECS,
     };
     let (app, bouncer, direct) = serve_through(&binary, options).await;
     assert_eq!(migration_locks_held(&direct), 1, "the migrations' session lock outlives them");
@@ -252,6 +256,7 @@ async fn transaction_pooling_with_prepared_statement_tracking_serves_the_api() {
         pool_size: SERVER_POOL,
         max_prepared_statements: Some(200),
         release_advisory_locks: true,
+        query_wait_timeout_secs: QUERY_WAIT_SECS,
     };
     let (app, _bouncer, direct) = serve_through(&binary, options).await;
     // The reset query released the migrations' session lock when their transaction ended.
@@ -274,6 +279,7 @@ async fn session_pooling_serves_the_api() {
         pool_size: API_POOL,
         max_prepared_statements: None,
         release_advisory_locks: false,
+        query_wait_timeout_secs: QUERY_WAIT_SECS,
     };
     let (app, _bouncer, direct) = serve_through(&binary, options).await;
     // PgBouncer resets the server connection once the client has gone, soon after.

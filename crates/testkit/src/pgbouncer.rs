@@ -49,6 +49,9 @@ pub struct Options {
     /// `server_reset_query_always = 1`: every server connection given back to the pool,
     /// in any mode, first releases the session advisory locks taken through it.
     pub release_advisory_locks: bool,
+    /// `query_wait_timeout`: how long a client waits for a server connection before
+    /// PgBouncer disconnects it (its default is 120 s).
+    pub query_wait_timeout_secs: u32,
 }
 
 /// The PgBouncer binary, or `None` when none is installed.
@@ -119,6 +122,7 @@ impl PgBouncer {
              pool_mode = {mode}\n\
              default_pool_size = {size}\n\
              max_client_conn = 500\n\
+             query_wait_timeout = {wait}\n\
              logfile = {log}\n\
              pidfile = {pid}\n\
              {prepared}{reset}",
@@ -129,6 +133,7 @@ impl PgBouncer {
             auth = dir.join("users.txt").display(),
             mode = options.pool_mode.name(),
             size = options.pool_size,
+            wait = options.query_wait_timeout_secs,
             log = dir.join("pgbouncer.log").display(),
             pid = dir.join("pgbouncer.pid").display(),
         );
