@@ -189,7 +189,7 @@ async fn workload(app: &TestApp) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn transaction_pooling_without_prepared_statement_tracking_breaks_the_api() {
+async fn postgres_transaction_pooling_without_prepared_statement_tracking_breaks_the_api() {
     let Some((binary, version)) = installed() else { return };
     // 1.21 and later track prepared statements unless told not to; 1.18 cannot.
     let max_prepared_statements = tracks_prepared_statements(version).then_some(0);
@@ -241,7 +241,7 @@ async fn transaction_pooling_without_prepared_statement_tracking_breaks_the_api(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn transaction_pooling_with_prepared_statement_tracking_serves_the_api() {
+async fn postgres_transaction_pooling_with_prepared_statement_tracking_serves_the_api() {
     let Some((binary, version)) = installed() else { return };
     if !tracks_prepared_statements(version) {
         eprintln!(
@@ -270,7 +270,7 @@ async fn transaction_pooling_with_prepared_statement_tracking_serves_the_api() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn session_pooling_serves_the_api() {
+async fn postgres_session_pooling_serves_the_api() {
     let Some((binary, _)) = installed() else { return };
     // A client keeps its server connection for its whole session: PgBouncer needs as many
     // as the API's pool holds (the migrations' connection is gone before the pool opens).
