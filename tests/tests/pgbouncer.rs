@@ -13,10 +13,13 @@
 //!   otherwise.
 //! - Session pooling serves the same workload on any version.
 //!
-//! Each test also shows what transaction pooling does to the session state the server
-//! sets up (the migrations' session advisory lock outlives their connection, on a server
-//! connection of the pool). Skipped, with a message, only when no `pgbouncer` binary is
-//! installed (CI installs Debian's).
+//! The database is migrated before the node starts (it is cloned from the migrated
+//! template), as the docs ask of a deployment behind PgBouncer, so the node's own
+//! migration step finds nothing pending; it still takes the migrations' session advisory
+//! lock, and each test checks where that lock ends: held by a pooled server connection in
+//! transaction mode, released by the reset query `pg_advisory_unlock_all()` where it is
+//! configured, and by the reset at the session's end in session mode. Skipped, with a
+//! message, only when no `pgbouncer` binary is installed (CI installs Debian's).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[allow(dead_code)]

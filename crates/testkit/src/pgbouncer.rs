@@ -94,9 +94,10 @@ pub struct PgBouncer {
 }
 
 impl PgBouncer {
-    /// Starts `binary` in front of the database of `upstream` (`postgres://user@host:port/db`,
-    /// no password: the throwaway cluster trusts loopback) and waits until it accepts
-    /// connections.
+    /// Starts `binary` in front of the database of `upstream`
+    /// (`postgres://user[:password]@host:port/db`, as [`crate::postgres::fresh_database`]
+    /// gives it; PgBouncer logs in with the password, its own clients are trusted) and
+    /// waits until it accepts connections.
     pub fn start(binary: &Path, upstream: &str, options: Options) -> Result<PgBouncer, String> {
         let target = Upstream::parse(upstream)?;
         let dir = std::env::temp_dir().join(format!("consular-pgbouncer-{}", uuid::Uuid::now_v7().simple()));
@@ -112,7 +113,7 @@ impl PgBouncer {
         };
         let config = format!(
             "[databases]\n\
-             consular = host={host} port={upstream_port} dbname={db} user={user}\n\
+             consular = host={host} port={upstream_port} dbname={db} user={user}{password}\n\
              [pgbouncer]\n\
              listen_addr = 127.0.0.1\n\
              listen_port = {port}\n\
@@ -130,6 +131,7 @@ impl PgBouncer {
             upstream_port = target.port,
             db = target.database,
             user = target.user,
+            password = target.password.as_deref().map_or_else(String::new, |p| format!(" password={p}")),
             auth = dir.join("users.txt").display(),
             mode = options.pool_mode.name(),
             size = options.pool_size,
@@ -215,6 +217,7 @@ impl Drop for PgBouncer {
 /// The parts of a `postgres://user@host:port/database` URL PgBouncer's entry needs.
 struct Upstream {
     user: String,
+    password: Option<String>,
     host: String,
     port: u16,
     database: String,
@@ -230,12 +233,19 @@ impl Upstream {
         let (authority, database) =
             rest.split_once('/').ok_or_else(|| "the URL names no database".to_owned())?;
         let (user, address) = authority.rsplit_once('@').unwrap_or((CLUSTER_OWNER, authority));
-        if user.contains(':') {
-            return Err("the URL holds a password: this helper only trusts".to_owned());
-        }
+        let (user, password) = match user.split_once(':') {
+            Some((user, password)) => (user, Some(password.to_owned())),
+            None => (user, None),
+        };
         let (host, port) = address.rsplit_once(':').unwrap_or((address, "5432"));
         let port = port.parse().map_err(|_| format!("bad port `{port}`"))?;
-        Ok(Upstream { user: user.to_owned(), host: host.to_owned(), port, database: database.to_owned() })
+        Ok(Upstream {
+            user: user.to_owned(),
+            password,
+            host: host.to_owned(),
+            port,
+            database: database.to_owned(),
+        })
     }
 }
 
@@ -250,7 +260,11 @@ mod tests {
             (target.user.as_str(), target.host.as_str(), target.port, target.database.as_str()),
             ("postgres", "127.0.0.1", 40123, "consular_test_1_ab")
         );
-        assert!(Upstream::parse("postgres://u:secret@h:1/db").is_err());
+        assert_eq!(
+            Upstream::parse("postgres://u:secret@h:1/db").unwrap().password.as_deref(),
+            Some("secret")
+        );
+        assert_eq!(target.password, None);
         assert!(Upstream::parse("sqlite://x").is_err());
     }
 }
