@@ -12,6 +12,8 @@
 //!   binary is 1.21 or later (`PGBOUNCER=/path/to/pgbouncer`) and says why it did not
 //!   otherwise.
 //! - Session pooling serves the same workload on any version.
+//! - A session `SET` (how a node applies `db_statement_timeout_ms`) reaches the next
+//!   client of its server connection in transaction pooling.
 //!
 //! The database is migrated before the node starts (it is cloned from the migrated
 //! template), as the docs ask of a deployment behind PgBouncer, so the node's own
@@ -291,4 +293,26 @@ async fn postgres_session_pooling_serves_the_api() {
     })
     .await;
     workload(&app).await;
+}
+
+/// Why `statement_timeout` goes on the role behind transaction pooling: a node sets it
+/// with a session `SET` when it opens a connection, and PgBouncer gives that server
+/// connection, setting included, to whichever client comes next (one server connection
+/// here, so the next client is certain to get it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_session_setting_crosses_clients_in_transaction_pooling() {
+    let Some((binary, _)) = installed() else { return };
+    let options = Options {
+        pool_mode: PoolMode::Transaction,
+        pool_size: 1,
+        max_prepared_statements: None,
+        release_advisory_locks: false,
+        query_wait_timeout_secs: QUERY_WAIT_SECS,
+    };
+    let server = consular_testkit::postgres::server_url().unwrap();
+    let bouncer = PgBouncer::start(&binary, &server, options).unwrap();
+    let before = psql(&bouncer.url(), "SHOW statement_timeout");
+    assert_eq!(psql(&bouncer.url(), "SET statement_timeout = 4321"), "SET");
+    // Another client, after the first has gone.
+    assert_eq!(psql(&bouncer.url(), "SHOW statement_timeout"), "4321ms", "was {before} before");
 }
