@@ -243,19 +243,8 @@ fn start_cluster(state: &StateDir) -> Result<Server, String> {
     for dir in [state.cluster_dir(), state.data_dir(), state.socket_dir()] {
         fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    if running_as_root() {
-        run(Command::new("chown").arg("-R").arg(format!("{CLUSTER_OWNER}:")).arg(state.cluster_dir()))?;
-    }
-    run(cluster_command("initdb").arg("-D").arg(state.data_dir()).args([
-        "-U",
-        "postgres",
-        "-A",
-        "trust",
-        "-E",
-        "UTF8",
-        "--locale=C",
-        "--no-sync",
-    ]))?;
+    give_to_owner(&state.cluster_dir())?;
+    initdb(&state.data_dir(), &["-A", "trust"])?;
 
     let port = free_port()?;
     let settings = format!(
@@ -324,6 +313,22 @@ pub(crate) fn cluster_command(program: &str) -> Command {
     } else {
         Command::new(bin(program))
     }
+}
+
+/// `initdb` of a throwaway cluster in `data` (superuser `postgres`, UTF8, C locale, no
+/// sync), with the authentication arguments in `auth`, run as the cluster's owner.
+pub(crate) fn initdb(data: &Path, auth: &[&str]) -> Result<(), String> {
+    let common = ["-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"];
+    run(cluster_command("initdb").arg("-D").arg(data).args(common).args(auth)).map(drop)
+}
+
+/// Gives `dir` to the cluster's owner when the tests run as root: initdb, pg_basebackup
+/// and the servers never run as root.
+pub(crate) fn give_to_owner(dir: &Path) -> Result<(), String> {
+    if running_as_root() {
+        run(Command::new("chown").arg("-R").arg(format!("{CLUSTER_OWNER}:")).arg(dir))?;
+    }
+    Ok(())
 }
 
 /// Runs `command` to completion; its stdout, or its output as the error.

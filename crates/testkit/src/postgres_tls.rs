@@ -8,7 +8,7 @@
 //! is really sent and a test can look for it in error messages), and are stopped and
 //! deleted on drop, also when the test fails.
 
-use crate::postgres::{CLUSTER_OWNER, append, cluster_command, free_port, run, running_as_root};
+use crate::postgres::{append, cluster_command, free_port, give_to_owner, initdb, run};
 use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
@@ -58,13 +58,9 @@ impl TlsCluster {
         let password_file = cluster.root.join("password");
         fs::write(&password_file, format!("{password}\n"))
             .map_err(|e| format!("cannot write the password file: {e}"))?;
-        cluster.give_to_owner()?;
-        run(cluster_command("initdb")
-            .arg("-D")
-            .arg(&data)
-            .arg(format!("--pwfile={}", password_file.display()))
-            .args(["-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256"])
-            .args(["-E", "UTF8", "--locale=C", "--no-sync"]))?;
+        give_to_owner(&cluster.root)?;
+        let pwfile = format!("--pwfile={}", password_file.display());
+        initdb(&data, &[&pwfile, "--auth-local=trust", "--auth-host=scram-sha-256"])?;
 
         cluster.port = free_port()?;
         let mut settings = format!(
@@ -90,7 +86,7 @@ impl TlsCluster {
         };
         append(&data.join("postgresql.conf"), &settings)?;
         write(&data.join("pg_hba.conf"), hba)?;
-        cluster.give_to_owner()?;
+        give_to_owner(&cluster.root)?;
         if tls.is_some() {
             // PostgreSQL refuses a key that others may read.
             run(Command::new("chmod").arg("0600").arg(data.join("server.key")))?;
@@ -113,14 +109,6 @@ impl TlsCluster {
 
     fn data_dir(&self) -> PathBuf {
         self.root.join("data")
-    }
-
-    /// initdb and the server run as the cluster's owner, never as root.
-    fn give_to_owner(&self) -> Result<(), String> {
-        if running_as_root() {
-            run(Command::new("chown").arg("-R").arg(format!("{CLUSTER_OWNER}:")).arg(&self.root))?;
-        }
-        Ok(())
     }
 }
 

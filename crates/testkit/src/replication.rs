@@ -16,7 +16,7 @@
 //! acknowledge a commit (a failover manager does the same when it promotes the last
 //! server standing, docs/operations.md "High availability").
 
-use crate::postgres::{CLUSTER_OWNER, append, bin, cluster_command, free_port, run, running_as_root};
+use crate::postgres::{append, bin, cluster_command, free_port, give_to_owner, initdb, run};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -62,7 +62,7 @@ impl ReplicatedPair {
             let socket = pair.socket_dir(role);
             fs::create_dir_all(&socket).map_err(|e| format!("cannot create {}: {e}", socket.display()))?;
         }
-        pair.give_to_owner()?;
+        give_to_owner(&pair.root)?;
         pair.start_primary()?;
         pair.start_standby()?;
         pair.wait_until_synchronous()?;
@@ -136,16 +136,7 @@ impl ReplicatedPair {
 
     fn start_primary(&mut self) -> Result<(), String> {
         let data = self.data_dir(Role::Primary);
-        run(cluster_command("initdb").arg("-D").arg(&data).args([
-            "-U",
-            "postgres",
-            "-A",
-            "trust",
-            "-E",
-            "UTF8",
-            "--locale=C",
-            "--no-sync",
-        ]))?;
+        initdb(&data, &["-A", "trust"])?;
         self.primary_port = free_port()?;
         // fsync stays off: the test stops a server, never the machine, and what a server
         // wrote survives its death in the kernel's cache. synchronous_commit = on is what
@@ -171,7 +162,7 @@ impl ReplicatedPair {
                    host all all 127.0.0.1/32 trust\n\
                    host replication all 127.0.0.1/32 trust\n";
         fs::write(data.join("pg_hba.conf"), hba).map_err(|e| format!("cannot write pg_hba.conf: {e}"))?;
-        self.give_to_owner()?;
+        give_to_owner(&self.root)?;
         self.pg_ctl_start(Role::Primary)
     }
 
@@ -201,7 +192,7 @@ impl ReplicatedPair {
             self.primary_port
         );
         append(&data.join("postgresql.auto.conf"), &conninfo)?;
-        self.give_to_owner()?;
+        give_to_owner(&self.root)?;
         self.pg_ctl_start(Role::Standby)
     }
 
@@ -256,14 +247,6 @@ impl ReplicatedPair {
 
     fn log_file(&self, role: Role) -> PathBuf {
         self.dir(role).join("server.log")
-    }
-
-    /// initdb, pg_basebackup and the servers run as the cluster's owner, never as root.
-    fn give_to_owner(&self) -> Result<(), String> {
-        if running_as_root() {
-            run(Command::new("chown").arg("-R").arg(format!("{CLUSTER_OWNER}:")).arg(&self.root))?;
-        }
-        Ok(())
     }
 }
 
