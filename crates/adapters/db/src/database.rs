@@ -343,7 +343,7 @@ fn pool_builder<M: deadpool::managed::Manager>(
 }
 
 /// When a connection of the pool last heard that its server no longer takes writes
-/// (`error::refuses_writes`: 25006 `read_only_sql_transaction`, or a server in recovery):
+/// (`failure::refuses_writes`: 25006 `read_only_sql_transaction`, or a server in recovery):
 /// the primary was demoted, replaced by a standby, or turned read-only. Every connection
 /// opened until then, the one that heard it and its idle siblings alike, is dropped at its
 /// next checkout instead of being reused, so that the pool opens new ones, which a
@@ -394,7 +394,7 @@ struct WatchWrites(Arc<Demotion>);
 impl Instrumentation for WatchWrites {
     fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
         if let InstrumentationEvent::FinishQuery { error: Some(error), .. } = event
-            && crate::error::refuses_writes(error)
+            && crate::failure::refuses_writes(error)
         {
             self.0.record();
         }

@@ -3,7 +3,7 @@
 //! among the constraints the areas declare, `crate::schema::UNIQUE_CONSTRAINTS`), so that
 //! both databases give callers the same name.
 
-use crate::failure::{Failure, PoolError};
+use crate::failure::{Failure, PoolError, refuses_writes};
 use consular_ports::RepoError;
 use diesel::result::{DatabaseErrorInformation, DatabaseErrorKind, Error as QueryError};
 
@@ -49,25 +49,6 @@ fn from_query_error(error: QueryError) -> RepoError {
         // A cancelled transaction left the connection unusable; the pool discards it.
         QueryError::BrokenTransactionManager => RepoError::Unavailable(error.to_string()),
         other => RepoError::Other(other.to_string()),
-    }
-}
-
-/// Whether `error` says that the server no longer takes writes: 25006
-/// `read_only_sql_transaction` ("cannot execute INSERT in a read-only transaction", also
-/// "cannot execute … during recovery" on a standby), and what else a server in recovery
-/// refuses ("recovery is in progress", "cannot assign TransactionIds during recovery").
-/// The primary was demoted or replaced, or turned read-only: every connection to it must
-/// be dropped, so that new ones find the primary (docs/operations.md "High availability").
-/// A write inside one of our own read-only transactions (`read_tx!`) would give 25006 too:
-/// that bug shows in the tests as a 503 instead of a 500.
-pub(crate) fn refuses_writes(error: &QueryError) -> bool {
-    match error {
-        QueryError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, _) => true,
-        QueryError::DatabaseError(_, info) => {
-            let message = info.message();
-            message.contains("during recovery") || message.contains("recovery is in progress")
-        }
-        _ => false,
     }
 }
 
