@@ -334,10 +334,9 @@ where
     }
 }
 
-/// Prints `title` with the machine (cores, CPU model, load, a warning when it is not
-/// idle), then starts the server as every PostgreSQL benchmark runs it (2 HTTP workers, a
-/// pool of 10, log level `warn`) and prints it; returns it with its database URL.
-pub async fn bench_server(title: &str) -> Result<(crate::app::TestApp, String)> {
+/// Prints `title` with the machine: cores, CPU model, load, and a warning when it is not
+/// idle (more than 0.2 cores busy over one second before the run).
+pub async fn print_machine(title: &str) {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!(
         "{title}\nmachine: nproc {cores}, {}, load average {}",
@@ -355,6 +354,13 @@ pub async fn bench_server(title: &str) -> Result<(crate::app::TestApp, String)> 
             "WARNING: the machine is not idle ({noise:.2} cores busy before the run): the numbers are noisy"
         );
     }
+}
+
+/// Prints `title` with the machine ([`print_machine`]), then starts the server as every
+/// PostgreSQL benchmark runs it (2 HTTP workers, a pool of 10, log level `warn`) and
+/// prints it; returns it with its database URL.
+pub async fn bench_server(title: &str) -> Result<(crate::app::TestApp, String)> {
+    print_machine(title).await;
     let app = crate::app::TestApp::spawn_with(crate::backend::Backend::Postgres, |settings| {
         settings.workers = 2;
         settings.db_max_connections = 10;

@@ -46,7 +46,7 @@ mod crowd;
 mod report;
 mod seed;
 
-use consular_tests::bench::{Result, bench_main, cpu_model, drop_database, env_number, machine_noise, psql};
+use consular_tests::bench::{Result, bench_main, drop_database, env_number, print_machine, psql};
 use consular_tests::consular_app::Settings;
 use consular_tests::serde_json;
 use consular_tests::{Backend, TestApp, set_setting};
@@ -132,23 +132,7 @@ impl Knobs {
 
 async fn run() -> Result<()> {
     let knobs = Knobs::from_env()?;
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    println!(
-        "appointments_rush: release morning on two nodes over one PostgreSQL\nmachine: nproc {cores}, {}, load average {}",
-        cpu_model(),
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" "),
-    );
-    let noise = machine_noise(Duration::from_secs(1)).await;
-    if noise > 0.2 {
-        println!(
-            "WARNING: the machine is not idle ({noise:.2} cores busy before the run): the numbers are noisy"
-        );
-    }
+    print_machine("appointments_rush: release morning on two nodes over one PostgreSQL").await;
     let defaults =
         serde_json::to_value(Settings::default()).map_err(|e| format!("the default settings: {e}"))?;
     let first = TestApp::spawn_with(Backend::Postgres, |settings| {
