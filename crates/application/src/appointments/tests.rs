@@ -147,29 +147,13 @@ async fn a_slot_of_another_mission_is_unknown_and_nothing_is_written() {
 
 #[tokio::test]
 async fn resubmitting_the_same_slots_writes_nothing() {
-    let now = OffsetDateTime::now_utc();
-    let day = (now + Duration::days(20)).date();
-    let start = PrimitiveDateTime::new(day, time::Time::from_hms(9, 0, 0).unwrap());
-    let template = SlotTemplate {
-        slot_minutes: 30,
-        capacity: 4,
-        service_types: vec![ServiceTypeId(uuid::Uuid::from_u128(9))],
-        open: true,
-        cutoffs: Cutoffs::default(),
-    };
-    let availability = Availability::Explicit(ExplicitSlots { starts: vec![start], template });
-    let stored = availability.expand(here(), "Europe/Paris", now).unwrap();
+    let (availability, submission) = released_at(None);
+    let stored = availability.expand(here(), "Europe/Paris", OffsetDateTime::now_utc()).unwrap();
     let mut repo = MockAppointmentRepository::new();
     repo.expect_slots_between().returning(move |_, _, _| Ok(stored.clone()));
     repo.expect_upsert_slots().never();
     let mut missions = MockMissionRepository::new();
     missions.expect_get().returning(|id| Ok(Some(mission(id))));
-    let submission = SlotSubmission {
-        mission_id: here(),
-        cancel_bookings: false,
-        release_at: None,
-        parts: vec![SlotPart { pointer: "/slots/0".into(), availability }],
-    };
     let report = service(repo, missions).submit_slots(&admin(), submission).await.unwrap();
     assert_eq!((report.created, report.updated, report.unchanged), (0, 0, 1));
 }
