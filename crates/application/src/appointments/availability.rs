@@ -60,20 +60,14 @@ impl AppointmentService {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{AppointmentPorts, AvailabilityCache, NewBooking};
+    use super::super::tests::here;
+    use super::super::{AvailabilityCache, NewBooking};
     use super::*;
     use crate::fixtures::{any_mission, principal};
     use consular_domain::{PrincipalKind, Slot, fixtures};
-    use consular_ports::{
-        BookOutcome, MockAppointmentRepository, MockCitizenRepository, MockIdempotencyRepository,
-        MockRateLimitRepository, MockRequestRepository, MockServiceTypeRepository, StartPage, SystemClock,
-    };
+    use consular_ports::{BookOutcome, MockAppointmentRepository, StartPage};
     use std::sync::atomic::{AtomicU32, Ordering};
     use uuid::Uuid;
-
-    fn here() -> MissionId {
-        MissionId(Uuid::from_u128(1))
-    }
 
     fn service_type() -> ServiceTypeId {
         ServiceTypeId(Uuid::from_u128(9))
@@ -94,25 +88,8 @@ mod tests {
 
     /// The service over `appointments`, citizen 7 of mission 1 known, a cache of a minute.
     fn service(appointments: MockAppointmentRepository) -> AppointmentService {
-        let mut citizens = MockCitizenRepository::new();
-        citizens.expect_get().returning(|id| {
-            Ok(Some(crate::fixtures::alice(here()).into_citizen(id, OffsetDateTime::UNIX_EPOCH)))
-        });
-        let mut service_types = MockServiceTypeRepository::new();
-        service_types.expect_get().returning(|_| Ok(None));
-        let mut rate_limits = MockRateLimitRepository::new();
-        rate_limits.expect_count_attempt().returning(|keys, _| Ok(vec![1; keys.len()]));
-        AppointmentService::new(AppointmentPorts {
-            appointments: Arc::new(appointments),
-            missions: Arc::new(any_mission()),
-            citizens: Arc::new(citizens),
-            requests: Arc::new(MockRequestRepository::new()),
-            service_types: Arc::new(service_types),
-            idempotency: Arc::new(MockIdempotencyRepository::new()),
-            rate_limits: Arc::new(rate_limits),
-            clock: Arc::new(SystemClock),
-        })
-        .with_availability_cache(AvailabilityCache::new(std::time::Duration::from_secs(60)))
+        super::super::tests::service(appointments, any_mission())
+            .with_availability_cache(AvailabilityCache::new(std::time::Duration::from_secs(60)))
     }
 
     async fn read(

@@ -33,22 +33,19 @@ impl AppointmentService {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::here;
     use super::super::{AppointmentPorts, NewBooking};
     use super::*;
     use crate::fixtures::principal;
     use consular_domain::rate::BookingCaps;
     use consular_domain::{
-        Appointment, AppointmentId, CitizenId, MissionId, PrincipalKind, ServiceTypeId, SlotId, Subject,
+        Appointment, AppointmentId, CitizenId, PrincipalKind, ServiceTypeId, SlotId, Subject,
     };
     use consular_ports::{
         MockAppointmentRepository, MockCitizenRepository, MockIdempotencyRepository, MockMissionRepository,
         MockRateLimitRepository, MockRequestRepository, MockServiceTypeRepository, SystemClock,
     };
     use std::sync::Arc;
-
-    fn here() -> MissionId {
-        MissionId(uuid::Uuid::from_u128(1))
-    }
 
     /// A service whose ports expect nothing but what the test gives: any other call
     /// panics (a mock without an expectation), so a test passing shows nothing else was

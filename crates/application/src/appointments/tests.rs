@@ -18,7 +18,10 @@ use consular_ports::{
 use std::sync::Arc;
 use time::{Duration, OffsetDateTime, PrimitiveDateTime};
 
-fn service(appointments: MockAppointmentRepository, missions: MockMissionRepository) -> AppointmentService {
+pub(super) fn service(
+    appointments: MockAppointmentRepository,
+    missions: MockMissionRepository,
+) -> AppointmentService {
     let mut citizens = MockCitizenRepository::new();
     citizens.expect_get().returning(|id| {
         let mission = MissionId(uuid::Uuid::from_u128(1));
@@ -41,7 +44,7 @@ fn service(appointments: MockAppointmentRepository, missions: MockMissionReposit
     })
 }
 
-fn here() -> MissionId {
+pub(super) fn here() -> MissionId {
     MissionId(uuid::Uuid::from_u128(1))
 }
 
