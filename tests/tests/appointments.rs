@@ -18,9 +18,6 @@ use serde_json::{Value, json};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
-const APPOINTMENTS: &str = "/api/v1/appointments";
-const SLOTS: &str = "/api/v1/appointments/slots";
-
 struct World {
     admin: String,
     mission: String,

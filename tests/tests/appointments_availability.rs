@@ -15,9 +15,6 @@ use requests_support::*;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-const APPOINTMENTS: &str = "/api/v1/appointments";
-const SLOTS: &str = "/api/v1/appointments/slots";
-
 struct World {
     admin: String,
     mission: String,

@@ -16,8 +16,6 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-const APPOINTMENTS: &str = "/api/v1/appointments";
-const SLOTS: &str = "/api/v1/appointments/slots";
 const PER_CITIZEN: u32 = 10;
 const PER_CLIENT: u32 = 30;
 

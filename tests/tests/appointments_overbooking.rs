@@ -27,8 +27,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
-const APPOINTMENTS: &str = "/api/v1/appointments";
-const SLOTS: &str = "/api/v1/appointments/slots";
 const CAPACITY: u32 = 5;
 const ATTEMPTS: usize = 200;
 const MOVES: usize = 20;

@@ -50,8 +50,6 @@ const SMALL_SLOTS: usize = 3;
 const SMALL: usize = 4;
 const LARGE: usize = 1000;
 const KIND: &str = "passport_photo";
-const APPOINTMENTS: &str = "/api/v1/appointments";
-const SLOTS: &str = "/api/v1/appointments/slots";
 const UPLOAD: &str = "/api/v1/documents/upload";
 
 /// One HTTP answer.

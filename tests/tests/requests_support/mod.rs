@@ -12,6 +12,11 @@ pub const REQUESTS: &str = "/api/v1/requests";
 pub const CITIZENS: &str = "/api/v1/citizens";
 pub const STAFF: &str = "/api/v1/staff";
 pub const SERVICES: &str = "/api/v1/services";
+// Not every test binary that includes this module books (the requests suite does not).
+#[allow(dead_code)]
+pub const APPOINTMENTS: &str = "/api/v1/appointments";
+#[allow(dead_code)]
+pub const SLOTS: &str = "/api/v1/appointments/slots";
 
 /// `/api/v1/requests/{id}` followed by `rest` (`""`, `"/status"`, `"/messages"`...).
 pub fn at(id: &str, rest: &str) -> String {
