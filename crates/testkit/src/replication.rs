@@ -11,6 +11,11 @@
 //! drop, also when the test fails. [`ReplicatedPair::url`] is the libpq multi-host URL that
 //! finds whichever of the two accepts writes.
 //!
+//! The standby also stands in for a lagging read replica:
+//! [`ReplicatedPair::set_apply_delay`] holds back its replay of commits
+//! (`recovery_min_apply_delay`) while it keeps confirming them, and
+//! [`ReplicatedPair::wait_replayed`] waits until it has caught up.
+//!
 //! The standby runs with `synchronous_standby_names` empty: once promoted it has no
 //! standby of its own, and a primary that waits for one that never comes would never
 //! acknowledge a commit (a failover manager does the same when it promotes the last
@@ -28,6 +33,8 @@ pub const STANDBY_NAME: &str = "consular_standby";
 const PAIR_PREFIX: &str = "consular-testkit-pg-pair-";
 /// How long to wait for the standby to stream and be synchronous.
 const SYNC_WAIT: Duration = Duration::from_secs(30);
+/// The shortest nonzero apply delay [`ReplicatedPair::set_apply_delay`] can check.
+const MIN_APPLY_DELAY: Duration = Duration::from_secs(1);
 
 /// One of the two servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,6 +138,74 @@ impl ReplicatedPair {
                 return Err("the promoted standby is still in recovery".to_owned());
             }
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Delays the standby's replay of each commit by `delay` (`recovery_min_apply_delay`,
+    /// reloaded without a restart), so that it serves reads as stale as a lagging read
+    /// replica; zero replays at once again, also the commits already held back (the
+    /// standby recomputes the delay of the commit it waits on after a reload).
+    ///
+    /// A nonzero delay returns once the standby holds back a commit made after the change,
+    /// so that every later commit is delayed too: it must be a second or more, to outlast
+    /// that check. The pair stays synchronous: a commit waits for the standby to flush it,
+    /// not to replay it, so writes are not held up.
+    pub fn set_apply_delay(&self, delay: Duration) -> Result<(), String> {
+        if !delay.is_zero() && delay < MIN_APPLY_DELAY {
+            return Err(format!("an apply delay of {delay:?} is shorter than {MIN_APPLY_DELAY:?}"));
+        }
+        // ALTER SYSTEM runs outside a transaction block: one statement per call.
+        let sql = format!("ALTER SYSTEM SET recovery_min_apply_delay = '{}ms'", delay.as_millis());
+        self.query(Role::Standby, "postgres", &sql)?;
+        self.query(Role::Standby, "postgres", "SELECT pg_reload_conf()")?;
+        if delay.is_zero() {
+            return Ok(());
+        }
+        // The reload only signals the standby's startup process: until it has read the
+        // setting, a commit is replayed at once. Probe commits until one is held back.
+        let deadline = Instant::now() + SYNC_WAIT;
+        let waiting = "SELECT count(*) FROM pg_stat_activity \
+                       WHERE backend_type = 'startup' AND wait_event = 'RecoveryApplyDelay'";
+        loop {
+            // A transaction given an xid writes a commit record, which the delay applies to.
+            self.query(Role::Primary, "postgres", "SELECT txid_current()")?;
+            let probe = self.query(Role::Primary, "postgres", "SELECT pg_current_wal_lsn()")?;
+            let replayed = format!("SELECT pg_last_wal_replay_lsn() >= '{}'::pg_lsn", probe.trim());
+            loop {
+                if self.query(Role::Standby, "postgres", waiting)?.trim() == "1" {
+                    return Ok(());
+                }
+                if Instant::now() > deadline {
+                    return Err(format!("the standby never held back a commit for {delay:?}"));
+                }
+                // Replayed without a wait: the setting was not read yet; probe again.
+                if self.query(Role::Standby, "postgres", &replayed)?.trim() == "t" {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+
+    /// Waits until the standby has replayed everything the primary had written when
+    /// called (`pg_last_wal_replay_lsn()` against the primary's `pg_current_wal_lsn()`).
+    pub fn wait_replayed(&self, timeout: Duration) -> Result<(), String> {
+        let written = self.query(Role::Primary, "postgres", "SELECT pg_current_wal_lsn()")?;
+        let sql = format!("SELECT pg_last_wal_replay_lsn() >= '{}'::pg_lsn", written.trim());
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.query(Role::Standby, "postgres", &sql)?.trim() == "t" {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                let replayed = self.query(Role::Standby, "postgres", "SELECT pg_last_wal_replay_lsn()")?;
+                return Err(format!(
+                    "the standby replayed up to {} in {timeout:?}, not {}",
+                    replayed.trim(),
+                    written.trim()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
