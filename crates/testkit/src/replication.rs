@@ -167,10 +167,8 @@ impl ReplicatedPair {
         let waiting = "SELECT count(*) FROM pg_stat_activity \
                        WHERE backend_type = 'startup' AND wait_event = 'RecoveryApplyDelay'";
         loop {
-            // A transaction given an xid writes a commit record, which the delay applies to.
-            self.query(Role::Primary, "postgres", "SELECT txid_current()")?;
-            let probe = self.query(Role::Primary, "postgres", "SELECT pg_current_wal_lsn()")?;
-            let replayed = format!("SELECT pg_last_wal_replay_lsn() >= '{}'::pg_lsn", probe.trim());
+            let probe = self.probe_commit()?;
+            let replayed = format!("SELECT pg_last_wal_replay_lsn() >= '{probe}'::pg_lsn");
             loop {
                 if self.query(Role::Standby, "postgres", waiting)?.trim() == "1" {
                     return Ok(());
@@ -188,10 +186,11 @@ impl ReplicatedPair {
     }
 
     /// Waits until the standby has replayed everything the primary had written when
-    /// called (`pg_last_wal_replay_lsn()` against the primary's `pg_current_wal_lsn()`).
+    /// called, asynchronous commits too (`pg_last_wal_replay_lsn()` against the end of a
+    /// commit made then).
     pub fn wait_replayed(&self, timeout: Duration) -> Result<(), String> {
-        let written = self.query(Role::Primary, "postgres", "SELECT pg_current_wal_lsn()")?;
-        let sql = format!("SELECT pg_last_wal_replay_lsn() >= '{}'::pg_lsn", written.trim());
+        let written = self.probe_commit()?;
+        let sql = format!("SELECT pg_last_wal_replay_lsn() >= '{written}'::pg_lsn");
         let deadline = Instant::now() + timeout;
         loop {
             if self.query(Role::Standby, "postgres", &sql)?.trim() == "t" {
@@ -200,13 +199,26 @@ impl ReplicatedPair {
             if Instant::now() > deadline {
                 let replayed = self.query(Role::Standby, "postgres", "SELECT pg_last_wal_replay_lsn()")?;
                 return Err(format!(
-                    "the standby replayed up to {} in {timeout:?}, not {}",
-                    replayed.trim(),
-                    written.trim()
+                    "the standby replayed up to {} in {timeout:?}, not {written}",
+                    replayed.trim()
                 ));
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// Commits a transaction on the primary that the standby must replay like any other
+    /// (a transactional logical-decoding message, replayed as a no-op), and returns the
+    /// primary's WAL write position after it: past its commit record and everything
+    /// written before, asynchronous commits included (the commit wrote WAL, so it was
+    /// flushed, with all before it, and confirmed by the synchronous standby).
+    fn probe_commit(&self) -> Result<String, String> {
+        self.query(
+            Role::Primary,
+            "postgres",
+            "SELECT pg_logical_emit_message(true, 'consular-testkit', 'probe')",
+        )?;
+        Ok(self.query(Role::Primary, "postgres", "SELECT pg_current_wal_lsn()")?.trim().to_owned())
     }
 
     fn start_primary(&mut self) -> Result<(), String> {
