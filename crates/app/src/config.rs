@@ -39,6 +39,10 @@ impl std::fmt::Debug for Secret {
 pub struct Settings {
     /// `sqlite://PATH` (default, embedded) or `postgres://...` (production).
     pub database_url: String,
+    /// A PostgreSQL read replica (one host or several, as `database_url`) for the
+    /// tolerant reads (docs/operations.md "Read replicas"); unset: every read goes to
+    /// `database_url`. Set it on every node or on none.
+    pub database_read_url: Option<String>,
     /// `file://PATH` (default) or `s3://bucket/prefix`.
     pub storage_url: String,
     pub bind: SocketAddr,
@@ -143,6 +147,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             database_url: "sqlite://./data/consular.db".into(),
+            database_read_url: None,
             storage_url: "file://./data/blobs".into(),
             bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
             metrics_bind: None,
@@ -214,8 +219,9 @@ fn describe(error: figment::Error) -> ConfigError {
 
 impl Settings {
     /// Every setting's key (its environment variable is `CONSULAR_` + the key in capitals).
-    pub const KEYS: [&'static str; 45] = [
+    pub const KEYS: [&'static str; 46] = [
         "database_url",
+        "database_read_url",
         "storage_url",
         "bind",
         "metrics_bind",
@@ -297,6 +303,18 @@ impl Settings {
         let bad = |key: &str, why: String| Err(ConfigError(format!("setting `{key}`: {why}")));
         if let Err(why) = consular_db::backend_of(&self.database_url) {
             return bad("database_url", why);
+        }
+        if let Some(url) = &self.database_read_url {
+            match (consular_db::backend_of(url), consular_db::backend_of(&self.database_url)) {
+                (Err(why), _) => return bad("database_read_url", why),
+                (Ok(consular_db::Backend::Postgres), Ok(consular_db::Backend::Postgres)) => {}
+                _ => {
+                    return bad(
+                        "database_read_url",
+                        "a read replica needs PostgreSQL, for it and for database_url".to_owned(),
+                    );
+                }
+            }
         }
         if let Err(why) = consular_storage::backend_of(&self.storage_url) {
             return bad("storage_url", why);
@@ -552,6 +570,29 @@ mod tests {
             jail.set_env("CONSULAR_STORAGE_URL", "ftp://x");
             let error = Settings::load(None).unwrap_err().to_string();
             assert!(error.contains("storage_url"), "{error}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn a_read_replica_needs_postgresql_on_both_sides() {
+        assert_eq!(Settings::default().database_read_url, None, "every read on the primary unless asked");
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("CONSULAR_DATABASE_URL", "postgres://primary,standby/consular");
+            jail.set_env("CONSULAR_ALLOW_PLAINTEXT_KEYS", "true");
+            jail.set_env("CONSULAR_DATABASE_READ_URL", "postgres://replica1,replica2/consular");
+            let settings = Settings::load(None).unwrap();
+            assert_eq!(settings.database_read_url.as_deref(), Some("postgres://replica1,replica2/consular"));
+            jail.set_env("CONSULAR_DATABASE_READ_URL", "sqlite://replica.db");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("`database_read_url`") && error.contains("PostgreSQL"), "{error}");
+            jail.set_env("CONSULAR_DATABASE_READ_URL", "mysql://secret@replica/x");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("`database_read_url`") && !error.contains("secret"), "{error}");
+            jail.set_env("CONSULAR_DATABASE_URL", "sqlite://data/consular.db");
+            jail.set_env("CONSULAR_DATABASE_READ_URL", "postgres://replica/consular");
+            let error = Settings::load(None).unwrap_err().to_string();
+            assert!(error.contains("`database_read_url`") && error.contains("PostgreSQL"), "{error}");
             Ok(())
         });
     }

@@ -21,6 +21,7 @@ use consular_application::auth::TokenService;
 use consular_application::clients::ClientWithSecret;
 use consular_application::documents::DocumentService;
 use consular_application::notifications::NotificationService;
+use consular_application::reads::ReadService;
 use consular_db::Database;
 use consular_http::{AppState, TokenRateLimits};
 use std::net::{SocketAddr, TcpListener};
@@ -138,17 +139,24 @@ fn spawn_revocation_sync(stop: &CancellationToken, tokens: TokenService) -> Join
     })
 }
 
-/// Hourly: deletes expired refresh tokens, revocations and idempotency records, and
-/// sweeps document blobs no live document references (docs/documents.md "Crash
-/// consistency").
+/// Hourly: deletes expired refresh tokens, revocations and idempotency records, sweeps
+/// document blobs no live document references (docs/documents.md "Crash consistency"),
+/// and folds write marks older than an hour into their floor (docs/operations.md "Read
+/// replicas").
 fn spawn_housekeeping(
     stop: &CancellationToken,
     tokens: TokenService,
     documents: DocumentService,
+    reads: ReadService,
 ) -> JoinHandle<()> {
     spawn_every(stop, Duration::from_secs(3600), move || {
-        let (tokens, documents) = (tokens.clone(), documents.clone());
+        let (tokens, documents, reads) = (tokens.clone(), documents.clone(), reads.clone());
         async move {
+            match reads.sweep().await {
+                Ok(count) if count > 0 => tracing::info!(count, "write marks swept"),
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "sweeping write marks failed"),
+            }
             match tokens.purge_expired().await {
                 Ok(count) if count > 0 => tracing::info!(count, "expired tokens purged"),
                 Ok(_) => {}
@@ -252,6 +260,7 @@ impl Application {
         let per_minute = NonZeroU32::new(settings.token_rate_limit_per_minute).unwrap_or(NonZeroU32::MIN);
         let tokens = services.tokens.clone();
         let documents = services.documents.clone();
+        let reads = services.reads.clone();
         let notifications = services.notifications.clone();
         let state = web::Data::new(AppState::new(
             services,
@@ -296,7 +305,7 @@ impl Application {
         let stop = CancellationToken::new();
         let mut tasks = vec![
             spawn_revocation_sync(&stop, tokens.clone()),
-            spawn_housekeeping(&stop, tokens, documents),
+            spawn_housekeeping(&stop, tokens, documents, reads),
             // The token rate limiters forget idle keys every minute (bounded memory).
             spawn_every(&stop, Duration::from_secs(60), move || {
                 limits.token_limits.forget_idle();

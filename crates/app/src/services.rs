@@ -108,6 +108,7 @@ async fn database(settings: &Settings) -> Result<Database, StartError> {
         acquire_timeout: Duration::from_millis(settings.db_acquire_timeout_ms),
         statement_timeout: Duration::from_millis(settings.db_statement_timeout_ms),
         worker_threads: settings.http_workers(),
+        read_url: settings.database_read_url.clone(),
     })
     .map_err(|e| StartError::Database(e.to_string()))?;
     database.migrate().await.map_err(|e| StartError::Database(e.to_string()))?;

@@ -2,6 +2,7 @@
 
 use crate::ServiceError;
 use crate::adapters::Adapters;
+use crate::reads::own_writes;
 use consular_domain::policy::audit as policy;
 use consular_domain::{AuditRecord, Page, PageRequest, Principal};
 use consular_ports::{AuditFilter, AuditRepository};
@@ -37,6 +38,6 @@ impl AuditService {
         page: PageRequest,
     ) -> Result<Page<AuditRecord>, ServiceError> {
         policy::read(actor)?;
-        Ok(self.ports.audit.list(filter, page).await?)
+        Ok(self.ports.audit.list(filter, page, own_writes(actor)).await?)
     }
 }

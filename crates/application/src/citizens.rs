@@ -6,6 +6,7 @@ use crate::adapters::Adapters;
 use crate::clients::{self, IssuedClient, WithClient};
 use crate::error::{OrNotFound, ServiceError};
 use crate::idempotency::{self, Created, IdempotencyRequest};
+use crate::reads::own_writes;
 use consular_domain::policy::Listing;
 use consular_domain::policy::citizens::{self as policy, Editor};
 use consular_domain::{
@@ -87,7 +88,7 @@ impl CitizenService {
             Listing::Within(mission) => filter.mission_id = mission,
             Listing::Empty => return Ok(Page::empty()),
         }
-        Ok(self.ports.citizens.list(filter, page).await?)
+        Ok(self.ports.citizens.list(filter, page, own_writes(actor)).await?)
     }
 
     pub async fn get(&self, actor: &Principal, id: CitizenId) -> Result<Citizen, ServiceError> {
@@ -327,9 +328,9 @@ mod tests {
         let own = MissionId::new();
         let mut repo = MockCitizenRepository::new();
         repo.expect_list()
-            .withf(move |filter, _| filter.mission_id == Some(own))
+            .withf(move |filter, _, _| filter.mission_id == Some(own))
             .times(1)
-            .returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+            .returning(|_, _, _| Ok(Page { items: vec![], next_after: None }));
         let svc = service(repo);
         svc.list(&admin(Some(own)), CitizenFilter::default(), PageRequest::default()).await.unwrap();
         let elsewhere = CitizenFilter { mission_id: Some(MissionId::new()), ..Default::default() };

@@ -25,6 +25,7 @@ pub mod idempotency;
 pub mod missions;
 pub mod notifications;
 pub mod paging;
+pub mod reads;
 pub mod requests;
 pub mod services;
 pub mod staff;

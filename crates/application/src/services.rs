@@ -21,6 +21,7 @@ use crate::documents::{DocumentConfig, DocumentPorts, DocumentService};
 use crate::health::{HealthPorts, HealthService};
 use crate::missions::{MissionPorts, MissionService};
 use crate::notifications::{NotificationPorts, NotificationService, WorkerConfig};
+use crate::reads::{ReadPorts, ReadService};
 use crate::requests::{RequestPorts, RequestService};
 use crate::staff::{StaffPorts, StaffService};
 use consular_ports::HealthCheck;
@@ -44,6 +45,7 @@ pub struct Services {
     pub notifications: NotificationService,
     pub tokens: TokenService,
     pub health: HealthService,
+    pub reads: ReadService,
 }
 
 /// What some services take besides their ports: the settings and the keys the binary
@@ -87,6 +89,7 @@ impl Services {
         for<'a> AnalyticsPorts: From<&'a Adapters<D>>,
         for<'a> NotificationPorts: From<&'a Adapters<D>>,
         for<'a> TokenPorts: From<&'a Adapters<D>>,
+        for<'a> ReadPorts: From<&'a Adapters<D>>,
     {
         let tokens = TokenService::new(
             TokenPorts::from(adapters),
@@ -118,6 +121,7 @@ impl Services {
             notifications: NotificationService::new(NotificationPorts::from(adapters), config.worker),
             tokens,
             health: HealthService::new(HealthPorts { checks: config.health_checks }),
+            reads: ReadService::new(ReadPorts::from(adapters)),
         }
     }
 }

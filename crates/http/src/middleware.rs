@@ -14,6 +14,7 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{ConnectionType, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::{Error, HttpMessage, HttpRequest, ResponseError, web};
+use consular_domain::Principal;
 use std::time::Instant;
 use tracing::Instrument;
 
@@ -113,6 +114,22 @@ impl MessageBody for HeadBody {
     }
 }
 
+/// After a request that may have written (a method that is not safe, answered below 400)
+/// by an authenticated principal, records it before the answer leaves, so that their
+/// tolerant reads on every node see it (docs/operations.md "Read replicas"; a no-op without
+/// a read replica). A failed mark is logged, not returned: the write itself stands.
+async fn mark_write(state: &AppState, res: &ServiceResponse<BoxBody>) {
+    if res.request().method().is_safe() || res.status().as_u16() >= 400 {
+        return;
+    }
+    let Some(principal) = res.request().extensions().get::<Principal>().cloned() else {
+        return;
+    };
+    if let Err(error) = state.services.reads.wrote(&principal).await {
+        tracing::warn!(%error, "the write could not be marked: this principal's next tolerant reads may miss it");
+    }
+}
+
 pub async fn conventions(
     mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -147,6 +164,9 @@ pub async fn conventions(
     // Handlers and extractors turn their errors into responses; an `Err` here comes only
     // from a failure below routing, which actix renders itself.
     let mut res = next.call(req).instrument(span.clone()).await?.map_into_boxed_body();
+    if let Some(state) = &state {
+        mark_write(state, &res).instrument(span.clone()).await;
+    }
     if expired.is_set() {
         // Whatever read the body failed on it; a response that did not need it stands,
         // on a connection that closes all the same.

@@ -3,7 +3,7 @@
 //! match them exactly). The use cases turn them into rates and views; every formula is in
 //! docs/analytics.md and every piece that needs no I/O in `consular_domain::analytics`.
 
-use crate::{Clock, RepoError};
+use crate::{Clock, Consistency, RepoError};
 use async_trait::async_trait;
 use consular_domain::analytics::DurationSummary;
 use consular_domain::{MissionId, RequestStatus, ServiceType, ServiceTypeId, StaffMember};
@@ -186,7 +186,8 @@ pub struct StaffGroups {
 /// started**: every write the snapshot sees was stamped before it. Every figure "now" is
 /// then computed *at* `generated_at` from the requests' instants (open at it, past their
 /// SLA at it), like the backlog at the end of the range, so that the two agree whatever
-/// the snapshot holds (docs/analytics.md "How the figures are computed").
+/// the snapshot holds (docs/analytics.md "How the figures are computed"). The three views
+/// are tolerant: a read replica may serve them ([`Consistency`]).
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait AnalyticsRepository: Send + Sync {
@@ -195,15 +196,22 @@ pub trait AnalyticsRepository: Send + Sync {
         &self,
         query: &AnalyticsQuery,
         clock: &Arc<dyn Clock>,
+        consistency: Consistency,
     ) -> Result<OverviewFigures, RepoError>;
     /// Services: requests grouped by service type, and stage spells.
     async fn services(
         &self,
         query: &AnalyticsQuery,
         clock: &Arc<dyn Clock>,
+        consistency: Consistency,
     ) -> Result<ServiceFigures, RepoError>;
     /// Staff: requests grouped by (mission, assignee).
-    async fn staff(&self, query: &AnalyticsQuery, clock: &Arc<dyn Clock>) -> Result<StaffGroups, RepoError>;
+    async fn staff(
+        &self,
+        query: &AnalyticsQuery,
+        clock: &Arc<dyn Clock>,
+        consistency: Consistency,
+    ) -> Result<StaffGroups, RepoError>;
     /// Every service type of the catalog, inactive ones too, by code.
     async fn service_types(&self) -> Result<Vec<ServiceType>, RepoError>;
     /// Every staff member of the missions in scope, inactive ones too, by id.

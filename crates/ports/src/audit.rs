@@ -1,6 +1,6 @@
 //! The audit log's port.
 
-use crate::RepoError;
+use crate::{Consistency, RepoError};
 use async_trait::async_trait;
 use consular_domain::{AuditRecord, Page, PageRequest};
 use uuid::Uuid;
@@ -18,8 +18,14 @@ pub struct AuditFilter {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait AuditRepository: Send + Sync {
-    /// Entries newest first (id descending), before `page.after`.
-    async fn list(&self, filter: AuditFilter, page: PageRequest) -> Result<Page<AuditRecord>, RepoError>;
+    /// Entries newest first (id descending), before `page.after`. Tolerant: a read
+    /// replica may serve it ([`Consistency`]).
+    async fn list(
+        &self,
+        filter: AuditFilter,
+        page: PageRequest,
+        consistency: Consistency,
+    ) -> Result<Page<AuditRecord>, RepoError>;
     /// Records entries about something that changed nothing stored (a download URL
     /// issued), in one transaction: all of them or none.
     async fn append(&self, records: &[AuditRecord]) -> Result<(), RepoError>;

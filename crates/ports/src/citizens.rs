@@ -1,6 +1,6 @@
 //! The citizens' port.
 
-use crate::{RepoError, WriteMeta};
+use crate::{Consistency, RepoError, WriteMeta};
 use async_trait::async_trait;
 use consular_domain::{ApiClient, Citizen, CitizenId, MissionId, Page, PageRequest, RegistrationStatus};
 use time::OffsetDateTime;
@@ -40,6 +40,12 @@ pub trait CitizenRepository: Send + Sync {
         meta: &WriteMeta,
     ) -> Result<(), RepoError>;
     async fn get(&self, id: CitizenId) -> Result<Option<Citizen>, RepoError>;
-    /// Citizens in id order (oldest first), after `page.after`.
-    async fn list(&self, filter: CitizenFilter, page: PageRequest) -> Result<Page<Citizen>, RepoError>;
+    /// Citizens in id order (oldest first), after `page.after`. Tolerant: a read replica
+    /// may serve it ([`Consistency`]).
+    async fn list(
+        &self,
+        filter: CitizenFilter,
+        page: PageRequest,
+        consistency: Consistency,
+    ) -> Result<Page<Citizen>, RepoError>;
 }

@@ -19,6 +19,7 @@ mod idempotency;
 mod missions;
 mod notifications;
 mod rate_limits;
+mod reads;
 mod requests;
 mod scanning;
 mod secrets;
@@ -48,6 +49,7 @@ pub use idempotency::{IdempotencyRecord, IdempotencyRepository, StoredOutcome};
 pub use missions::MissionRepository;
 pub use notifications::{Backlog, Claim, MailError, Mailer, NotificationRepository, NotificationWithEmail};
 pub use rate_limits::RateLimitRepository;
+pub use reads::{Consistency, WriteMarks};
 pub use requests::{Message, Note, QueueGroup, RequestFilter, RequestRecord, RequestRepository};
 pub use scanning::{MalwareScanner, ScanError, ScanSession, ScanVerdict};
 pub use secrets::{ServiceSecretRepository, StoredSecret};
@@ -87,6 +89,8 @@ pub use missions::MockMissionRepository;
 pub use notifications::{MockMailer, MockNotificationRepository};
 #[cfg(feature = "mock")]
 pub use rate_limits::MockRateLimitRepository;
+#[cfg(feature = "mock")]
+pub use reads::MockWriteMarks;
 #[cfg(feature = "mock")]
 pub use requests::MockRequestRepository;
 #[cfg(feature = "mock")]

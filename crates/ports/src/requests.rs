@@ -1,4 +1,4 @@
-use crate::{RepoError, WriteMeta};
+use crate::{Consistency, RepoError, WriteMeta};
 use async_trait::async_trait;
 use consular_domain::{
     AppointmentEntry, CitizenId, Document, HistoryEntry, MissionId, Page, PageRequest, RequestId,
@@ -108,9 +108,13 @@ pub trait RequestRepository: Send + Sync {
     /// connection (docs/requests.md "Reading"); `None` when there is no such request.
     async fn detail(&self, id: RequestId, notes: bool) -> Result<Option<RequestRecord>, RepoError>;
     /// Requests newest first (id descending), before `page.after`, through indexes only
-    /// (keyset, no OFFSET, no count).
-    async fn list(&self, filter: RequestFilter, page: PageRequest)
-    -> Result<Page<ServiceRequest>, RepoError>;
+    /// (keyset, no OFFSET, no count). Tolerant: a read replica may serve it ([`Consistency`]).
+    async fn list(
+        &self,
+        filter: RequestFilter,
+        page: PageRequest,
+        consistency: Consistency,
+    ) -> Result<Page<ServiceRequest>, RepoError>;
     /// The open requests assigned to `staff`, grouped by service type (by type id);
     /// overdue counts those with `sla_due_at < now`.
     async fn queue(&self, staff: StaffId, now: OffsetDateTime) -> Result<Vec<QueueGroup>, RepoError>;

@@ -1,6 +1,7 @@
 //! The connection pool, chosen at run time from the URL, and the migrations.
 
 use crate::failure::{DbError, Failure};
+use crate::replica::Replica;
 use crate::shards::{PgPools, shard_sizes};
 use crate::tls::{PgConnector, PgSettings, is_key_value};
 use deadpool::managed::{Hook, HookError};
@@ -56,6 +57,10 @@ pub struct DbConfig {
     /// ([`Database::pin_current_thread`]); 0 for one pool every thread shares. PostgreSQL
     /// only; `max_connections` stays the total.
     pub worker_threads: usize,
+    /// A read replica (or several hosts, as `url`) for the reads ports mark tolerant
+    /// (docs/operations.md "Read replicas"), with a pool of `max_connections` of its own.
+    /// PostgreSQL only; `None`: every read goes to `url`.
+    pub read_url: Option<String>,
 }
 
 impl DbConfig {
@@ -67,6 +72,7 @@ impl DbConfig {
             acquire_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(30),
             worker_threads: 0,
+            read_url: None,
         }
     }
 }
@@ -80,6 +86,7 @@ impl fmt::Debug for DbConfig {
             .field("acquire_timeout", &self.acquire_timeout)
             .field("statement_timeout", &self.statement_timeout)
             .field("worker_threads", &self.worker_threads)
+            .field("read_replica", &self.read_url.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -125,7 +132,7 @@ pub fn backend_of(url: &str) -> Result<Backend, String> {
 pub(crate) type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
 
 pub(crate) enum Pools {
-    Postgres { pool: PgPools, connector: Arc<PgConnector> },
+    Postgres { pool: PgPools, connector: Arc<PgConnector>, replica: Option<Replica> },
     Sqlite { pool: Pool<SqliteConn>, path: String },
 }
 
@@ -164,10 +171,25 @@ impl Database {
                     tracing::warn!("{warning}");
                 }
                 let connector = Arc::new(PgConnector::new(*settings).map_err(DbError::Setup)?);
+                let replica = match &config.read_url {
+                    Some(url) if backend_of(url).map_err(DbError::InvalidUrl)? == Backend::Postgres => {
+                        Some(Replica::new(replica_pool(url, config)?))
+                    }
+                    Some(_) => {
+                        return Err(DbError::InvalidUrl("the read URL must name PostgreSQL".to_owned()));
+                    }
+                    None => None,
+                };
                 Pools::Postgres {
                     pool: postgres_pool(&config.url, Arc::clone(&connector), config)?,
                     connector,
+                    replica,
                 }
+            }
+            Target::Sqlite(_) if config.read_url.is_some() => {
+                return Err(DbError::InvalidUrl(
+                    "a read URL needs PostgreSQL: SQLite has no replicas".to_owned(),
+                ));
             }
             Target::Sqlite(path) => {
                 if let Some(parent) = Path::new(path).parent()
@@ -268,7 +290,12 @@ impl Database {
     /// Closes the pool: idle connections are dropped, later calls fail as unavailable.
     pub fn close(&self) {
         match &*self.pools {
-            Pools::Postgres { pool, .. } => pool.close(),
+            Pools::Postgres { pool, replica, .. } => {
+                pool.close();
+                if let Some(replica) = replica {
+                    replica.close();
+                }
+            }
             Pools::Sqlite { pool, .. } => pool.close(),
         }
     }
@@ -401,8 +428,13 @@ impl Instrumentation for WatchWrites {
     }
 }
 
+/// What every new PostgreSQL connection runs first: the statement timeout.
+fn postgres_setup(config: &DbConfig) -> Arc<str> {
+    format!("SET statement_timeout = {}", config.statement_timeout.as_millis()).into()
+}
+
 fn postgres_pool(url: &str, connector: Arc<PgConnector>, config: &DbConfig) -> Result<PgPools, DbError> {
-    let setup: Arc<str> = format!("SET statement_timeout = {}", config.statement_timeout.as_millis()).into();
+    let setup = postgres_setup(config);
     let sizes = shard_sizes(config.max_connections, config.worker_threads);
     // One for all the shards: they all reach the same servers.
     let demotion = Arc::new(Demotion::new());
@@ -433,6 +465,30 @@ fn postgres_pool(url: &str, connector: Arc<PgConnector>, config: &DbConfig) -> R
             .build()
             .map_err(|e| DbError::Setup(e.to_string()))
     })
+}
+
+/// The read replica's pool for `url`: `config.max_connections` connections, opened and
+/// set up like the primary's (TLS, statement timeout), without the primary's demotion
+/// check (a replica refuses writes by design, and is never written to).
+fn replica_pool(url: &str, config: &DbConfig) -> Result<Pool<AsyncPgConnection>, DbError> {
+    let settings = PgSettings::parse(url).map_err(DbError::InvalidUrl)?;
+    if let Some(warning) = settings.failover_warning() {
+        tracing::warn!("read URL: {warning}");
+    }
+    let connector = Arc::new(PgConnector::new(settings).map_err(DbError::Setup)?);
+    let setup = postgres_setup(config);
+    let mut manager_config = ManagerConfig::<AsyncPgConnection>::default();
+    manager_config.recycling_method = RecyclingMethod::Fast;
+    manager_config.custom_setup = Box::new(move |_: &str| {
+        let (connector, setup) = (Arc::clone(&connector), Arc::clone(&setup));
+        Box::pin(async move {
+            let mut conn = connector.connect().await?;
+            conn.batch_execute(&setup).await.map_err(ConnectionError::CouldntSetupConfiguration)?;
+            Ok(conn)
+        })
+    });
+    let manager = AsyncDieselConnectionManager::new_with_config(url, manager_config);
+    pool_builder(manager, config.max_connections, config).build().map_err(|e| DbError::Setup(e.to_string()))
 }
 
 fn postgres_connection(

@@ -57,6 +57,7 @@ mod database;
 mod error;
 mod failure;
 mod pg;
+mod replica;
 mod schema;
 mod shards;
 mod shared;
@@ -78,6 +79,7 @@ mod missions;
 mod notifications;
 mod outbox;
 mod rate_limits;
+mod reads;
 mod requests;
 mod service_secrets;
 mod signing_keys;
@@ -86,6 +88,8 @@ mod tokens;
 
 pub use database::{Backend, Database, DbConfig, backend_of, migrate_blocking};
 pub use failure::DbError;
+#[doc(hidden)]
+pub use replica::TolerantReads;
 #[doc(hidden)]
 pub use health::MigratedColumn;
 #[doc(hidden)]

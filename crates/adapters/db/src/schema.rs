@@ -54,6 +54,7 @@ tables! {
     crate::notifications::{notifications, emails, notification_preferences, appointment_reminders};
     crate::outbox::{outbox_events};
     crate::rate_limits::{rate_limits};
+    crate::reads::{write_marks};
     crate::requests::{service_requests, request_history, request_notes, request_messages};
     crate::service_secrets::{service_secrets};
     crate::signing_keys::{signing_keys};

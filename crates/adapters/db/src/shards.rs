@@ -11,7 +11,7 @@
 //! to `db_max_connections`. docs/benchmarks.md ("Connections kept on their thread")
 //! measures it; docs/operations.md ("Database connections") tells how the total is split.
 
-use deadpool::managed::{Object, PoolError, Timeouts};
+use deadpool::managed::{Object, PoolError};
 use diesel_async::AsyncPgConnection;
 use diesel_async::pooled_connection::deadpool::Pool;
 use std::cell::RefCell;
@@ -93,19 +93,6 @@ impl PgPools {
         &self,
     ) -> Result<Object<Manager>, PoolError<diesel_async::pooled_connection::PoolError>> {
         self.pool().get().await
-    }
-
-    /// The calling thread's shard's waits.
-    pub(crate) fn timeouts(&self) -> Timeouts {
-        self.pool().timeouts()
-    }
-
-    /// A connection from the calling thread's shard, with these waits.
-    pub(crate) async fn timeout_get(
-        &self,
-        timeouts: &Timeouts,
-    ) -> Result<Object<Manager>, PoolError<diesel_async::pooled_connection::PoolError>> {
-        self.pool().timeout_get(timeouts).await
     }
 
     /// Closes every shard.

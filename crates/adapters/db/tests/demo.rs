@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use consular_ports::Consistency;
 
 use consular_application::demo::{DemoPlan, DemoPorts, DemoService, Generator};
 use consular_db::Database;
@@ -66,7 +67,7 @@ async fn seeded_data_reads_back_through_the_repositories(db: Database) {
         let mut page = PageRequest { limit: 50, after: None };
         loop {
             let filter = RequestFilter { mission_id: Some(mission.id), ..RequestFilter::default() };
-            let found = RequestRepository::list(&db, filter, page).await.unwrap();
+            let found = RequestRepository::list(&db, filter, page, Consistency::Latest).await.unwrap();
             listed.extend(found.items.into_iter().map(|r| r.id));
             match found.next_after {
                 Some(after) => page.after = Some(after),
@@ -78,9 +79,14 @@ async fn seeded_data_reads_back_through_the_repositories(db: Database) {
     }
 
     // Seeded history is not an event: nothing in the audit log.
-    let audit = AuditRepository::list(&db, AuditFilter::default(), PageRequest { limit: 10, after: None })
-        .await
-        .unwrap();
+    let audit = AuditRepository::list(
+        &db,
+        AuditFilter::default(),
+        PageRequest { limit: 10, after: None },
+        Consistency::Latest,
+    )
+    .await
+    .unwrap();
     assert!(audit.items.is_empty(), "{:?}", audit.items);
 
     // The same data set again: refused by its first transaction, nothing more stored.

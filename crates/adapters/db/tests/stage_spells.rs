@@ -17,6 +17,7 @@ use consular_domain::analytics::{StageSpell, stage_spells};
 use consular_domain::{
     Citizen, HistoryEntry, Mission, RequestId, RequestStatus, ServiceRequest, ServiceType, Stage, fixtures,
 };
+use consular_ports::Consistency;
 use consular_ports::{
     AnalyticsQuery, AnalyticsRepository, Clock, DemoRepository, MissionScope, RequestRepository,
     SeededRequest, WriteMeta,
@@ -172,7 +173,7 @@ async fn counted(db: &Database, f: &Fixture) -> Vec<(u32, u64)> {
         boundaries: vec![day, day + Duration::days(1)],
     };
     let clock: Arc<dyn Clock> = Arc::new(DayAfter);
-    let figures = AnalyticsRepository::services(db, &query, &clock).await.unwrap();
+    let figures = AnalyticsRepository::services(db, &query, &clock, Consistency::Latest).await.unwrap();
     figures.stages.iter().map(|g| (g.stage, g.range.count)).collect()
 }
 

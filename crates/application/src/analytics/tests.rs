@@ -131,7 +131,7 @@ async fn a_mission_view_is_bucketed_in_its_zone_up_to_now_and_its_backlog_carrie
     let mut analytics = MockAnalyticsRepository::new();
     analytics
         .expect_overview()
-        .withf(move |query, _| {
+        .withf(move |query, _, _| {
             // Paris is UTC+1: its days start at 23:00 UTC. Today's bucket is whole: the
             // repository clips it to the instant of its snapshot.
             query.missions == MissionScope::One(mission)
@@ -143,7 +143,7 @@ async fn a_mission_view_is_bucketed_in_its_zone_up_to_now_and_its_backlog_carrie
                         datetime!(2026-11-24 23:00 UTC),
                     ]
         })
-        .returning(|_, _| {
+        .returning(|_, _, _| {
             Ok(OverviewFigures {
                 generated_at: NOW,
                 requests: RequestGroup {
@@ -208,13 +208,13 @@ async fn the_global_view_is_in_utc_and_defaults_to_the_last_30_days() {
     let mut analytics = MockAnalyticsRepository::new();
     analytics
         .expect_overview()
-        .withf(|query, _| {
+        .withf(|query, _, _| {
             query.missions == MissionScope::All
                 && query.boundaries.len() == 31
                 && query.boundaries[0] == datetime!(2026-10-26 00:00 UTC)
                 && query.boundaries[30] == datetime!(2026-11-25 00:00 UTC)
         })
-        .returning(|query, _| Ok(empty_overview(query)));
+        .returning(|query, _, _| Ok(empty_overview(query)));
     let overview = service(analytics, MockMissionRepository::new())
         .overview(&admin_with("admin", None), ViewRequest::default())
         .await
@@ -234,12 +234,12 @@ async fn a_call_at_midnight_ends_on_an_empty_bucket() {
     let mut analytics = MockAnalyticsRepository::new();
     analytics
         .expect_overview()
-        .withf(|query, _| {
+        .withf(|query, _, _| {
             query.boundaries.len() == 31
                 && query.boundaries[29] == MIDNIGHT
                 && query.boundaries[30] == datetime!(2026-11-25 00:00 UTC)
         })
-        .returning(|query, _| Ok(empty_overview(query)));
+        .returning(|query, _, _| Ok(empty_overview(query)));
     let service = AnalyticsService::new(AnalyticsPorts {
         analytics: Arc::new(analytics),
         missions: Arc::new(MockMissionRepository::new()),
@@ -264,7 +264,7 @@ async fn services_list_active_types_with_zeros_and_inactive_ones_only_with_figur
     ];
     let mut analytics = MockAnalyticsRepository::new();
     analytics.expect_service_types().returning(move || Ok(catalog.clone()));
-    analytics.expect_services().returning(move |query, _| {
+    analytics.expect_services().returning(move |query, _, _| {
         let group = |id: ServiceTypeId| RequestGroup {
             key: Some(id.as_uuid()),
             range: counts(1, 1, 0, 1, vec![60]),
@@ -313,7 +313,7 @@ async fn a_members_share_counts_the_missions_unassigned_requests_too() {
     let members = vec![bea.clone(), gone, ana];
     let mut analytics = MockAnalyticsRepository::new();
     analytics.expect_staff_members().returning(move |_| Ok(members.clone()));
-    analytics.expect_staff().returning(move |query, _| {
+    analytics.expect_staff().returning(move |query, _, _| {
         let group = |key: Option<Uuid>, open_now: u64| RequestGroup {
             mission: Some(mission),
             key,
@@ -353,13 +353,13 @@ async fn the_figures_now_are_dated_by_the_repositorys_snapshot_not_by_the_call()
     let expected_clock = Arc::clone(&clock);
     analytics
         .expect_overview()
-        .withf(move |_, clock| Arc::ptr_eq(clock, &expected_clock))
-        .returning(|query, _| Ok(OverviewFigures { generated_at: LATER, ..empty_overview(query) }));
+        .withf(move |_, clock, _| Arc::ptr_eq(clock, &expected_clock))
+        .returning(|query, _, _| Ok(OverviewFigures { generated_at: LATER, ..empty_overview(query) }));
     analytics
         .expect_services()
-        .returning(|_, _| Ok(RawServices { generated_at: LATER, requests: vec![], stages: vec![] }));
+        .returning(|_, _, _| Ok(RawServices { generated_at: LATER, requests: vec![], stages: vec![] }));
     analytics.expect_service_types().returning(|| Ok(vec![]));
-    analytics.expect_staff().returning(|_, _| Ok(StaffGroups { generated_at: LATER, groups: vec![] }));
+    analytics.expect_staff().returning(|_, _, _| Ok(StaffGroups { generated_at: LATER, groups: vec![] }));
     analytics.expect_staff_members().returning(|_| Ok(vec![]));
     let service = AnalyticsService::new(AnalyticsPorts {
         analytics: Arc::new(analytics),

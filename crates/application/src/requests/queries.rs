@@ -3,6 +3,7 @@
 
 use super::service::{RequestService, RequestView};
 use crate::error::{OrNotFound, ServiceError};
+use crate::reads::own_writes;
 use consular_domain::document::checklist;
 use consular_domain::policy::Listing;
 use consular_domain::policy::requests::{self as policy, RequestReach};
@@ -10,7 +11,7 @@ use consular_domain::{
     AppointmentEntry, ChecklistItem, Document, DocumentId, DocumentStatus, HistoryEntry, Page, PageRequest,
     Principal, RequestId, ServiceRequest, StaffId, Subject,
 };
-use consular_ports::{Message, Note, QueueGroup, RequestFilter};
+use consular_ports::{Consistency, Message, Note, QueueGroup, RequestFilter};
 use time::OffsetDateTime;
 
 /// One item of a request's timeline, oldest first.
@@ -114,19 +115,26 @@ impl RequestService {
         mut filter: RequestFilter,
         page: PageRequest,
     ) -> Result<Page<RequestView>, ServiceError> {
-        match policy::list(actor, filter.mission_id, filter.citizen_id) {
+        // Staff and admins' lists are tolerant (docs/operations.md "Read replicas"); a
+        // citizen's is read current: it is small, and they open it after a notification of
+        // someone else's change (their request decided), which a replica may not show yet.
+        let consistency = match policy::list(actor, filter.mission_id, filter.citizen_id) {
             Listing::Within(RequestReach::Citizen(own, mission)) => {
                 filter.citizen_id = Some(own);
                 filter.mission_id = Some(mission);
+                Consistency::Latest
             }
-            Listing::Within(RequestReach::Mission(mission)) => filter.mission_id = mission,
+            Listing::Within(RequestReach::Mission(mission)) => {
+                filter.mission_id = mission;
+                own_writes(actor)
+            }
             Listing::Empty => return Ok(Page::empty()),
-        }
+        };
         let now = self.ports.clock.now();
         if filter.overdue.is_some() {
             filter.overdue_at = Some(now);
         }
-        let page = self.ports.requests.list(filter, page).await?;
+        let page = self.ports.requests.list(filter, page, consistency).await?;
         Ok(Page {
             items: page.items.into_iter().map(|r| RequestView::at(r, now)).collect(),
             next_after: page.next_after,

@@ -10,7 +10,7 @@ use consular_domain::{
     StaffId, Subject,
 };
 use consular_ports::{
-    Clock, MockAppointmentRepository, MockCitizenRepository, MockClock, MockDocumentRepository,
+    Clock, Consistency, MockAppointmentRepository, MockCitizenRepository, MockClock, MockDocumentRepository,
     MockIdempotencyRepository, MockRequestRepository, MockServiceTypeRepository, MockStaffRepository, Note,
     RequestFilter, RequestRecord, SystemClock,
 };
@@ -325,15 +325,25 @@ async fn lists_are_scoped_to_the_caller() {
     fixture
         .requests
         .expect_list()
-        .withf(move |f, _| f.citizen_id == Some(CitizenId(citizen_id)) && f.mission_id == Some(mission))
+        // A citizen's list is read current; staff lists may come from a replica that has
+        // replayed the staff member's own writes (docs/operations.md "Read replicas").
+        .withf(move |f, _, read| {
+            f.citizen_id == Some(CitizenId(citizen_id))
+                && f.mission_id == Some(mission)
+                && *read == Consistency::Latest
+        })
         .times(1)
-        .returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+        .returning(|_, _, _| Ok(Page { items: vec![], next_after: None }));
     fixture
         .requests
         .expect_list()
-        .withf(move |f, _| f.mission_id == Some(mission) && f.overdue_at.is_some())
+        .withf(move |f, _, read| {
+            f.mission_id == Some(mission)
+                && f.overdue_at.is_some()
+                && matches!(read, Consistency::OwnWrites(subject) if subject.kind == PrincipalKind::Staff)
+        })
         .times(1)
-        .returning(|_, _| Ok(Page { items: vec![], next_after: None }));
+        .returning(|_, _, _| Ok(Page { items: vec![], next_after: None }));
     let svc = fixture.service();
     let me = principal(PrincipalKind::Citizen, citizen_id, "citizen", Some(mission));
     svc.list(&me, RequestFilter::default(), PageRequest::default()).await.unwrap();
@@ -379,7 +389,7 @@ async fn overdue_is_judged_at_the_injected_clock() {
         fixture
             .requests
             .expect_list()
-            .returning(move |_, _| Ok(Page { items: vec![listed.clone()], next_after: None }));
+            .returning(move |_, _, _| Ok(Page { items: vec![listed.clone()], next_after: None }));
         let svc = fixture.service_at(OffsetDateTime::UNIX_EPOCH + Duration::days(day));
         assert_eq!(svc.get(&staff, id).await.unwrap().overdue, overdue, "day {day}");
         let page = svc.list(&staff, RequestFilter::default(), PageRequest::default()).await.unwrap();

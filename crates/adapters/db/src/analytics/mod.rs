@@ -64,12 +64,13 @@ pub(crate) use spells::{
 use crate::Database;
 use crate::database::Pools;
 use crate::failure::Failure;
+use crate::replica::{Routed, route};
 use crate::shared::{repository, run};
 use consular_domain::analytics::StageSpell;
 use consular_domain::{HistoryEntry, RequestId, ServiceRequest, ServiceType, StaffMember};
 use consular_ports::{
-    AnalyticsQuery, AnalyticsRepository, Clock, MissionScope, OverviewFigures, RepoError, ServiceFigures,
-    StaffGroups,
+    AnalyticsQuery, AnalyticsRepository, Clock, Consistency, MissionScope, OverviewFigures, RepoError,
+    ServiceFigures, StaffGroups,
 };
 use deadpool::managed::Timeouts;
 use std::sync::Arc;
@@ -98,15 +99,17 @@ pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[
     ("analytics_rollups_pkey", "analytics_rollups.name"),
 ];
 
-/// `view!(db, function(query, clock))`: as `run!`, and on PostgreSQL with a second connection
-/// when the pool has one free at once (never waiting for it: without one, the view is read
-/// on one connection), which [`AnalyticsReads::read`] runs its longest statement on.
+/// `view!(db, function(query, clock), consistency)`: as `run_tolerant!` (the views are
+/// tolerant: a read replica may serve them), and on PostgreSQL with a
+/// second connection to the same server when its pool has one free at once (never waiting
+/// for it: without one, the view is read on one connection), which
+/// [`AnalyticsReads::read`] runs its longest statement on.
 macro_rules! view {
-    ($db:expr, $function:ident ( $query:expr, $clock:expr )) => {{
+    ($db:expr, $function:ident ( $query:expr, $clock:expr ), $consistency:expr) => {{
         let result: Result<_, Failure> = match $db.pools() {
-            Pools::Postgres { pool, .. } => {
+            Pools::Postgres { pool, replica, .. } => {
                 async {
-                    let mut conn = pool.get().await?;
+                    let Routed { mut conn, pool } = route(pool, replica.as_ref(), $consistency).await?;
                     let at_once = Timeouts { wait: Some(Duration::ZERO), ..pool.timeouts() };
                     let mut helper = pool.timeout_get(&at_once).await.ok();
                     crate::pg::queries::analytics::$function(&mut conn, helper.as_deref_mut(), $query, $clock)
@@ -132,20 +135,27 @@ impl AnalyticsRepository for Database {
         &self,
         query: &AnalyticsQuery,
         clock: &Arc<dyn Clock>,
+        consistency: Consistency,
     ) -> Result<OverviewFigures, RepoError> {
-        view!(self, overview(query, clock))
+        view!(self, overview(query, clock), consistency)
     }
 
     async fn services(
         &self,
         query: &AnalyticsQuery,
         clock: &Arc<dyn Clock>,
+        consistency: Consistency,
     ) -> Result<ServiceFigures, RepoError> {
-        view!(self, services(query, clock))
+        view!(self, services(query, clock), consistency)
     }
 
-    async fn staff(&self, query: &AnalyticsQuery, clock: &Arc<dyn Clock>) -> Result<StaffGroups, RepoError> {
-        view!(self, staff(query, clock))
+    async fn staff(
+        &self,
+        query: &AnalyticsQuery,
+        clock: &Arc<dyn Clock>,
+        consistency: Consistency,
+    ) -> Result<StaffGroups, RepoError> {
+        view!(self, staff(query, clock), consistency)
     }
 
     async fn service_types(&self) -> Result<Vec<ServiceType>, RepoError> {

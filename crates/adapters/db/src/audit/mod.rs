@@ -34,7 +34,7 @@ pub(crate) const UNIQUE_CONSTRAINTS: &[(&str, &str)] = &[("audit_events_pkey", "
 
 repository! {
     impl AuditRepository for Database => audit {
-        fn list(filter: AuditFilter, page: PageRequest) -> Page<AuditRecord>;
+        tolerant(consistency) fn list(filter: AuditFilter, page: PageRequest) -> Page<AuditRecord>;
         fn append(records: &[AuditRecord]);
     }
 }

@@ -50,7 +50,7 @@ repository! {
         fn insert(citizen: &Citizen, client: Option<ApiClient>, meta: &WriteMeta);
         fn update(citizen: &Citizen, expected_version: i64, meta: &WriteMeta);
         fn get(id: CitizenId) -> Option<Citizen>;
-        fn list(filter: CitizenFilter, page: PageRequest) -> Page<Citizen>;
+        tolerant(consistency) fn list(filter: CitizenFilter, page: PageRequest) -> Page<Citizen>;
     }
 }
 

@@ -85,7 +85,7 @@ repository! {
         );
         fn get(id: RequestId) -> Option<ServiceRequest>;
         fn detail(id: RequestId, notes: bool) -> Option<RequestRecord>;
-        fn list(filter: RequestFilter, page: PageRequest) -> Page<ServiceRequest>;
+        tolerant(consistency) fn list(filter: RequestFilter, page: PageRequest) -> Page<ServiceRequest>;
         fn queue(staff: StaffId, now: OffsetDateTime) -> Vec<QueueGroup>;
         fn add_note(note: &Note, meta: &WriteMeta);
         fn notes(request: RequestId, page: PageRequest) -> Page<Note>;

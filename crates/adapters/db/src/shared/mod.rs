@@ -37,6 +37,33 @@ macro_rules! run {
 }
 pub(crate) use run;
 
+/// `run_tolerant!(db, consistency, area::function(args…))`: as [`run!`], for a read a port
+/// marks tolerant: on PostgreSQL with a read replica, the connection is the replica's when
+/// the [`Consistency`](consular_ports::Consistency) allows it, else the primary's (`crate::replica::route`,
+/// docs/operations.md "Read replicas"). On SQLite, or without a replica, it is [`run!`].
+macro_rules! run_tolerant {
+    ($db:expr, $consistency:expr, $area:ident :: $function:ident ( $($arg:expr),* $(,)? )) => {{
+        let result: Result<_, $crate::failure::Failure> = match $db.pools() {
+            $crate::database::Pools::Postgres { pool, replica, .. } => {
+                async {
+                    let mut conn = $crate::replica::route(pool, replica.as_ref(), $consistency).await?.conn;
+                    $crate::pg::queries::$area::$function(&mut conn, $($arg),*).await
+                }
+                .await
+            }
+            $crate::database::Pools::Sqlite { pool, .. } => {
+                async {
+                    let mut conn = pool.get().await?;
+                    $crate::sqlite::queries::$area::$function(&mut conn, $($arg),*).await
+                }
+                .await
+            }
+        };
+        result.map_err(consular_ports::RepoError::from)
+    }};
+}
+pub(crate) use run_tolerant;
+
 /// Implements a port (or inherent methods) on [`crate::Database`] by forwarding every
 /// method, arguments verbatim, to the same-named query function of one area, through
 /// [`run!`]:
@@ -51,23 +78,34 @@ pub(crate) use run;
 /// ```
 ///
 /// makes `async fn get(&self, id: MissionId) -> Result<Option<Mission>, RepoError>` call
-/// `missions::get(conn, id)`. A method without `->` returns `Result<(), RepoError>`. The
-/// second form, `impl Database => area { pub fn …; }`, writes inherent methods the same way.
+/// `missions::get(conn, id)`. A method without `->` returns `Result<(), RepoError>`. A
+/// method the port marks tolerant is written `tolerant(consistency) fn list(…) -> …;`: it takes
+/// `consistency: Consistency` last, which chooses its connection ([`run_tolerant!`]) and is not
+/// passed to the query function. The second form, `impl Database => area { pub fn …; }`, writes inherent methods the same way.
 macro_rules! repository {
     (impl $port:ident for Database => $area:ident {
-        $( $(#[$attr:meta])* fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)? ; )*
+        $(
+            $(#[$attr:meta])* $(tolerant($consistency:ident))?
+            fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)? ;
+        )*
     }) => {
         #[async_trait::async_trait]
         impl $port for $crate::Database {
             $(
                 $(#[$attr])*
-                async fn $name(&self, $($arg: $ty),*)
+                async fn $name(&self, $($arg: $ty,)* $($consistency: consular_ports::Consistency)?)
                     -> Result<$crate::shared::repository!(@ret $($ret)?), consular_ports::RepoError>
                 {
-                    $crate::shared::run!(self, $area::$name($($arg),*))
+                    $crate::shared::repository!(@run self, [$($consistency)?], $area::$name($($arg),*))
                 }
             )*
         }
+    };
+    (@run $db:expr, [], $area:ident :: $name:ident ( $($arg:ident),* )) => {
+        $crate::shared::run!($db, $area::$name($($arg),*))
+    };
+    (@run $db:expr, [$consistency:ident], $area:ident :: $name:ident ( $($arg:ident),* )) => {
+        $crate::shared::run_tolerant!($db, $consistency, $area::$name($($arg),*))
     };
     (impl Database => $area:ident {
         $( $(#[$attr:meta])* $vis:vis fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)? ; )*

@@ -1,6 +1,7 @@
 //! The appointments of the overview, per bucket, against slots and bookings written as they would be after the days went by.
 
 use super::*;
+use consular_ports::Consistency;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Fate {
@@ -232,7 +233,7 @@ async fn appointments_fill_the_overview_per_bucket(db: Database) {
         ),
     ];
     for (q, what) in &cases {
-        let overview = AnalyticsRepository::overview(&db, q, &at(now)).await.unwrap();
+        let overview = AnalyticsRepository::overview(&db, q, &at(now), Consistency::Latest).await.unwrap();
         assert_eq!(overview.appointments, seats(q), "{what}");
         assert_eq!(overview.requests, expected::overview(&[], q, now), "{what}: no request");
     }

@@ -18,6 +18,7 @@ mod live;
 mod now;
 
 use common::*;
+use consular_ports::Consistency;
 
 use consular_application::demo::{DemoPlan, DemoPorts, DemoService, Generator};
 use consular_db::Database;
@@ -178,18 +179,18 @@ async fn check(
     now: OffsetDateTime,
     what: &str,
 ) -> Figures {
-    let overview = AnalyticsRepository::overview(db, q, &at(now)).await.unwrap();
+    let overview = AnalyticsRepository::overview(db, q, &at(now), Consistency::Latest).await.unwrap();
     assert_eq!(overview.generated_at, now, "{what}: the instant read from the clock");
     assert_group(&overview.requests, &expected::overview(requests, q, now), &format!("{what}: overview"));
     assert_eq!(overview.appointments.len(), q.bucket_count(), "{what}: one seat count per bucket");
 
-    let services = AnalyticsRepository::services(db, q, &at(now)).await.unwrap();
+    let services = AnalyticsRepository::services(db, q, &at(now), Consistency::Latest).await.unwrap();
     assert_eq!(services.generated_at, now, "{what}");
     let expected = expected::services(requests, q, now);
     let groups = assert_groups(services.requests, &expected, &format!("{what}: services"));
     let stages = assert_stages(services.stages, &expected::stages(requests, q), &format!("{what}: stages"));
 
-    let staff = AnalyticsRepository::staff(db, q, &at(now)).await.unwrap();
+    let staff = AnalyticsRepository::staff(db, q, &at(now), Consistency::Latest).await.unwrap();
     assert_eq!(staff.generated_at, now, "{what}");
     let staff = assert_groups(staff.groups, &expected::staff(requests, q, now), &format!("{what}: staff"));
     Figures { overview, services: ServiceFigures { generated_at: now, requests: groups, stages }, staff }
@@ -397,7 +398,7 @@ async fn empty_ranges_count_nothing(db: Database) {
     let now = now();
     let q = query(MissionScope::All, None, "UTC", last_days("UTC", now, 30), Granularity::Day, now);
     for q in [q.clone(), AnalyticsQuery { missions: MissionScope::One(MissionId::new()), ..q.clone() }] {
-        let overview = AnalyticsRepository::overview(&db, &q, &at(now)).await.unwrap();
+        let overview = AnalyticsRepository::overview(&db, &q, &at(now), Consistency::Latest).await.unwrap();
         assert_eq!(
             overview,
             OverviewFigures {
@@ -406,9 +407,15 @@ async fn empty_ranges_count_nothing(db: Database) {
                 appointments: vec![SeatCounts::default(); 30]
             }
         );
-        let services = AnalyticsRepository::services(&db, &q, &at(now)).await.unwrap();
+        let services = AnalyticsRepository::services(&db, &q, &at(now), Consistency::Latest).await.unwrap();
         assert!(services.requests.is_empty() && services.stages.is_empty(), "{services:?}");
-        assert!(AnalyticsRepository::staff(&db, &q, &at(now)).await.unwrap().groups.is_empty());
+        assert!(
+            AnalyticsRepository::staff(&db, &q, &at(now), Consistency::Latest)
+                .await
+                .unwrap()
+                .groups
+                .is_empty()
+        );
     }
 
     let s = seeded(&db).await;

@@ -40,7 +40,7 @@ async fn the_figures_now_are_those_at_the_instant_read(db: Database) {
         [(MissionScope::All, "all missions"), (MissionScope::One(mission.id), "the mission")]
     {
         let q = query(missions, None, "UTC", last_days("UTC", t, 7), Granularity::Day, t);
-        let overview = AnalyticsRepository::overview(&db, &q, &at(t)).await.unwrap();
+        let overview = AnalyticsRepository::overview(&db, &q, &at(t), Consistency::Latest).await.unwrap();
         assert_eq!(overview.generated_at, t);
         let g = &overview.requests;
         assert_eq!((g.open_now, g.overdue_now), (3, 2), "{what}: open and overdue at T");
@@ -53,13 +53,13 @@ async fn the_figures_now_are_those_at_the_instant_read(db: Database) {
         // requests submitted before T only.
         assert_eq!(g.range.by_status.total(), 4, "{what}: {:?}", g.range.by_status);
 
-        let services = AnalyticsRepository::services(&db, &q, &at(t)).await.unwrap();
+        let services = AnalyticsRepository::services(&db, &q, &at(t), Consistency::Latest).await.unwrap();
         let ours: Vec<&RequestGroup> =
             services.requests.iter().filter(|g| g.key == Some(service.id.as_uuid())).collect();
         assert_eq!(ours.len(), 1, "{what}");
         assert_eq!((ours[0].open_now, ours[0].overdue_now, &ours[0].range), (3, 2, &g.range), "{what}");
 
-        let staff = AnalyticsRepository::staff(&db, &q, &at(t)).await.unwrap();
+        let staff = AnalyticsRepository::staff(&db, &q, &at(t), Consistency::Latest).await.unwrap();
         let unassigned: Vec<&RequestGroup> =
             staff.groups.iter().filter(|g| g.mission == Some(mission.id) && g.key.is_none()).collect();
         assert_eq!(unassigned.len(), 1, "{what}");

@@ -92,11 +92,14 @@ async fn the_audit_log_is_listed_newest_first_with_each_filter(db: Database) {
         ids
     };
     let listed = async |filter: AuditFilter| {
-        let page = AuditRepository::list(&db, filter, PageRequest::default()).await.unwrap();
+        let page =
+            AuditRepository::list(&db, filter, PageRequest::default(), Consistency::Latest).await.unwrap();
         page.items.iter().map(|r| r.id.0).collect::<Vec<_>>()
     };
 
-    let all = AuditRepository::list(&db, AuditFilter::default(), PageRequest::default()).await.unwrap();
+    let all = AuditRepository::list(&db, AuditFilter::default(), PageRequest::default(), Consistency::Latest)
+        .await
+        .unwrap();
     let mut expected = entries.clone();
     expected.reverse();
     assert_eq!(all.items, expected, "newest first, as stored");
@@ -115,11 +118,23 @@ async fn the_audit_log_is_listed_newest_first_with_each_filter(db: Database) {
 
     // Pages continue with older entries.
     let expected = newest_first(&[0, 2, 4]);
-    let first = AuditRepository::list(&db, missions.clone(), PageRequest { limit: 2, after: None }).await;
+    let first = AuditRepository::list(
+        &db,
+        missions.clone(),
+        PageRequest { limit: 2, after: None },
+        Consistency::Latest,
+    )
+    .await;
     let first = first.unwrap();
     assert_eq!(first.items.iter().map(|r| r.id.0).collect::<Vec<_>>(), expected[..2]);
     assert_eq!(first.next_after, Some(expected[1]));
-    let rest = AuditRepository::list(&db, missions, PageRequest { limit: 2, after: first.next_after }).await;
+    let rest = AuditRepository::list(
+        &db,
+        missions,
+        PageRequest { limit: 2, after: first.next_after },
+        Consistency::Latest,
+    )
+    .await;
     let rest = rest.unwrap();
     assert_eq!(rest.items.iter().map(|r| r.id.0).collect::<Vec<_>>(), expected[2..]);
     assert_eq!(rest.next_after, None);

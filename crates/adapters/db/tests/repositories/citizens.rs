@@ -3,7 +3,8 @@
 use super::*;
 
 async fn listed_citizens(db: &Database, filter: CitizenFilter) -> Vec<CitizenId> {
-    let page = CitizenRepository::list(db, filter, PageRequest::default()).await.unwrap();
+    let page =
+        CitizenRepository::list(db, filter, PageRequest::default(), Consistency::Latest).await.unwrap();
     assert_eq!(page.next_after, None);
     page.items.iter().map(|c| c.id).collect()
 }
@@ -237,8 +238,14 @@ async fn citizens_are_listed_by_every_filter(db: Database) {
     let mut after = None;
     let mut seen = Vec::new();
     loop {
-        let page =
-            CitizenRepository::list(&db, in_paris.clone(), PageRequest { limit: 2, after }).await.unwrap();
+        let page = CitizenRepository::list(
+            &db,
+            in_paris.clone(),
+            PageRequest { limit: 2, after },
+            Consistency::Latest,
+        )
+        .await
+        .unwrap();
         seen.extend(page.items.iter().map(|c| c.id));
         after = page.next_after;
         if after.is_none() {

@@ -30,10 +30,10 @@ use consular_domain::{
 };
 use consular_ports::{
     AuditFilter, AuditRepository, CitizenFilter, CitizenRepository, ClientFilter, ClientRepository,
-    HealthCheck, IdempotencyRecord, IdempotencyRepository, Message, MissionRepository, Note, OutboxEvent,
-    QueueGroup, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError, RequestFilter,
-    RequestRepository, Revocation, RevocationKind, ServiceTypeFilter, ServiceTypeRepository, StaffFilter,
-    StaffRepository, StoredOutcome, TokenRepository, WriteMeta,
+    Consistency, HealthCheck, IdempotencyRecord, IdempotencyRepository, Message, MissionRepository, Note,
+    OutboxEvent, QueueGroup, RefreshOutcome, RefreshReplacement, RefreshTokenRecord, RepoError,
+    RequestFilter, RequestRepository, Revocation, RevocationKind, ServiceTypeFilter, ServiceTypeRepository,
+    StaffFilter, StaffRepository, StoredOutcome, TokenRepository, WriteMeta,
 };
 use time::macros::{date, datetime};
 use time::{Duration, OffsetDateTime};

@@ -165,13 +165,21 @@ fn expected_list(all: &[ServiceRequest], f: &RequestFilter) -> Vec<RequestId> {
 /// Every page of a listing, two at a time: the concatenation must be the whole listing,
 /// with no gap and no repeat.
 async fn listed_requests(db: &Database, filter: &RequestFilter) -> Vec<RequestId> {
-    let whole = RequestRepository::list(db, filter.clone(), PageRequest { limit: 100, after: None }).await;
+    let whole = RequestRepository::list(
+        db,
+        filter.clone(),
+        PageRequest { limit: 100, after: None },
+        Consistency::Latest,
+    )
+    .await;
     let whole: Vec<RequestId> = whole.unwrap().items.iter().map(|r| r.id).collect();
     let mut paged = Vec::new();
     let mut after = None;
     loop {
         let page =
-            RequestRepository::list(db, filter.clone(), PageRequest { limit: 2, after }).await.unwrap();
+            RequestRepository::list(db, filter.clone(), PageRequest { limit: 2, after }, Consistency::Latest)
+                .await
+                .unwrap();
         assert!(page.items.len() <= 2);
         paged.extend(page.items.iter().map(|r| r.id));
         match page.next_after {
@@ -233,7 +241,9 @@ async fn requests_are_listed_newest_first_by_every_filter(db: Database) {
     };
 
     // The whole listing returns the stored requests, newest first.
-    let everything = RequestRepository::list(&db, RequestFilter::default(), PageRequest::default()).await;
+    let everything =
+        RequestRepository::list(&db, RequestFilter::default(), PageRequest::default(), Consistency::Latest)
+            .await;
     let mut newest_first = all.clone();
     newest_first.reverse();
     assert_eq!(everything.unwrap().items, newest_first);
@@ -301,8 +311,9 @@ async fn request_pages_have_no_gaps_or_duplicates(db: Database) {
     }
     ids.sort_by(|a, b| b.cmp(a));
     let filter = RequestFilter { mission_id: Some(paris.id), ..RequestFilter::default() };
-    let page =
-        |after: Option<Uuid>| RequestRepository::list(&db, filter.clone(), PageRequest { limit: 3, after });
+    let page = |after: Option<Uuid>| {
+        RequestRepository::list(&db, filter.clone(), PageRequest { limit: 3, after }, Consistency::Latest)
+    };
 
     let first = page(None).await.unwrap();
     assert_eq!(first.items.iter().map(|r| r.id).collect::<Vec<_>>(), ids[..3]);
@@ -319,7 +330,7 @@ async fn request_pages_have_no_gaps_or_duplicates(db: Database) {
 
 async fn the_overdue_filter_needs_its_instant(db: Database) {
     let filter = RequestFilter { overdue: Some(true), ..RequestFilter::default() };
-    let refused = RequestRepository::list(&db, filter, PageRequest::default()).await;
+    let refused = RequestRepository::list(&db, filter, PageRequest::default(), Consistency::Latest).await;
     assert!(matches!(refused, Err(RepoError::Other(_))), "{refused:?}");
 }
 

@@ -1,0 +1,164 @@
+//! The read replica's pool and where a tolerant read runs ([`route`]; docs/operations.md
+//! "Read replicas"): on the replica once it has replayed the reader's last write mark
+//! (`crate::reads` stores the marks), else on the primary.
+//!
+//! Read-your-writes by position in the WAL, not by time: once a request of a principal
+//! that may have written is answered, its mark holds the primary's WAL insert position
+//! (every transaction of the request has committed by then, so its commit record ends at
+//! or before it). A tolerant read of that principal goes to the replica only if the
+//! replica has replayed that far (`pg_last_wal_replay_lsn()`), else to the primary: no
+//! waiting, so a lagging replica costs the primary reads, never latency. The marks live on
+//! the primary, so every node sees every node's marks; a read costs one indexed lookup
+//! there and one function call on the replica, besides itself.
+
+use crate::failure::Failure;
+use crate::shards::PgPools;
+use consular_domain::Subject;
+use consular_ports::Consistency;
+use deadpool::managed::Object;
+use diesel::sql_types::{BigInt, Bool, Nullable, Text};
+use diesel::{QueryableByName, sql_query};
+use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+use diesel_async::pooled_connection::deadpool::Pool;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The writer whose mark is the floor: the furthest of the marks a sweep forgot.
+pub(crate) const FLOOR: &str = "*";
+
+/// A pooled PostgreSQL connection, from the primary's pool or the replica's.
+pub(crate) type PgConn = Object<AsyncDieselConnectionManager<AsyncPgConnection>>;
+
+/// The read replica: its pool (`database_read_url`; several hosts, as for the primary,
+/// and tokio-postgres connects to the first that answers), and how many tolerant reads
+/// each side served.
+pub(crate) struct Replica {
+    pool: Pool<AsyncPgConnection>,
+    served: Served,
+}
+
+#[derive(Default)]
+struct Served {
+    replica: AtomicU64,
+    primary: AtomicU64,
+}
+
+/// How many tolerant reads the replica served and how many went to the primary instead
+/// (the replica behind the reader's last write, or unreachable), since the start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TolerantReads {
+    pub replica: u64,
+    pub primary: u64,
+}
+
+impl Replica {
+    /// The replica reached through `pool` (built by `database.rs` like the primary's).
+    pub(crate) fn new(pool: Pool<AsyncPgConnection>) -> Self {
+        Replica { pool, served: Served::default() }
+    }
+
+    pub(crate) fn close(&self) {
+        self.pool.close();
+    }
+
+    pub(crate) fn counts(&self) -> TolerantReads {
+        TolerantReads {
+            replica: AtomicU64::load(&self.served.replica, Ordering::Relaxed),
+            primary: AtomicU64::load(&self.served.primary, Ordering::Relaxed),
+        }
+    }
+}
+
+/// Where a tolerant read runs: its connection and the pool it came from (for a second
+/// connection from the same server, as the analytics views take).
+pub(crate) struct Routed<'a> {
+    pub(crate) conn: PgConn,
+    pub(crate) pool: &'a Pool<AsyncPgConnection>,
+}
+
+/// The connection a tolerant read runs on: for [`Consistency::OwnWrites`], a replica's
+/// when there is one that has replayed the reader's last mark (and the floor); else the
+/// primary's. A replica that cannot be reached or asked sends the read to the primary,
+/// with a warning: reads keep working when a replica does not.
+pub(crate) async fn route<'a>(
+    primary: &'a PgPools,
+    replica: Option<&'a Replica>,
+    consistency: Consistency,
+) -> Result<Routed<'a>, Failure> {
+    let (Some(replica), Consistency::OwnWrites(reader)) = (replica, consistency) else {
+        return Ok(Routed { conn: primary.get().await?, pool: primary.pool() });
+    };
+    let mark = {
+        let mut conn = primary.get().await?;
+        mark_of(&mut conn, reader).await?
+    };
+    match replica_for(replica, mark).await {
+        Some(conn) => {
+            replica.served.replica.fetch_add(1, Ordering::Relaxed);
+            Ok(Routed { conn, pool: &replica.pool })
+        }
+        None => {
+            replica.served.primary.fetch_add(1, Ordering::Relaxed);
+            Ok(Routed { conn: primary.get().await?, pool: primary.pool() })
+        }
+    }
+}
+
+/// A replica connection whose server has replayed `mark`; `None` when it has not, or
+/// cannot say.
+async fn replica_for(replica: &Replica, mark: Option<i64>) -> Option<PgConn> {
+    let mut conn = match replica.pool.get().await {
+        Ok(conn) => conn,
+        Err(error) => {
+            tracing::warn!(%error, "the read replica is unreachable; tolerant reads go to the primary");
+            return None;
+        }
+    };
+    let Some(mark) = mark else {
+        return Some(conn);
+    };
+    match replayed(&mut conn, mark).await {
+        Ok(true) => Some(conn),
+        Ok(false) => None,
+        Err(error) => {
+            tracing::warn!(
+                ?error,
+                "the read replica cannot say how far it replayed; reading from the primary"
+            );
+            None
+        }
+    }
+}
+
+/// The furthest of `writer`'s mark and the floor, in bytes of WAL; `None` without either.
+async fn mark_of(conn: &mut AsyncPgConnection, writer: Subject) -> Result<Option<i64>, Failure> {
+    #[derive(QueryableByName)]
+    struct Mark {
+        #[diesel(sql_type = Nullable<BigInt>)]
+        lsn: Option<i64>,
+    }
+    let mark = sql_query("SELECT max(lsn) AS lsn FROM write_marks WHERE writer = $1 OR writer = $2")
+        .bind::<Text, _>(writer.to_string())
+        .bind::<Text, _>(FLOOR)
+        .get_result::<Mark>(conn)
+        .await?;
+    Ok(mark.lsn)
+}
+
+/// Whether the server of `conn` has replayed the WAL up to `mark`: a standby that has, or a
+/// server that is not in recovery (a primary has every commit it acknowledged).
+async fn replayed(conn: &mut AsyncPgConnection, mark: i64) -> Result<bool, Failure> {
+    #[derive(QueryableByName)]
+    struct Replayed {
+        #[diesel(sql_type = Bool)]
+        ready: bool,
+    }
+    let replayed = sql_query(
+        "SELECT COALESCE((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint >= $1, NOT pg_is_in_recovery()) \
+         AS ready",
+    )
+    .bind::<BigInt, _>(mark)
+    .get_result::<Replayed>(conn)
+    .await?;
+    Ok(replayed.ready)
+}
