@@ -28,7 +28,17 @@ pub(crate) async fn sqlite() -> (tempfile::TempDir, Database) {
 }
 
 pub(crate) async fn postgres() -> Database {
-    let url = tokio::task::spawn_blocking(|| {
+    let db =
+        Database::connect(&DbConfig { max_connections: 4, ..DbConfig::new(postgres_url().await) }).unwrap();
+    assert_eq!(db.backend(), Backend::Postgres);
+    // The clone is migrated already: this checks that migrating again is a no-op.
+    db.migrate().await.unwrap();
+    db
+}
+
+/// The URL of a fresh PostgreSQL database, migrated (a clone of the migrated template).
+pub(crate) async fn postgres_url() -> String {
+    tokio::task::spawn_blocking(|| {
         let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../migrations/postgres");
         let key = consular_testkit::fingerprint(&migrations)?;
         consular_testkit::postgres::fresh_database(&key, |url| {
@@ -37,12 +47,7 @@ pub(crate) async fn postgres() -> Database {
     })
     .await
     .unwrap()
-    .unwrap();
-    let db = Database::connect(&DbConfig { max_connections: 4, ..DbConfig::new(url) }).unwrap();
-    assert_eq!(db.backend(), Backend::Postgres);
-    // The clone is migrated already: this checks that migrating again is a no-op.
-    db.migrate().await.unwrap();
-    db
+    .unwrap()
 }
 
 pub(crate) fn now() -> OffsetDateTime {
@@ -92,6 +97,7 @@ pub(crate) fn service_type(code: &str) -> ServiceType {
         description: "Renew an expiring passport".to_owned(),
         fee: Money { amount_minor: 8600, currency: "EUR".to_owned() },
         sla_days: 21,
+        retention_days: 3650,
         required_documents: vec!["passport_photo".to_owned(), "old_passport".to_owned()],
         stages: vec![
             Stage {
