@@ -102,3 +102,7 @@ id_type!(
     /// The email of a notification.
     EmailId
 );
+id_type!(
+    /// A citizen's export of their data (docs/data-protection.md "Export").
+    ExportId
+);

@@ -14,6 +14,7 @@ pub mod citizen;
 pub mod client;
 pub mod document;
 pub mod event;
+pub mod export;
 /// One base value of every entity, for tests (the `fixtures` feature).
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
@@ -45,6 +46,8 @@ pub use document::{
     NewDocument, ScanStatus, UploadRefused,
 };
 pub use event::{AppointmentRef, DocumentRef, DomainEvent};
+pub use export::{EXPORT_LIFETIME, Export, ExportAction, ExportState, IllegalExportTransition};
+pub use ids::ExportId;
 pub use ids::{
     AppointmentId, AuditEventId, CitizenId, ClientId, DocumentId, EmailId, MissionId, NotificationId,
     PrincipalId, RequestId, ServiceTypeId, SlotId, StaffId,

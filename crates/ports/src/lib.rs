@@ -13,6 +13,7 @@ mod clients;
 mod clock;
 mod demo;
 mod documents;
+mod exports;
 mod error;
 mod health;
 mod idempotency;
@@ -44,6 +45,7 @@ pub use clock::{Clock, SystemClock};
 pub use demo::{DemoRepository, SeededRequest};
 pub use documents::{DocumentFilter, DocumentRepository, ONE_LIVE_DOCUMENT};
 pub use error::RepoError;
+pub use exports::{ExportRepository, ONE_RUNNING_EXPORT};
 pub use health::HealthCheck;
 pub use idempotency::{IdempotencyRecord, IdempotencyRepository, StoredOutcome};
 pub use missions::MissionRepository;
@@ -79,6 +81,8 @@ pub use clock::MockClock;
 pub use demo::MockDemoRepository;
 #[cfg(feature = "mock")]
 pub use documents::MockDocumentRepository;
+#[cfg(feature = "mock")]
+pub use exports::MockExportRepository;
 #[cfg(feature = "mock")]
 pub use health::MockHealthCheck;
 #[cfg(feature = "mock")]

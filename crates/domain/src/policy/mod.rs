@@ -18,6 +18,7 @@ pub mod citizens;
 pub mod clients;
 mod common;
 pub mod documents;
+pub mod exports;
 pub mod missions;
 pub mod notifications;
 pub mod requests;
