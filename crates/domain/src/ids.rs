@@ -67,6 +67,10 @@ id_type!(
     AuditEventId
 );
 id_type!(
+    /// One entry of a citizen's access log.
+    AccessEntryId
+);
+id_type!(
     /// An entry of the service catalog.
     ServiceTypeId
 );

@@ -6,6 +6,7 @@
 
 mod text_enum;
 
+pub mod access_log;
 pub mod analytics;
 pub mod appointment;
 pub mod audit;
@@ -31,6 +32,7 @@ pub mod scope;
 pub mod staff;
 pub mod validation;
 
+pub use access_log::{AccessEntry, AccessRole, AccessedData};
 pub use appointment::{
     Appointment, AppointmentAction, AppointmentChange, AppointmentEntry, AppointmentRefused,
     AppointmentStatus, Availability, BookingRefused, CancelRefused, CancelledBy, Cutoffs, ExplicitSlots,
@@ -49,8 +51,8 @@ pub use event::{AppointmentRef, DocumentRef, DomainEvent};
 pub use export::{EXPORT_LIFETIME, Export, ExportAction, ExportState, IllegalExportTransition};
 pub use ids::ExportId;
 pub use ids::{
-    AppointmentId, AuditEventId, CitizenId, ClientId, DocumentId, EmailId, MissionId, NotificationId,
-    PrincipalId, RequestId, ServiceTypeId, SlotId, StaffId,
+    AccessEntryId, AppointmentId, AuditEventId, CitizenId, ClientId, DocumentId, EmailId, MissionId,
+    NotificationId, PrincipalId, RequestId, ServiceTypeId, SlotId, StaffId,
 };
 pub use mission::{Mission, MissionChanges, NewMission};
 pub use page::{Page, PageRequest};

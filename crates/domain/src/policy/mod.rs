@@ -10,6 +10,7 @@
 //! `common.rs` holds the answer (`Access`, `Denied`, `Listing`, re-exported here) and the
 //! checks the areas' files build on, so that no area's file uses this module.
 
+pub mod access_log;
 pub mod analytics;
 pub mod appointments;
 pub mod audit;
@@ -24,6 +25,6 @@ pub mod notifications;
 pub mod requests;
 pub mod staff;
 #[cfg(test)]
-mod table;
+pub(crate) mod table;
 
 pub use common::{Access, Denied, Listing};
