@@ -27,7 +27,7 @@ lint: ## Formatting check and clippy with warnings as errors
 fmt: ## Format the whole workspace
 	$(CARGO) fmt --all
 
-bench: ## Benchmarks: bearer check (micro), requests list/detail/submission and tokens vs pgbench, document uploads, appointments, the release morning rush, notification delivery, analytics views (docs/benchmarks.md)
+bench: ## Benchmarks: bearer check (micro), requests list/detail/submission and tokens vs pgbench, document uploads, appointments, the release morning rush, notification delivery, analytics views, read replicas (docs/benchmarks.md)
 	$(CARGO) bench -p consular-application --bench bearer
 	$(CARGO) bench -p consular-tests --bench requests_list
 	$(CARGO) bench -p consular-tests --bench documents_upload
@@ -36,6 +36,7 @@ bench: ## Benchmarks: bearer check (micro), requests list/detail/submission and 
 	$(CARGO) bench -p consular-tests --bench appointments_rush
 	$(CARGO) bench -p consular-tests --bench notifications
 	$(CARGO) bench -p consular-tests --bench analytics
+	$(CARGO) bench -p consular-tests --bench read_replicas
 
 schemathesis: ## Property-based API tests against a throwaway server
 	bash scripts/schemathesis.sh
