@@ -22,6 +22,7 @@ use diesel_async::pooled_connection::AsyncDieselConnectionManager;
 use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// The writer whose mark is the floor: the furthest of the marks a sweep forgot.
 pub(crate) const FLOOR: &str = "*";
@@ -35,6 +36,37 @@ pub(crate) type PgConn = Object<AsyncDieselConnectionManager<AsyncPgConnection>>
 pub(crate) struct Replica {
     pool: Pool<AsyncPgConnection>,
     served: Served,
+    rest: Rest,
+}
+
+/// How long tolerant reads leave a replica alone after it could not be reached or asked:
+/// without a rest, each would wait again for a connection that does not come (up to
+/// `db_acquire_timeout_ms` when the replica's host does not answer at all).
+const REST: Duration = Duration::from_secs(5);
+
+/// Until when the replica rests: nanoseconds from `base`, 0 when it does not.
+struct Rest {
+    base: Instant,
+    until: AtomicU64,
+}
+
+impl Rest {
+    fn since_base(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.base).as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    fn resting(&self) -> bool {
+        self.since_base(Instant::now()) < AtomicU64::load(&self.until, Ordering::Acquire)
+    }
+
+    /// Starts a rest; `false` when one had already started (so that a failure is logged
+    /// once per rest, not once per read).
+    fn start(&self) -> bool {
+        let now = Instant::now();
+        let was_resting = self.since_base(now) < AtomicU64::load(&self.until, Ordering::Acquire);
+        self.until.fetch_max(self.since_base(now + REST), Ordering::AcqRel);
+        !was_resting
+    }
 }
 
 #[derive(Default)]
@@ -54,7 +86,11 @@ pub struct TolerantReads {
 impl Replica {
     /// The replica reached through `pool` (built by `database.rs` like the primary's).
     pub(crate) fn new(pool: Pool<AsyncPgConnection>) -> Self {
-        Replica { pool, served: Served::default() }
+        Replica {
+            pool,
+            served: Served::default(),
+            rest: Rest { base: Instant::now(), until: AtomicU64::new(0) },
+        }
     }
 
     pub(crate) fn close(&self) {
@@ -88,6 +124,10 @@ pub(crate) async fn route<'a>(
     let (Some(replica), Consistency::OwnWrites(reader)) = (replica, consistency) else {
         return Ok(Routed { conn: primary.get().await?, pool: primary.pool() });
     };
+    if replica.rest.resting() {
+        replica.served.primary.fetch_add(1, Ordering::Relaxed);
+        return Ok(Routed { conn: primary.get().await?, pool: primary.pool() });
+    }
     let mark = {
         let mut conn = primary.get().await?;
         mark_of(&mut conn, reader).await?
@@ -105,12 +145,14 @@ pub(crate) async fn route<'a>(
 }
 
 /// A replica connection whose server has replayed `mark`; `None` when it has not, or
-/// cannot say.
+/// cannot say, in which case the replica rests for [`REST`].
 async fn replica_for(replica: &Replica, mark: Option<i64>) -> Option<PgConn> {
     let mut conn = match replica.pool.get().await {
         Ok(conn) => conn,
         Err(error) => {
-            tracing::warn!(%error, "the read replica is unreachable; tolerant reads go to the primary");
+            if replica.rest.start() {
+                tracing::warn!(%error, rest = ?REST, "the read replica is unreachable; tolerant reads go to the primary");
+            }
             return None;
         }
     };
@@ -121,10 +163,13 @@ async fn replica_for(replica: &Replica, mark: Option<i64>) -> Option<PgConn> {
         Ok(true) => Some(conn),
         Ok(false) => None,
         Err(error) => {
-            tracing::warn!(
-                ?error,
-                "the read replica cannot say how far it replayed; reading from the primary"
-            );
+            if replica.rest.start() {
+                tracing::warn!(
+                    ?error,
+                    rest = ?REST,
+                    "the read replica cannot say how far it replayed; tolerant reads go to the primary"
+                );
+            }
             None
         }
     }
@@ -161,4 +206,22 @@ async fn replayed(conn: &mut AsyncPgConnection, mark: i64) -> Result<bool, Failu
     .get_result::<Replayed>(conn)
     .await?;
     Ok(replayed.ready)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rest_starts_once_and_lasts() {
+        let rest = Rest { base: Instant::now(), until: AtomicU64::new(0) };
+        assert!(!rest.resting(), "a replica that never failed does not rest");
+        assert!(rest.start(), "the first failure starts a rest (and is logged)");
+        assert!(rest.resting());
+        assert!(!rest.start(), "a failure during the rest is not logged again");
+        // A rest that ended: a new failure starts (and logs) a new one.
+        let ended = Rest { base: Instant::now() - 2 * REST, until: AtomicU64::new(1) };
+        assert!(!ended.resting());
+        assert!(ended.start());
+    }
 }
