@@ -79,7 +79,17 @@ impl CatalogService {
         input.validate()?;
         let service = input.into_service_type(ServiceTypeId::new(), now);
         let fields =
-            ["code", "name", "description", "fee", "sla_days", "required_documents", "stages", "active"];
+            [
+            "code",
+            "name",
+            "description",
+            "fee",
+            "sla_days",
+            "retention_days",
+            "required_documents",
+            "stages",
+            "active",
+        ];
         let meta = WriteMeta {
             events: Vec::new(),
             audit: vec![AuditRecord::new(

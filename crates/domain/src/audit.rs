@@ -21,6 +21,9 @@ text_enum!(
         Deleted = "deleted",
         /// A download URL of a document was handed out (nothing changed).
         DownloadUrlIssued = "download_url_issued",
+        /// A citizen was erased, or a request deleted when its retention ran out
+        /// (docs/data-protection.md "Retention and erasure"); the entry names no value.
+        Erased = "erased",
     }
 );
 

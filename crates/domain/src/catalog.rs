@@ -35,6 +35,9 @@ pub struct ServiceType {
     pub fee: Money,
     /// Days from submission within which a request should be completed.
     pub sla_days: i32,
+    /// Days a request of this type is kept after it ended, before erasure may take it
+    /// (docs/data-protection.md "Retention and erasure").
+    pub retention_days: i32,
     /// Document kinds a request of this type needs (e.g. `passport_photo`).
     pub required_documents: Vec<String>,
     /// The ordered stages; requests keep the list they were submitted under.
@@ -56,6 +59,12 @@ fn unique_stage_names(stages: &[Stage]) -> Result<(), validator::ValidationError
     Ok(())
 }
 
+/// The retention of a type created without one: ten years after a request ended.
+pub const DEFAULT_RETENTION_DAYS: i32 = 3650;
+
+/// The longest retention a type may have: a hundred years.
+pub const MAX_RETENTION_DAYS: i32 = 36_500;
+
 #[derive(Debug, Clone, PartialEq, Eq, Validate)]
 pub struct NewServiceType {
     #[validate(custom(function = "rules::identifier"))]
@@ -68,6 +77,8 @@ pub struct NewServiceType {
     pub fee: Money,
     #[validate(range(min = 1, max = 365))]
     pub sla_days: i32,
+    #[validate(range(min = 0, max = MAX_RETENTION_DAYS))]
+    pub retention_days: i32,
     #[validate(length(max = 30), custom(function = "rules::identifiers"))]
     pub required_documents: Vec<String>,
     #[validate(length(min = 1, max = 30), nested, custom(function = "unique_stage_names"))]
@@ -87,6 +98,8 @@ pub struct ServiceTypeChanges {
     pub fee: Option<Money>,
     #[validate(range(min = 1, max = 365))]
     pub sla_days: Option<i32>,
+    #[validate(range(min = 0, max = MAX_RETENTION_DAYS))]
+    pub retention_days: Option<i32>,
     #[validate(length(max = 30), custom(function = "rules::identifiers"))]
     pub required_documents: Option<Vec<String>>,
     #[validate(length(min = 1, max = 30), nested, custom(function = "unique_stage_names"))]
@@ -108,6 +121,7 @@ impl NewServiceType {
             description: self.description,
             fee: self.fee,
             sla_days: self.sla_days,
+            retention_days: self.retention_days,
             required_documents: self.required_documents,
             stages: self.stages,
             active: self.active,
@@ -133,6 +147,7 @@ impl ServiceType {
         set(&mut self.description, changes.description, "description", &mut changed);
         set(&mut self.fee, changes.fee, "fee", &mut changed);
         set(&mut self.sla_days, changes.sla_days, "sla_days", &mut changed);
+        set(&mut self.retention_days, changes.retention_days, "retention_days", &mut changed);
         set(&mut self.required_documents, changes.required_documents, "required_documents", &mut changed);
         set(&mut self.stages, changes.stages, "stages", &mut changed);
         set(&mut self.active, changes.active, "active", &mut changed);
@@ -175,9 +190,12 @@ pub(crate) mod tests {
         bad.code = "Passport Renewal".into();
         bad.fee = Money { amount_minor: -1, currency: "EURO".into() };
         bad.sla_days = 0;
+        bad.retention_days = -1;
         bad.stages[1].name = String::new();
         let pointers: Vec<String> = bad.validate().unwrap_err().0.into_iter().map(|e| e.pointer).collect();
-        for expected in ["/code", "/fee/amount_minor", "/fee/currency", "/sla_days", "/stages/1/name"] {
+        for expected in
+            ["/code", "/fee/amount_minor", "/fee/currency", "/sla_days", "/retention_days", "/stages/1/name"]
+        {
             assert!(pointers.iter().any(|p| p == expected), "{expected} missing from {pointers:?}");
         }
     }
@@ -210,6 +228,28 @@ pub(crate) mod tests {
         let mut none = renewal();
         none.stages.clear();
         assert!(none.validate().is_err());
+    }
+
+    #[test]
+    fn retention_runs_from_none_to_a_hundred_years() {
+        for (days, valid) in [
+            (-1, false),
+            (0, true),
+            (DEFAULT_RETENTION_DAYS, true),
+            (MAX_RETENTION_DAYS, true),
+            (MAX_RETENTION_DAYS + 1, false),
+        ] {
+            let service = NewServiceType { retention_days: days, ..renewal() };
+            assert_eq!(service.validate().is_ok(), valid, "{days}");
+            let changes = ServiceTypeChanges { retention_days: Some(days), ..Default::default() };
+            assert_eq!(changes.validate().is_ok(), valid, "{days}");
+        }
+        let mut service = renewal().into_service_type(ServiceTypeId::new(), OffsetDateTime::UNIX_EPOCH);
+        let changed = service.apply(
+            ServiceTypeChanges { retention_days: Some(30), ..Default::default() },
+            OffsetDateTime::UNIX_EPOCH,
+        );
+        assert_eq!((changed, service.retention_days), (vec!["retention_days".to_owned()], 30));
     }
 
     #[test]

@@ -20,6 +20,10 @@ text_enum!(
         Active = "active",
         #[serde(alias = "Deregistered")]
         Deregistered = "deregistered",
+        /// Erased (docs/data-protection.md "Retention and erasure"): the personal fields
+        /// are blanked and the row stays as a tombstone. No change leads here or away.
+        #[serde(alias = "Erased")]
+        Erased = "erased",
     }
 );
 
@@ -133,7 +137,19 @@ pub struct NewCitizen {
     pub emergency_contact: Option<EmergencyContact>,
     #[validate(custom(function = "rules::language"))]
     pub preferred_language: String,
+    #[validate(custom(function = "registrable"))]
     pub registration_status: RegistrationStatus,
+}
+
+/// A citizen is registered pending, active or deregistered; only an erasure makes one
+/// `erased`.
+fn registrable(status: &RegistrationStatus) -> Result<(), ValidationError> {
+    if *status == RegistrationStatus::Erased {
+        Err(ValidationError::new("not_registrable")
+            .with_message(Cow::Borrowed("a citizen is erased by DELETE, never registered erased")))
+    } else {
+        Ok(())
+    }
 }
 
 /// The fields a citizen may change on their own profile.
@@ -346,7 +362,8 @@ impl Citizen {
             match self.registration_status {
                 RegistrationStatus::Active => self.activated_at = Some(now),
                 RegistrationStatus::Deregistered => self.deregistered_at = Some(now),
-                RegistrationStatus::Pending => {}
+                // No change leads to `erased` (`can_become`); `erasure::erased` does.
+                RegistrationStatus::Pending | RegistrationStatus::Erased => {}
             }
         }
         if !changed.is_empty() {
@@ -400,6 +417,10 @@ pub(crate) mod tests {
             (Deregistered, Active, true),
             (Active, Pending, false),
             (Deregistered, Pending, false),
+            (Active, Erased, false),
+            (Deregistered, Erased, false),
+            (Erased, Active, false),
+            (Erased, Deregistered, false),
         ];
         for (from, to, ok) in table {
             assert_eq!(from.can_become(to), ok, "{from} -> {to}");

@@ -45,6 +45,7 @@ pub fn new_service_type() -> NewServiceType {
         description: String::new(),
         fee: Money { amount_minor: 0, currency: "EUR".into() },
         sla_days: 10,
+        retention_days: crate::DEFAULT_RETENTION_DAYS,
         required_documents: vec![],
         stages: vec![
             Stage { name: "Check".into(), description: String::new() },

@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod citizen;
 pub mod client;
 pub mod document;
+pub mod erasure;
 pub mod event;
 pub mod export;
 /// One base value of every entity, for tests (the `fixtures` feature).
@@ -40,7 +41,9 @@ pub use appointment::{
     SlotTemplate, StartCursor,
 };
 pub use audit::{AuditAction, AuditRecord};
-pub use catalog::{Money, NewServiceType, ServiceType, ServiceTypeChanges, Stage};
+pub use catalog::{
+    DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, Money, NewServiceType, ServiceType, ServiceTypeChanges, Stage,
+};
 pub use citizen::{Address, Citizen, CitizenChanges, EmergencyContact, NewCitizen, RegistrationStatus};
 pub use client::{ApiClient, ClientDisabled, ClientStatus, NewClient};
 pub use document::{

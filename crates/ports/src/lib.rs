@@ -13,6 +13,7 @@ mod clients;
 mod clock;
 mod demo;
 mod documents;
+mod erasure;
 mod exports;
 mod error;
 mod health;
@@ -44,6 +45,7 @@ pub use clients::{ClientFilter, ClientRepository};
 pub use clock::{Clock, SystemClock};
 pub use demo::{DemoRepository, SeededRequest};
 pub use documents::{DocumentFilter, DocumentRepository, ONE_LIVE_DOCUMENT};
+pub use erasure::{Erased, Erasure, ErasureRepository};
 pub use error::RepoError;
 pub use exports::{ExportRepository, ONE_RUNNING_EXPORT};
 pub use health::HealthCheck;
@@ -81,6 +83,8 @@ pub use clock::MockClock;
 pub use demo::MockDemoRepository;
 #[cfg(feature = "mock")]
 pub use documents::MockDocumentRepository;
+#[cfg(feature = "mock")]
+pub use erasure::MockErasureRepository;
 #[cfg(feature = "mock")]
 pub use exports::MockExportRepository;
 #[cfg(feature = "mock")]

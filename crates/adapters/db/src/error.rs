@@ -46,6 +46,10 @@ fn from_query_error(error: QueryError) -> RepoError {
         QueryError::DatabaseError(_, info) if is_transient(info.message()) => {
             RepoError::Unavailable(info.message().to_owned())
         }
+        // A write of an erased citizen's data, refused by the triggers of migration 000025.
+        QueryError::DatabaseError(_, info) if info.message().starts_with(crate::erasure::CITIZEN_ERASED) => {
+            RepoError::NotFound
+        }
         // A cancelled transaction left the connection unusable; the pool discards it.
         QueryError::BrokenTransactionManager => RepoError::Unavailable(error.to_string()),
         other => RepoError::Other(other.to_string()),

@@ -72,6 +72,7 @@ mod citizens;
 mod clients;
 mod demo;
 mod documents;
+mod erasure;
 mod health;
 mod idempotency;
 mod markers;

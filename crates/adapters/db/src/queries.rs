@@ -34,6 +34,8 @@ pub(crate) mod clients;
 pub(crate) mod demo;
 #[path = "documents/queries.rs"]
 pub(crate) mod documents;
+#[path = "erasure/queries.rs"]
+pub(crate) mod erasure;
 #[path = "health/queries.rs"]
 pub(crate) mod health;
 #[path = "idempotency/queries.rs"]

@@ -212,6 +212,7 @@ impl Generator {
                     description: p.description.to_owned(),
                     fee: Money { amount_minor: p.fee_cents, currency: "EUR".to_owned() },
                     sla_days: p.sla_days,
+                    retention_days: consular_domain::DEFAULT_RETENTION_DAYS,
                     required_documents: Vec::new(),
                     stages: p
                         .stages

@@ -104,6 +104,7 @@ fn the_reference_data_passes_the_domain_rules() {
             description: t.description.clone(),
             fee: t.fee.clone(),
             sla_days: t.sla_days,
+            retention_days: t.retention_days,
             required_documents: t.required_documents.clone(),
             stages: t.stages.clone(),
             active: t.active,

@@ -35,7 +35,8 @@ impl RequestService {
             Some(c) if policy::submit_for(actor, c.id, c.mission_id).is_ok() => c,
             _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
         };
-        if citizen.registration_status == RegistrationStatus::Deregistered {
+        // An erased citizen is deregistered too (docs/data-protection.md "Retention and erasure").
+        if matches!(citizen.registration_status, RegistrationStatus::Deregistered | RegistrationStatus::Erased) {
             return Err(ServiceError::conflict(
                 "citizen_deregistered",
                 "the citizen is deregistered from the mission",

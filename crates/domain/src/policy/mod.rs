@@ -19,6 +19,7 @@ pub mod citizens;
 pub mod clients;
 mod common;
 pub mod documents;
+pub mod erasure;
 pub mod exports;
 pub mod missions;
 pub mod notifications;

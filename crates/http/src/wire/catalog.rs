@@ -36,6 +36,9 @@ pub struct ServiceTypeBody {
     pub fee: MoneyBody,
     /// Days from submission to completion.
     pub sla_days: i32,
+    /// Days a request of this type is kept after it ended (completed, rejected or
+    /// cancelled) before erasure may delete it.
+    pub retention_days: i32,
     /// Document kinds a request needs.
     pub required_documents: Vec<String>,
     /// The ordered workflow stages.
@@ -58,6 +61,7 @@ impl From<&ServiceType> for ServiceTypeBody {
             description: s.description.clone(),
             fee: MoneyBody { amount_minor: s.fee.amount_minor, currency: s.fee.currency.clone() },
             sla_days: s.sla_days,
+            retention_days: s.retention_days,
             required_documents: s.required_documents.clone(),
             stages: s
                 .stages
@@ -95,6 +99,11 @@ pub struct CreateServiceType {
     pub fee: MoneyBody,
     #[schema(minimum = 1, maximum = 365)]
     pub sla_days: i32,
+    /// Days a request is kept after it ended before erasure may delete it; defaults to
+    /// 3650 (ten years).
+    #[serde(default = "retention_default")]
+    #[schema(minimum = 0, maximum = 36500, default = 3650)]
+    pub retention_days: i32,
     #[serde(default)]
     #[schema(max_items = 30, inline)]
     pub required_documents: Vec<DocumentKind>,
@@ -114,6 +123,10 @@ fn active_default() -> bool {
     true
 }
 
+fn retention_default() -> i32 {
+    consular_domain::DEFAULT_RETENTION_DAYS
+}
+
 /// Fields to change; absent fields stay. Send `{"active": false}` to deactivate.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -129,6 +142,8 @@ pub struct UpdateServiceType {
     pub fee: Option<MoneyBody>,
     #[schema(minimum = 1, maximum = 365)]
     pub sla_days: Option<i32>,
+    #[schema(minimum = 0, maximum = 36500)]
+    pub retention_days: Option<i32>,
     #[schema(max_items = 30)]
     pub required_documents: Option<Vec<DocumentKind>>,
     #[schema(min_items = 1, max_items = 30)]
@@ -158,6 +173,7 @@ impl From<CreateServiceType> for NewServiceType {
             description: input.description,
             fee: input.fee.into(),
             sla_days: input.sla_days,
+            retention_days: input.retention_days,
             required_documents: input.required_documents.into_iter().map(|k| k.0).collect(),
             stages: input.stages.into_iter().map(Stage::from).collect(),
             active: input.active,
@@ -172,6 +188,7 @@ impl From<UpdateServiceType> for ServiceTypeChanges {
             description: input.description,
             fee: input.fee.map(Money::from),
             sla_days: input.sla_days,
+            retention_days: input.retention_days,
             required_documents: input
                 .required_documents
                 .map(|kinds| kinds.into_iter().map(|k| k.0).collect()),

@@ -12,7 +12,7 @@ use time::{Date, OffsetDateTime};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-wire_enum!(RegistrationStatusName mirrors RegistrationStatus { Pending, Active, Deregistered });
+wire_enum!(RegistrationStatusName mirrors RegistrationStatus { Pending, Active, Deregistered, Erased });
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

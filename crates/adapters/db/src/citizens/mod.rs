@@ -5,7 +5,9 @@ use crate::failure::Failure;
 use crate::shared::columns::{corrupt, from_json, to_json};
 use crate::shared::repository;
 use crate::shared::sql_types::{DbDate, DbJson, DbTime, DbUuid};
-use consular_domain::{Address, ApiClient, Citizen, CitizenId, EmergencyContact, Page, PageRequest};
+use consular_domain::{
+    Address, ApiClient, Citizen, CitizenId, EmergencyContact, Page, PageRequest, RegistrationStatus,
+};
 use consular_ports::{CitizenFilter, CitizenRepository, WriteMeta};
 use diesel::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -34,6 +36,7 @@ diesel::table! {
         activated_at -> Nullable<PortableTimestamp>,
         deregistered_at -> Nullable<PortableTimestamp>,
         version -> BigInt,
+        erased_at -> Nullable<PortableTimestamp>,
         created_at -> PortableTimestamp,
         updated_at -> PortableTimestamp,
     }
@@ -79,6 +82,9 @@ pub(crate) struct CitizenRow {
     pub activated_at: Option<DbTime>,
     pub deregistered_at: Option<DbTime>,
     pub version: i64,
+    /// Set on an erased citizen, whose `registration_status` is stored `deregistered`
+    /// (migration 000025 says why).
+    pub erased_at: Option<DbTime>,
     pub created_at: DbTime,
     pub updated_at: DbTime,
 }
@@ -105,11 +111,12 @@ impl TryFrom<&Citizen> for CitizenRow {
                 .map(|e| to_json("emergency contact", &EmergencyContactDoc::from(e)))
                 .transpose()?,
             preferred_language: c.preferred_language.clone(),
-            registration_status: c.registration_status.as_str().to_owned(),
+            registration_status: stored_status(c.registration_status).as_str().to_owned(),
             registered_at: DbTime(c.registered_at),
             activated_at: c.activated_at.map(DbTime),
             deregistered_at: c.deregistered_at.map(DbTime),
             version: c.version,
+            erased_at: (c.registration_status == RegistrationStatus::Erased).then_some(DbTime(c.updated_at)),
             created_at: DbTime(c.created_at),
             updated_at: DbTime(c.updated_at),
         })
@@ -137,10 +144,13 @@ impl TryFrom<CitizenRow> for Citizen {
             address: address.into(),
             emergency_contact: emergency_contact.map(EmergencyContact::from),
             preferred_language: row.preferred_language,
-            registration_status: row
-                .registration_status
-                .parse()
-                .map_err(|e| corrupt("citizens.registration_status", e))?,
+            registration_status: match row.erased_at {
+                Some(_) => RegistrationStatus::Erased,
+                None => row
+                    .registration_status
+                    .parse()
+                    .map_err(|e| corrupt("citizens.registration_status", e))?,
+            },
             registered_at: row.registered_at.0,
             activated_at: row.activated_at.map(|t| t.0),
             deregistered_at: row.deregistered_at.map(|t| t.0),
@@ -148,6 +158,15 @@ impl TryFrom<CitizenRow> for Citizen {
             created_at: row.created_at.0,
             updated_at: row.updated_at.0,
         })
+    }
+}
+
+/// The status stored in `registration_status`: an erased citizen's is `deregistered`,
+/// with `erased_at` set.
+pub(crate) fn stored_status(status: RegistrationStatus) -> RegistrationStatus {
+    match status {
+        RegistrationStatus::Erased => RegistrationStatus::Deregistered,
+        other => other,
     }
 }
 

@@ -6,7 +6,7 @@ use crate::clients::ClientRow;
 use crate::failure::Failure;
 use crate::shared::sql_types::{DbTime, DbUuid};
 use crate::shared::update_versioned;
-use consular_domain::{ApiClient, Citizen, CitizenId, Page, PageRequest};
+use consular_domain::{ApiClient, Citizen, CitizenId, Page, PageRequest, RegistrationStatus};
 use consular_ports::{CitizenFilter, WriteMeta};
 use diesel::prelude::*;
 use diesel::sql_types::Text;
@@ -91,7 +91,10 @@ pub(crate) async fn list(
         query = query.filter(citizens::mission_id.eq(DbUuid(mission.0)));
     }
     if let Some(status) = filter.registration_status {
-        query = query.filter(citizens::registration_status.eq(status.as_str()));
+        query = match status {
+            RegistrationStatus::Erased => query.filter(citizens::erased_at.is_not_null()),
+            other => query.filter(citizens::registration_status.eq(other.as_str()).and(citizens::erased_at.is_null())),
+        };
     }
     if let Some(nationality) = filter.nationality {
         query = query.filter(citizens::nationality.eq(nationality));

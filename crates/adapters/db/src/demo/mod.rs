@@ -77,10 +77,10 @@ macro_rules! bulk_insert {
 
 bulk_insert! {
     fn insert_missions(MissionRow => missions, 9);
-    fn insert_service_types(ServiceTypeRow => service_types, 13);
+    fn insert_service_types(ServiceTypeRow => service_types, 14);
     fn insert_staff(StaffRow => staff_members, 9);
     fn insert_assignments(AssignmentRow => staff_assignments, 3);
-    fn insert_citizens(CitizenRow => citizens, 21);
+    fn insert_citizens(CitizenRow => citizens, 22);
     fn insert_requests(RequestRow => service_requests, 13);
     fn insert_history(HistoryRow => request_history, 9);
     fn insert_spells(SpellRow => request_stage_spells, 8);

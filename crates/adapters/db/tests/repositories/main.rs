@@ -14,6 +14,7 @@ mod auth;
 mod catalog;
 mod citizens;
 mod conversations;
+mod erasure;
 mod missions;
 mod rate_limits;
 mod requests;
