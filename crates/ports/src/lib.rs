@@ -4,6 +4,7 @@
 //!
 //! This crate holds traits and plain data only: no adapter, no I/O library.
 
+mod access_log;
 mod analytics;
 mod appointments;
 mod audit;
@@ -30,6 +31,7 @@ mod storage;
 mod tokens;
 mod write;
 
+pub use access_log::AccessLogRepository;
 pub use analytics::{
     AnalyticsQuery, AnalyticsRepository, MissionScope, OverviewFigures, RequestCounts, RequestGroup,
     SeatCounts, ServiceFigures, StaffGroups, StageGroup, StatusCounts,
@@ -65,6 +67,8 @@ pub use tokens::{
 };
 pub use write::{OutboxEvent, WriteMeta};
 
+#[cfg(feature = "mock")]
+pub use access_log::MockAccessLogRepository;
 #[cfg(feature = "mock")]
 pub use analytics::MockAnalyticsRepository;
 #[cfg(feature = "mock")]

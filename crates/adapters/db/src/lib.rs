@@ -64,6 +64,7 @@ mod shared;
 mod sqlite;
 mod tls;
 
+mod access_log;
 mod analytics;
 mod appointments;
 mod audit;

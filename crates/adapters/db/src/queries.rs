@@ -18,6 +18,8 @@
 // uses), and every query file would import the macros by path: more lines per area than
 // the one below. Forgetting the line fails to compile (`repository!` calls
 // `crate::pg::queries::<area>`) and `crates/testkit/tests/orphan_files.rs`.
+#[path = "access_log/queries.rs"]
+pub(crate) mod access_log;
 #[path = "analytics/queries.rs"]
 pub(crate) mod analytics;
 #[path = "appointments/queries.rs"]

@@ -41,6 +41,7 @@ macro_rules! tables {
 }
 
 tables! {
+    crate::access_log::{access_log};
     crate::analytics::{request_stage_spells, stage_spell_days, analytics_rollups};
     crate::appointments::{slots, slot_service_types, appointments, appointment_history};
     crate::audit::{audit_events};
@@ -63,6 +64,7 @@ tables! {
 }
 
 diesel::joinable!(api_clients -> missions (mission_id));
+diesel::joinable!(access_log -> citizens (citizen_id));
 diesel::joinable!(refresh_tokens -> api_clients (client_id));
 diesel::joinable!(citizens -> missions (mission_id));
 diesel::joinable!(staff_members -> missions (mission_id));

@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod access_log;
 mod audit;
 mod auth;
 mod catalog;

@@ -1,0 +1,24 @@
+-- Who read a citizen's personal data (docs/data-protection.md "Access log"): one row per
+-- read by a principal other than the citizen, appended in batches by each node's
+-- recorder; no statement of the API updates or deletes a row.
+CREATE TABLE access_log (
+    id uuid NOT NULL,
+    citizen_id uuid NOT NULL,
+    at timestamptz NOT NULL,
+    actor_kind text NOT NULL,
+    actor_id uuid NOT NULL,
+    -- NULL for a global admin.
+    actor_mission_id uuid NULL,
+    actor_role text NOT NULL,
+    client_id uuid NOT NULL,
+    what text NOT NULL,
+    object_id uuid NOT NULL,
+    CONSTRAINT access_log_pkey PRIMARY KEY (id),
+    CONSTRAINT access_log_citizen_fkey FOREIGN KEY (citizen_id) REFERENCES citizens (id),
+    CONSTRAINT access_log_actor_kind_check CHECK (actor_kind IN ('admin', 'staff', 'citizen')),
+    CONSTRAINT access_log_actor_role_check CHECK (actor_role IN ('admin', 'staff', 'citizen')),
+    CONSTRAINT access_log_what_check CHECK (what IN ('profile', 'request', 'document', 'appointment',
+        'request_notifications', 'citizen_list'))
+);
+-- A citizen's log, newest first.
+CREATE INDEX access_log_citizen_idx ON access_log (citizen_id, id);
