@@ -6,6 +6,7 @@
 //! their audit entries and idempotency records. It must not know about HTTP, SQL or any
 //! concrete adapter.
 
+pub mod access_log;
 mod adapters;
 pub mod analytics;
 pub mod appointments;

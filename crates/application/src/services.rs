@@ -9,6 +9,7 @@
 //! field, its `From` bound and its line in [`Services::new`] here, and nothing in the
 //! binary.
 
+use crate::access_log::{AccessLogPorts, AccessLogService};
 use crate::analytics::{AnalyticsPorts, AnalyticsService};
 use crate::appointments::{AppointmentPorts, AppointmentService, AvailabilityCache};
 use crate::audit::{AuditPorts, AuditService};
@@ -38,6 +39,7 @@ pub struct Services {
     pub citizens: CitizenService,
     pub staff: StaffService,
     pub audit: AuditService,
+    pub access_log: AccessLogService,
     pub requests: RequestService,
     pub documents: DocumentService,
     pub appointments: AppointmentService,
@@ -83,6 +85,7 @@ impl Services {
         for<'a> CitizenPorts: From<&'a Adapters<D>>,
         for<'a> StaffPorts: From<&'a Adapters<D>>,
         for<'a> AuditPorts: From<&'a Adapters<D>>,
+        for<'a> AccessLogPorts: From<&'a Adapters<D>>,
         for<'a> RequestPorts: From<&'a Adapters<D>>,
         for<'a> DocumentPorts: From<&'a Adapters<D>>,
         for<'a> AppointmentPorts: From<&'a Adapters<D>>,
@@ -107,6 +110,7 @@ impl Services {
             citizens: CitizenService::new(CitizenPorts::from(adapters)),
             staff: StaffService::new(StaffPorts::from(adapters)),
             audit: AuditService::new(AuditPorts::from(adapters)),
+            access_log: AccessLogService::new(AccessLogPorts::from(adapters)),
             requests: RequestService::new(RequestPorts::from(adapters)),
             documents: DocumentService::new(
                 DocumentPorts::from(adapters),
