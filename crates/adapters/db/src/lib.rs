@@ -73,6 +73,7 @@ mod citizens;
 mod clients;
 mod demo;
 mod documents;
+mod exports;
 mod erasure;
 mod health;
 mod idempotency;

@@ -36,6 +36,8 @@ pub(crate) mod clients;
 pub(crate) mod demo;
 #[path = "documents/queries.rs"]
 pub(crate) mod documents;
+#[path = "exports/queries.rs"]
+pub(crate) mod exports;
 #[path = "erasure/queries.rs"]
 pub(crate) mod erasure;
 #[path = "health/queries.rs"]

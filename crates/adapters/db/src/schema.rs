@@ -49,6 +49,7 @@ tables! {
     crate::citizens::{citizens};
     crate::clients::{api_clients};
     crate::documents::{documents};
+    crate::exports::{exports};
     crate::idempotency::{idempotency_keys};
     crate::markers::{bootstrap_markers};
     crate::missions::{missions};

@@ -15,6 +15,7 @@ mod auth;
 mod catalog;
 mod citizens;
 mod conversations;
+mod exports;
 mod erasure;
 mod missions;
 mod rate_limits;
