@@ -31,6 +31,10 @@ pub enum ServiceError {
     /// docs/appointments.md "The seat invariant"): `existing` names it.
     #[error("conflict: {detail}")]
     AlreadyBooked { existing: consular_domain::AppointmentId, detail: String },
+    /// The citizen already has a running (pending or running) export: `existing` names
+    /// it (one at a time, docs/data-protection.md "Export").
+    #[error("conflict: {detail}")]
+    ExportRunning { existing: consular_domain::ExportId, detail: String },
     /// The slot's scheduled release has not come (docs/appointments.md "Scheduled
     /// release"): `release_at` says when it opens.
     #[error("conflict: {detail}")]

@@ -19,6 +19,7 @@ pub mod concurrency;
 pub mod demo;
 pub mod documents;
 pub mod error;
+pub mod exports;
 #[cfg(test)]
 mod fixtures;
 pub mod health;

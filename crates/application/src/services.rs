@@ -19,6 +19,7 @@ use crate::citizens::{CitizenPorts, CitizenService};
 use crate::clients::{ClientPorts, ClientService};
 use crate::documents::signed_url::UrlSigner;
 use crate::documents::{DocumentConfig, DocumentPorts, DocumentService};
+use crate::exports::{ExportConfig, ExportPorts, ExportService};
 use crate::health::{HealthPorts, HealthService};
 use crate::missions::{MissionPorts, MissionService};
 use crate::notifications::{NotificationPorts, NotificationService, WorkerConfig};
@@ -42,6 +43,7 @@ pub struct Services {
     pub access_log: AccessLogService,
     pub requests: RequestService,
     pub documents: DocumentService,
+    pub exports: ExportService,
     pub appointments: AppointmentService,
     pub analytics: AnalyticsService,
     pub notifications: NotificationService,
@@ -88,6 +90,7 @@ impl Services {
         for<'a> AccessLogPorts: From<&'a Adapters<D>>,
         for<'a> RequestPorts: From<&'a Adapters<D>>,
         for<'a> DocumentPorts: From<&'a Adapters<D>>,
+        for<'a> ExportPorts: From<&'a Adapters<D>>,
         for<'a> AppointmentPorts: From<&'a Adapters<D>>,
         for<'a> AnalyticsPorts: From<&'a Adapters<D>>,
         for<'a> NotificationPorts: From<&'a Adapters<D>>,
@@ -101,6 +104,14 @@ impl Services {
             config.tokens,
         );
         let availability = AvailabilityCache::new(config.availability_cache);
+        let exports = ExportConfig {
+            node: config.worker.node.clone(),
+            download_url_ttl: config.documents.download_url_ttl,
+            public_base_url: config.documents.public_base_url.clone(),
+            ..ExportConfig::default()
+        };
+        let documents =
+            DocumentService::new(DocumentPorts::from(adapters), config.url_signer, config.documents);
         Services {
             missions: MissionService::new(MissionPorts::from(adapters))
                 .with_availability_cache(availability.clone()),
@@ -112,11 +123,8 @@ impl Services {
             audit: AuditService::new(AuditPorts::from(adapters)),
             access_log: AccessLogService::new(AccessLogPorts::from(adapters)),
             requests: RequestService::new(RequestPorts::from(adapters)),
-            documents: DocumentService::new(
-                DocumentPorts::from(adapters),
-                config.url_signer,
-                config.documents,
-            ),
+            exports: ExportService::new(ExportPorts::from(adapters), documents.url_signer(), exports),
+            documents,
             appointments: AppointmentService::new(AppointmentPorts::from(adapters))
                 .with_max_active_bookings(config.max_active_bookings)
                 .with_availability_cache(availability)

@@ -55,6 +55,10 @@ pub struct Problem {
     /// duplicate (to cancel first, or to keep).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub existing_appointment_id: Option<Uuid>,
+    /// For `export_running`: the citizen's running export (to follow instead of starting
+    /// another).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub existing_export_id: Option<Uuid>,
     /// For `slot_not_released`: the instant the slot opens for booking (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
@@ -92,6 +96,8 @@ pub enum Extension {
     ExistingDocument(Uuid),
     /// `existing_appointment_id`, for `already_booked`.
     ExistingAppointment(Uuid),
+    /// `existing_export_id`, for `export_running`.
+    ExistingExport(Uuid),
     /// `release_at`, for `slot_not_released`.
     ReleaseAt(time::OffsetDateTime),
 }
@@ -168,6 +174,10 @@ impl ApiError {
             },
             existing_appointment_id: match self.extension {
                 Extension::ExistingAppointment(id) => Some(id),
+                _ => None,
+            },
+            existing_export_id: match self.extension {
+                Extension::ExistingExport(id) => Some(id),
                 _ => None,
             },
             release_at: match self.extension {
@@ -260,6 +270,10 @@ impl From<ServiceError> for ApiError {
             ServiceError::AlreadyBooked { existing, detail } => ApiError {
                 extension: Extension::ExistingAppointment(existing.as_uuid()),
                 ..ApiError::new(StatusCode::CONFLICT, "already_booked", detail)
+            },
+            ServiceError::ExportRunning { existing, detail } => ApiError {
+                extension: Extension::ExistingExport(existing.as_uuid()),
+                ..ApiError::new(StatusCode::CONFLICT, "export_running", detail)
             },
             ServiceError::SlotNotReleased { release_at, detail } => ApiError {
                 extension: Extension::ReleaseAt(release_at),

@@ -95,6 +95,11 @@ impl DocumentService {
     pub fn config(&self) -> &DocumentConfig {
         &self.config
     }
+
+    /// The download URLs' signer, which exports share (one key, one mechanism).
+    pub fn url_signer(&self) -> Arc<UrlSigner> {
+        self.signer.clone()
+    }
 }
 
 /// A blob store failure as the use cases report it.

@@ -37,6 +37,24 @@ pub enum SignatureError {
     Expired,
 }
 
+/// What a signed URL grants, as the message its MAC covers and the instant it ends. Each
+/// kind of grant starts its message with a context of its own, so that a URL made for
+/// one kind (a document) never verifies as another (an export's archive).
+pub trait Grant {
+    fn message(&self) -> String;
+    fn expires_at(&self) -> OffsetDateTime;
+}
+
+impl Grant for DownloadGrant {
+    fn message(&self) -> String {
+        format!("{CONTEXT}\n{}\n{}\n{}", self.document, self.version, self.expires_at.unix_timestamp())
+    }
+
+    fn expires_at(&self) -> OffsetDateTime {
+        self.expires_at
+    }
+}
+
 /// Signs and checks download URLs with one HMAC-SHA256 key.
 pub struct UrlSigner {
     key: hmac::Key,
@@ -57,13 +75,9 @@ impl UrlSigner {
         Ok(UrlSigner { key: hmac::Key::new(hmac::HMAC_SHA256, key) })
     }
 
-    fn message(grant: &DownloadGrant) -> String {
-        format!("{CONTEXT}\n{}\n{}\n{}", grant.document, grant.version, grant.expires_at.unix_timestamp())
-    }
-
     /// The signature of `grant`, URL-safe base64 without padding.
-    pub fn sign(&self, grant: &DownloadGrant) -> String {
-        URL_SAFE_NO_PAD.encode(hmac::sign(&self.key, Self::message(grant).as_bytes()).as_ref())
+    pub fn sign(&self, grant: &impl Grant) -> String {
+        URL_SAFE_NO_PAD.encode(hmac::sign(&self.key, grant.message().as_bytes()).as_ref())
     }
 
     /// Checks `signature` for `grant` (in constant time), then the expiry against `now`.
@@ -71,14 +85,13 @@ impl UrlSigner {
     /// from the answer about URLs they did not get from the service.
     pub fn verify(
         &self,
-        grant: &DownloadGrant,
+        grant: &impl Grant,
         signature: &str,
         now: OffsetDateTime,
     ) -> Result<(), SignatureError> {
         let tag = URL_SAFE_NO_PAD.decode(signature).map_err(|_| SignatureError::Invalid)?;
-        hmac::verify(&self.key, Self::message(grant).as_bytes(), &tag)
-            .map_err(|_| SignatureError::Invalid)?;
-        if now >= grant.expires_at { Err(SignatureError::Expired) } else { Ok(()) }
+        hmac::verify(&self.key, grant.message().as_bytes(), &tag).map_err(|_| SignatureError::Invalid)?;
+        if now >= grant.expires_at() { Err(SignatureError::Expired) } else { Ok(()) }
     }
 }
 
