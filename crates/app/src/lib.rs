@@ -20,6 +20,7 @@ use actix_web::{HttpServer, web};
 use consular_application::auth::TokenService;
 use consular_application::clients::ClientWithSecret;
 use consular_application::documents::DocumentService;
+use consular_application::exports::{BuildOutcome, ExportService};
 use consular_application::notifications::NotificationService;
 use consular_application::reads::ReadService;
 use consular_db::Database;
@@ -241,6 +242,33 @@ pub fn spawn_notification_tasks(
     tasks
 }
 
+/// Exports of citizens' data (docs/data-protection.md "Export"): the builder takes one
+/// export at a time under a lease (again at once after one, else every second), and the
+/// hourly sweep expires archives whose time is up; they end once `stop` is cancelled.
+pub fn spawn_export_tasks(stop: &CancellationToken, exports: &ExportService) -> Vec<JoinHandle<()>> {
+    let builder = exports.clone();
+    let build = spawn_loop(stop, "building an export", Duration::from_secs(1), move || {
+        let builder = builder.clone();
+        async move { builder.build_next().await.map(|outcome| outcome != BuildOutcome::Idle) }
+    });
+    let sweeper = exports.clone();
+    let sweep = spawn_every(stop, Duration::from_secs(3600), move || {
+        let sweeper = sweeper.clone();
+        async move {
+            match sweeper.sweep().await {
+                Ok(report) if report.expired + report.orphans > 0 => tracing::info!(
+                    expired = report.expired,
+                    orphans = report.orphans,
+                    "export archives swept"
+                ),
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "sweeping export archives failed"),
+            }
+        }
+    });
+    vec![build, sweep]
+}
+
 impl Application {
     /// Builds everything and binds `settings.bind` and, when set, `settings.metrics_bind`
     /// (port 0 picks a free port). The servers run once [`Application::run`] is awaited or
@@ -262,6 +290,7 @@ impl Application {
         let documents = services.documents.clone();
         let reads = services.reads.clone();
         let notifications = services.notifications.clone();
+        let exports = services.exports.clone();
         let state = web::Data::new(AppState::new(
             services,
             consular_http::api_spec_at(settings.public_base_url.as_deref()),
@@ -318,6 +347,7 @@ impl Application {
                 &notifications,
                 Duration::from_millis(settings.outbox_poll_ms),
             ));
+            tasks.extend(spawn_export_tasks(&stop, &exports));
         }
         Ok(Application {
             server,
