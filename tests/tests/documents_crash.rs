@@ -42,6 +42,7 @@ async fn sweep(app: &TestApp, ahead: time::Duration) -> SweepReport {
         service_types: db.clone(),
         idempotency: db.clone(),
         audit: db.clone(),
+        access: consular_application::access_log::AccessRecorder::new(db.clone()),
         blobs: Arc::new(app.blob_store()),
         scanner: None,
         clock: Arc::new(Ahead(ahead)),

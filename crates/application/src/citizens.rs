@@ -2,6 +2,7 @@
 //! same call), read by themselves, their mission's staff and admins, changed by admins —
 //! and by the citizens themselves, for their contact details only.
 
+use crate::access_log::AccessRecorder;
 use crate::adapters::Adapters;
 use crate::clients::{self, IssuedClient, WithClient};
 use crate::error::{OrNotFound, ServiceError};
@@ -9,10 +10,12 @@ use crate::idempotency::{self, Created, IdempotencyRequest};
 use crate::reads::own_writes;
 use consular_domain::policy::Listing;
 use consular_domain::policy::citizens::{self as policy, Editor};
+use consular_domain::{AccessEntry, AccessedData};
 use consular_domain::{
     AuditAction, AuditRecord, Citizen, CitizenChanges, CitizenId, NewCitizen, Page, PageRequest, Principal,
     PrincipalKind, Scope, ScopeSet, Subject, ValidationErrors,
 };
+use consular_ports::AccessLogRepository;
 use consular_ports::{
     CitizenFilter, CitizenRepository, Clock, IdempotencyRepository, MissionRepository, RepoError, WriteMeta,
 };
@@ -26,12 +29,14 @@ pub struct CitizenPorts {
     pub citizens: Arc<dyn CitizenRepository>,
     pub missions: Arc<dyn MissionRepository>,
     pub idempotency: Arc<dyn IdempotencyRepository>,
+    /// The node's access log recorder, shared by every use case (`Services::new`).
+    pub access: AccessRecorder,
     pub clock: Arc<dyn Clock>,
 }
 
 impl<D> From<&Adapters<D>> for CitizenPorts
 where
-    D: CitizenRepository + MissionRepository + IdempotencyRepository + 'static,
+    D: CitizenRepository + MissionRepository + IdempotencyRepository + AccessLogRepository + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
         let db = &adapters.database;
@@ -39,6 +44,7 @@ where
             citizens: db.clone(),
             missions: db.clone(),
             idempotency: db.clone(),
+            access: AccessRecorder::new(db.clone()),
             clock: adapters.clock.clone(),
         }
     }
@@ -88,12 +94,22 @@ impl CitizenService {
             Listing::Within(mission) => filter.mission_id = mission,
             Listing::Empty => return Ok(Page::empty()),
         }
-        Ok(self.ports.citizens.list(filter, page, own_writes(actor)).await?)
+        let page = self.ports.citizens.list(filter, page, own_writes(actor)).await?;
+        // Each profile on the page is a read of that citizen's data.
+        let now = self.ports.clock.now();
+        let reads = page.items.iter().filter_map(|c| {
+            AccessEntry::of_read(actor, c.id, AccessedData::CitizenList, c.id.as_uuid(), now)
+        });
+        self.ports.access.record(reads.collect::<Vec<_>>()).await?;
+        Ok(page)
     }
 
     pub async fn get(&self, actor: &Principal, id: CitizenId) -> Result<Citizen, ServiceError> {
         let citizen = self.ports.citizens.get(id).await.or_not_found()?;
         policy::read(actor, citizen.id, citizen.mission_id)?;
+        let now = self.ports.clock.now();
+        let read = AccessEntry::of_read(actor, citizen.id, AccessedData::Profile, citizen.id.as_uuid(), now);
+        self.ports.access.record(read).await?;
         Ok(citizen)
     }
 
@@ -230,12 +246,53 @@ mod tests {
             citizens: Arc::new(citizens),
             missions: Arc::new(missions()),
             idempotency: Arc::new(MockIdempotencyRepository::new()),
+            access: crate::fixtures::access_recorder(),
             clock: Arc::new(SystemClock),
         })
     }
 
     fn stored(mission: MissionId) -> Citizen {
         alice(mission).into_citizen(CitizenId::new(), OffsetDateTime::UNIX_EPOCH)
+    }
+
+    /// Reads of `citizen` through a log that answers `append` with `stored` (the entries
+    /// it was given are kept in `appended`).
+    fn logged_reads(
+        citizen: Citizen,
+        stored: fn() -> Result<(), RepoError>,
+    ) -> (CitizenService, Arc<std::sync::Mutex<Vec<consular_domain::AccessEntry>>>) {
+        let appended = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut log = consular_ports::MockAccessLogRepository::new();
+        let kept = appended.clone();
+        log.expect_append().returning(move |entries| {
+            kept.lock().unwrap().extend_from_slice(entries);
+            stored()
+        });
+        let ports = CitizenPorts {
+            access: AccessRecorder::new(Arc::new(log)),
+            ..service(citizens_with(citizen)).ports
+        };
+        (CitizenService::new(ports), appended)
+    }
+
+    #[tokio::test]
+    async fn a_profile_read_by_staff_is_logged_before_it_is_answered_and_the_citizens_own_is_not() {
+        let mission = MissionId::new();
+        let citizen = stored(mission);
+        let (service, appended) = logged_reads(citizen.clone(), || Ok(()));
+        let staff = principal(PrincipalKind::Staff, uuid::Uuid::now_v7(), "staff", Some(mission));
+        service.get(&staff, citizen.id).await.unwrap();
+        let me = principal(PrincipalKind::Citizen, citizen.id.as_uuid(), "citizen", Some(mission));
+        service.get(&me, citizen.id).await.unwrap();
+        let logged: Vec<_> =
+            appended.lock().unwrap().iter().map(|e| (e.actor, e.what, e.citizen_id, e.object_id)).collect();
+        assert_eq!(logged, [(staff.subject, AccessedData::Profile, citizen.id, citizen.id.as_uuid())]);
+
+        // An entry that cannot be stored fails the read: nothing is answered unlogged.
+        let (failing, _) = logged_reads(citizen.clone(), || Err(RepoError::Unavailable("down".into())));
+        let refused = failing.get(&staff, citizen.id).await;
+        assert!(matches!(refused, Err(ServiceError::Unavailable(_))), "{refused:?}");
+        failing.get(&me, citizen.id).await.unwrap();
     }
 
     fn citizens_with(citizen: Citizen) -> MockCitizenRepository {

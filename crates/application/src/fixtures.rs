@@ -6,7 +6,7 @@ use consular_domain::{
     ClientId, Mission, MissionId, NewCitizen, Principal, PrincipalId, PrincipalKind, ScopeSet, ServiceType,
     Subject,
 };
-use consular_ports::MockMissionRepository;
+use consular_ports::{MockAccessLogRepository, MockMissionRepository};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -29,6 +29,14 @@ pub fn admin_with(scopes: &str, mission: Option<MissionId>) -> Principal {
 /// The domain's base mission (`fr-paris`) under id `id`.
 pub fn mission(id: MissionId) -> Mission {
     Mission { id, ..fixtures::mission(OffsetDateTime::UNIX_EPOCH) }
+}
+
+/// An access log recorder whose log stores every entry (the tests of the use cases that
+/// record reads; `access_log/tests.rs` tests the recorder itself).
+pub fn access_recorder() -> crate::access_log::AccessRecorder {
+    let mut log = MockAccessLogRepository::new();
+    log.expect_append().returning(|_| Ok(()));
+    crate::access_log::AccessRecorder::new(std::sync::Arc::new(log))
 }
 
 /// A mission repository that knows every id it is asked for.

@@ -11,6 +11,7 @@ use consular_domain::policy::Listing;
 use consular_domain::policy::appointments as policy;
 use consular_domain::policy::citizens::citizen_of;
 use consular_domain::policy::requests::RequestReach;
+use consular_domain::{AccessEntry, AccessedData};
 use consular_domain::{
     Appointment, AppointmentAction, AppointmentId, AppointmentRef, AppointmentStatus, AuditAction, CitizenId,
     DomainEvent, MissionId, Principal, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, SlotId,
@@ -165,6 +166,10 @@ impl AppointmentService {
     pub async fn get(&self, actor: &Principal, id: AppointmentId) -> Result<AppointmentView, ServiceError> {
         let appointment = self.found(id).await?;
         policy::read(actor, appointment.citizen_id, appointment.mission_id)?;
+        let now = self.ports.clock.now();
+        let what = AccessedData::Appointment;
+        let read = AccessEntry::of_read(actor, appointment.citizen_id, what, appointment.id.as_uuid(), now);
+        self.ports.access.record(read).await?;
         self.view(appointment).await
     }
 

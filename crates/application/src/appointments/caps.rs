@@ -62,6 +62,7 @@ mod tests {
             service_types: Arc::new(MockServiceTypeRepository::new()),
             idempotency: Arc::new(MockIdempotencyRepository::new()),
             rate_limits: Arc::new(rate_limits),
+            access: crate::fixtures::access_recorder(),
             clock: Arc::new(SystemClock),
         })
     }

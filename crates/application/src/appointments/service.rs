@@ -4,6 +4,7 @@
 
 use super::cache::{AvailabilityCache, DEFAULT_TTL};
 use crate::ServiceError;
+use crate::access_log::AccessRecorder;
 use crate::adapters::Adapters;
 use consular_domain::rate::BookingCaps;
 use consular_domain::{
@@ -31,6 +32,8 @@ pub struct AppointmentPorts {
     pub idempotency: Arc<dyn IdempotencyRepository>,
     /// The attempt counters of the booking caps (docs/appointments.md "Attempt caps").
     pub rate_limits: Arc<dyn RateLimitRepository>,
+    /// The node's access log recorder, shared by every use case (`Services::new`).
+    pub access: AccessRecorder,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -43,6 +46,7 @@ where
         + ServiceTypeRepository
         + IdempotencyRepository
         + RateLimitRepository
+        + consular_ports::AccessLogRepository
         + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
@@ -55,6 +59,7 @@ where
             service_types: db.clone(),
             idempotency: db.clone(),
             rate_limits: db.clone(),
+            access: AccessRecorder::new(db.clone()),
             clock: adapters.clock.clone(),
         }
     }

@@ -40,6 +40,7 @@ pub(super) fn service(
         service_types: Arc::new(service_types),
         idempotency: Arc::new(MockIdempotencyRepository::new()),
         rate_limits: Arc::new(rate_limits),
+        access: crate::fixtures::access_recorder(),
         clock: Arc::new(SystemClock),
     })
 }

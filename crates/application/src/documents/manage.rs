@@ -8,6 +8,7 @@ use crate::error::{OrNotFound, ServiceError};
 use consular_domain::policy::Listing;
 use consular_domain::policy::documents as policy;
 use consular_domain::policy::requests::RequestReach;
+use consular_domain::{AccessEntry, AccessedData};
 use consular_domain::{
     AuditAction, Document, DocumentId, IllegalDocumentTransition, Page, PageRequest, Principal, Reason,
     RequestId, Role,
@@ -119,6 +120,14 @@ impl DocumentService {
         };
         let record = audit(actor, now, AuditAction::DownloadUrlIssued, &document, &[]);
         self.ports.audit.append(&[record]).await?;
+        let read = AccessEntry::of_read(
+            actor,
+            document.citizen_id,
+            AccessedData::Document,
+            document.id.as_uuid(),
+            now,
+        );
+        self.ports.access.record(read).await?;
         Ok(DocumentDownload { document, url, expires_at })
     }
 

@@ -5,8 +5,10 @@
 use super::accept::AcceptedTypes;
 use super::signed_url::UrlSigner;
 use crate::ServiceError;
+use crate::access_log::AccessRecorder;
 use crate::adapters::Adapters;
 use consular_domain::{AuditAction, AuditRecord, Document, Principal};
+use consular_ports::AccessLogRepository;
 use consular_ports::{
     AuditRepository, BlobError, BlobStore, CitizenRepository, Clock, DocumentRepository,
     IdempotencyRepository, MalwareScanner, RequestRepository, ServiceTypeRepository,
@@ -48,6 +50,8 @@ pub struct DocumentPorts {
     pub service_types: Arc<dyn ServiceTypeRepository>,
     pub idempotency: Arc<dyn IdempotencyRepository>,
     pub audit: Arc<dyn AuditRepository>,
+    /// The node's access log recorder, shared by every use case (`Services::new`).
+    pub access: AccessRecorder,
     pub blobs: Arc<dyn BlobStore>,
     /// `None`: no scanner configured; uploads are kept unscanned (`scan: not_configured`).
     pub scanner: Option<Arc<dyn MalwareScanner>>,
@@ -62,6 +66,7 @@ where
         + ServiceTypeRepository
         + IdempotencyRepository
         + AuditRepository
+        + AccessLogRepository
         + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
@@ -73,6 +78,7 @@ where
             service_types: db.clone(),
             idempotency: db.clone(),
             audit: db.clone(),
+            access: AccessRecorder::new(db.clone()),
             blobs: adapters.blobs.clone(),
             scanner: adapters.scanner.clone(),
             clock: adapters.clock.clone(),

@@ -6,6 +6,7 @@ use super::service::{NotificationService, PREFERENCES_RESOURCE};
 use crate::error::{OrNotFound, ServiceError};
 use consular_domain::notification::{Category, EmailPreferences, Notification};
 use consular_domain::policy::{self, notifications as rules};
+use consular_domain::{AccessEntry, AccessedData};
 use consular_domain::{
     AuditAction, AuditRecord, NotificationId, Page, PageRequest, Principal, PrincipalId, RequestId,
 };
@@ -107,6 +108,13 @@ impl NotificationService {
         policy::requests::work(actor)?;
         let request = self.ports.requests.get(id).await.or_not_found()?;
         rules::deliveries(actor, request.citizen_id, request.mission_id)?;
-        Ok(self.ports.notifications.for_request(id).await?)
+        let deliveries = self.ports.notifications.for_request(id).await?;
+        let now = self.ports.clock.now();
+        let what = AccessedData::RequestNotifications;
+        self.ports
+            .access
+            .record(AccessEntry::of_read(actor, request.citizen_id, what, id.as_uuid(), now))
+            .await?;
+        Ok(deliveries)
     }
 }

@@ -2,6 +2,7 @@
 //! worker, the sender, the facts and the inbox (`worker.rs`, `sending.rs`, `facts.rs`,
 //! `inbox.rs`) all use, apart from the module that declares them.
 
+use crate::access_log::AccessRecorder;
 use crate::adapters::Adapters;
 use consular_domain::notification::RetryPolicy;
 use consular_ports::{
@@ -24,6 +25,8 @@ pub struct NotificationPorts {
     pub service_types: Arc<dyn ServiceTypeRepository>,
     /// None: no SMTP server configured, in-app notifications only (no email is made).
     pub mailer: Option<Arc<dyn Mailer>>,
+    /// The node's access log recorder, shared by every use case (`Services::new`).
+    pub access: AccessRecorder,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -35,6 +38,7 @@ where
         + StaffRepository
         + MissionRepository
         + ServiceTypeRepository
+        + consular_ports::AccessLogRepository
         + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
@@ -47,6 +51,7 @@ where
             missions: db.clone(),
             service_types: db.clone(),
             mailer: adapters.mailer.clone(),
+            access: AccessRecorder::new(db.clone()),
             clock: adapters.clock.clone(),
         }
     }

@@ -96,6 +96,7 @@ fn service(
             missions: Arc::new(any_mission()),
             service_types: Arc::new(service_types),
             mailer: mailer.map(|m| Arc::new(m) as Arc<dyn Mailer>),
+            access: crate::fixtures::access_recorder(),
             clock: clock(),
         },
         WorkerConfig { node: "node-a".into(), ..WorkerConfig::default() },

@@ -7,6 +7,7 @@ use crate::reads::own_writes;
 use consular_domain::document::checklist;
 use consular_domain::policy::Listing;
 use consular_domain::policy::requests::{self as policy, RequestReach};
+use consular_domain::{AccessEntry, AccessedData};
 use consular_domain::{
     AppointmentEntry, ChecklistItem, Document, DocumentId, DocumentStatus, HistoryEntry, Page, PageRequest,
     Principal, RequestId, ServiceRequest, StaffId, Subject,
@@ -163,7 +164,11 @@ impl RequestService {
         timeline.extend(record.appointments.into_iter().map(TimelineItem::Appointment));
         timeline.sort_by_key(TimelineItem::at);
         let required_documents = checklist(&record.required_documents, &record.documents);
-        let overdue = request.is_overdue(self.ports.clock.now());
+        let now = self.ports.clock.now();
+        let read =
+            AccessEntry::of_read(actor, request.citizen_id, AccessedData::Request, request.id.as_uuid(), now);
+        self.ports.access.record(read).await?;
+        let overdue = request.is_overdue(now);
         Ok(RequestDetails { request, overdue, history: record.history, timeline, required_documents })
     }
 

@@ -2,11 +2,13 @@
 //! with, and the lookups they share (`submit.rs`, `transitions.rs`, `notes_messages.rs`,
 //! `queries.rs`): what they all use, apart from the module that declares them.
 
+use crate::access_log::AccessRecorder;
 use crate::adapters::Adapters;
 use crate::error::{OrNotFound, ServiceError};
 use consular_domain::document::checklist;
 use consular_domain::policy::requests as policy;
 use consular_domain::{ChecklistItem, Principal, RequestId, ServiceRequest};
+use consular_ports::AccessLogRepository;
 use consular_ports::{
     AppointmentRepository, CitizenRepository, Clock, DocumentRepository, IdempotencyRepository,
     RequestRepository, ServiceTypeRepository, StaffRepository,
@@ -51,6 +53,8 @@ pub struct RequestPorts {
     pub staff: Arc<dyn StaffRepository>,
     pub documents: Arc<dyn DocumentRepository>,
     pub idempotency: Arc<dyn IdempotencyRepository>,
+    /// The node's access log recorder, shared by every use case (`Services::new`).
+    pub access: AccessRecorder,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -63,6 +67,7 @@ where
         + StaffRepository
         + DocumentRepository
         + IdempotencyRepository
+        + AccessLogRepository
         + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
@@ -75,6 +80,7 @@ where
             staff: db.clone(),
             documents: db.clone(),
             idempotency: db.clone(),
+            access: AccessRecorder::new(db.clone()),
             clock: adapters.clock.clone(),
         }
     }
