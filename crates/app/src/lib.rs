@@ -20,6 +20,7 @@ use actix_web::{HttpServer, web};
 use consular_application::auth::TokenService;
 use consular_application::clients::ClientWithSecret;
 use consular_application::documents::DocumentService;
+use consular_application::erasure::ErasureService;
 use consular_application::exports::{BuildOutcome, ExportService};
 use consular_application::notifications::NotificationService;
 use consular_application::reads::ReadService;
@@ -103,14 +104,28 @@ pub async fn stop_tasks(stop: &CancellationToken, tasks: Vec<JoinHandle<()>>, de
 
 /// Runs `task` every `period`, the first time one period from now (a tick missed while
 /// the task ran is not made up for), until `stop` is cancelled.
-fn spawn_every<F, Fut>(stop: &CancellationToken, period: Duration, mut task: F) -> JoinHandle<()>
+fn spawn_every<F, Fut>(stop: &CancellationToken, period: Duration, task: F) -> JoinHandle<()>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    spawn_every_from(stop, period, period, task)
+}
+
+/// [`spawn_every`], the first time `first` from now.
+fn spawn_every_from<F, Fut>(
+    stop: &CancellationToken,
+    first: Duration,
+    period: Duration,
+    mut task: F,
+) -> JoinHandle<()>
 where
     F: FnMut() -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
 {
     let stop = stop.clone();
     tokio::spawn(async move {
-        let mut ticker = tokio::time::interval_at(Instant::now() + period, period);
+        let mut ticker = tokio::time::interval_at(Instant::now() + first, period);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
@@ -171,6 +186,22 @@ fn spawn_housekeeping(
                 ),
                 Ok(_) => {}
                 Err(error) => tracing::warn!(%error, "sweeping document blobs failed"),
+            }
+        }
+    })
+}
+
+/// Daily, the first time an hour after start-up (so that nodes restarted more often than
+/// daily still run it): deletes the requests whose retention period ran out, with
+/// everything attached (docs/data-protection.md "Retention and erasure").
+fn spawn_retention_sweep(stop: &CancellationToken, erasure: ErasureService) -> JoinHandle<()> {
+    spawn_every_from(stop, Duration::from_secs(3600), Duration::from_secs(24 * 3600), move || {
+        let erasure = erasure.clone();
+        async move {
+            match erasure.sweep_retention().await {
+                Ok(count) if count > 0 => tracing::info!(count, "requests past their retention deleted"),
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "the retention sweep failed; it runs again tomorrow"),
             }
         }
     })
@@ -288,6 +319,7 @@ impl Application {
         let per_minute = NonZeroU32::new(settings.token_rate_limit_per_minute).unwrap_or(NonZeroU32::MIN);
         let tokens = services.tokens.clone();
         let documents = services.documents.clone();
+        let erasure = services.erasure.clone();
         let reads = services.reads.clone();
         let notifications = services.notifications.clone();
         let exports = services.exports.clone();
@@ -335,6 +367,7 @@ impl Application {
         let mut tasks = vec![
             spawn_revocation_sync(&stop, tokens.clone()),
             spawn_housekeeping(&stop, tokens, documents, reads),
+            spawn_retention_sweep(&stop, erasure),
             // The token rate limiters forget idle keys every minute (bounded memory).
             spawn_every(&stop, Duration::from_secs(60), move || {
                 limits.token_limits.forget_idle();

@@ -18,6 +18,7 @@ pub mod clients;
 pub mod concurrency;
 pub mod demo;
 pub mod documents;
+pub mod erasure;
 pub mod error;
 pub mod exports;
 #[cfg(test)]

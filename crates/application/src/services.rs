@@ -19,6 +19,7 @@ use crate::citizens::{CitizenPorts, CitizenService};
 use crate::clients::{ClientPorts, ClientService};
 use crate::documents::signed_url::UrlSigner;
 use crate::documents::{DocumentConfig, DocumentPorts, DocumentService};
+use crate::erasure::{ErasurePorts, ErasureService};
 use crate::exports::{ExportConfig, ExportPorts, ExportService};
 use crate::health::{HealthPorts, HealthService};
 use crate::missions::{MissionPorts, MissionService};
@@ -43,6 +44,7 @@ pub struct Services {
     pub access_log: AccessLogService,
     pub requests: RequestService,
     pub documents: DocumentService,
+    pub erasure: ErasureService,
     pub exports: ExportService,
     pub appointments: AppointmentService,
     pub analytics: AnalyticsService,
@@ -90,6 +92,7 @@ impl Services {
         for<'a> AccessLogPorts: From<&'a Adapters<D>>,
         for<'a> RequestPorts: From<&'a Adapters<D>>,
         for<'a> DocumentPorts: From<&'a Adapters<D>>,
+        for<'a> ErasurePorts: From<&'a Adapters<D>>,
         for<'a> ExportPorts: From<&'a Adapters<D>>,
         for<'a> AppointmentPorts: From<&'a Adapters<D>>,
         for<'a> AnalyticsPorts: From<&'a Adapters<D>>,
@@ -138,6 +141,7 @@ impl Services {
             }),
             exports: ExportService::new(ExportPorts::from(adapters), documents.url_signer(), exports),
             documents,
+            erasure: ErasureService::new(ErasurePorts::from(adapters)),
             appointments: AppointmentService::new(AppointmentPorts {
                 access: access.clone(),
                 ..AppointmentPorts::from(adapters)

@@ -28,8 +28,11 @@ const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../../migrat
 
 /// Run on every new SQLite connection. WAL lets readers (other processes) work while one
 /// connection writes; `busy_timeout` makes a writer wait for another process's lock
-/// instead of failing at once; foreign keys are off by default in SQLite.
-const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;";
+/// instead of failing at once; foreign keys are off by default in SQLite. `secure_delete`
+/// overwrites what a deletion or an update frees with zeros, so that an erased citizen's
+/// values do not linger in free pages of the file (docs/data-protection.md "Retention and
+/// erasure").
+const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;";
 
 /// A key for `pg_advisory_lock`, so that nodes starting together migrate one at a time.
 const MIGRATION_LOCK: i64 = 0x636f_6e73_756c_6172; // "consular"

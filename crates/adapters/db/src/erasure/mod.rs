@@ -19,6 +19,23 @@ pub(crate) const ERASED_FILE_NAME: &str = "erased";
 /// What a scrubbed tombstone's digest becomes (the column must hold 64 hex digits).
 pub(crate) const ERASED_SHA256: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
+/// What the databases do after an erasure's commit. SQLite (WAL mode) keeps the pages an
+/// erasure rewrote, with the values it erased, in the `-wal` file and the main file until
+/// a checkpoint: a full checkpoint that truncates the WAL writes them over at once
+/// (`secure_delete`, `crate::database`, zeroes what the erasure freed). PostgreSQL keeps
+/// dead rows until vacuum, which no logical dump (`pg_dump`) reads.
+pub(crate) trait ErasureDialect {
+    const AFTER_COMMIT: Option<&'static str>;
+}
+
+impl ErasureDialect for diesel::pg::Pg {
+    const AFTER_COMMIT: Option<&'static str> = None;
+}
+
+impl ErasureDialect for diesel::sqlite::Sqlite {
+    const AFTER_COMMIT: Option<&'static str> = Some("PRAGMA wal_checkpoint(TRUNCATE);");
+}
+
 repository! {
     impl ErasureRepository for Database => erasure {
         fn requests_of(citizen: CitizenId) -> Vec<RetainedRequest>;

@@ -2,14 +2,14 @@
 //! that deletes or scrubs everything of a citizen (or of expired requests) in the tables
 //! of the other areas.
 
-use super::{Conn, write_meta};
+use super::{Backend, Conn, write_meta};
 use crate::analytics::request_stage_spells;
 use crate::appointments::{Locked, appointment_history, appointments, slots};
 use crate::audit::audit_events;
 use crate::catalog::service_types;
 use crate::citizens::{CitizenRow, citizens};
 use crate::documents::documents;
-use crate::erasure::{ERASED_FILE_NAME, ERASED_SHA256};
+use crate::erasure::{ERASED_FILE_NAME, ERASED_SHA256, ErasureDialect};
 use crate::failure::Failure;
 use crate::idempotency::idempotency_keys;
 use crate::notifications::{appointment_reminders, emails, notification_preferences, notifications};
@@ -24,7 +24,7 @@ use consular_domain::{
 };
 use consular_ports::{Erased, Erasure, WriteMeta};
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use time::OffsetDateTime;
 
 /// The statuses that end a request.
@@ -87,7 +87,7 @@ pub(crate) async fn erase(conn: &mut Conn, erasure: &Erasure, meta: &WriteMeta) 
     let erased = erased.transpose()?;
     let doomed: Vec<DbUuid> = erasure.requests.iter().map(|id| DbUuid(id.0)).collect();
     let at = DbTime(erasure.at);
-    write_tx!(conn, async |conn: &mut Conn| -> Result<Erased, Failure> {
+    let erased = write_tx!(conn, async |conn: &mut Conn| -> Result<Erased, Failure> {
         // First the citizen's row, locked until the commit: an insert of the citizen's data
         // (a request, a document, an appointment) takes a share lock on it (migration
         // 000025), so one that started before waits here and is seen by what follows, and
@@ -130,7 +130,9 @@ pub(crate) async fn erase(conn: &mut Conn, erasure: &Erasure, meta: &WriteMeta) 
         .await?;
         Ok(Erased { blob_keys })
     })
-    .await
+    .await?;
+    checkpoint(conn).await?;
+    Ok(erased)
 }
 
 pub(crate) async fn delete_requests(
@@ -141,7 +143,7 @@ pub(crate) async fn delete_requests(
 ) -> Result<Erased, Failure> {
     let doomed: Vec<DbUuid> = requests.iter().map(|id| DbUuid(id.0)).collect();
     let at = DbTime(at);
-    write_tx!(conn, async |conn: &mut Conn| -> Result<Erased, Failure> {
+    let erased = write_tx!(conn, async |conn: &mut Conn| -> Result<Erased, Failure> {
         write_meta::store(conn, meta).await?;
         let appointments: Vec<DbUuid> = appointments::table
             .filter(appointments::request_id.eq_any(doomed.clone()))
@@ -157,7 +159,18 @@ pub(crate) async fn delete_requests(
             discard(conn, &Doomed { requests: &doomed, appointments, documents, citizen: None }, at).await?;
         Ok(Erased { blob_keys })
     })
-    .await
+    .await?;
+    checkpoint(conn).await?;
+    Ok(erased)
+}
+
+/// After the commit, what the database needs so that the erased values leave its files
+/// ([`ErasureDialect`]).
+async fn checkpoint(conn: &mut Conn) -> Result<(), Failure> {
+    if let Some(sql) = <Backend as ErasureDialect>::AFTER_COMMIT {
+        conn.batch_execute(sql).await?;
+    }
+    Ok(())
 }
 
 /// What one transaction removes.
