@@ -18,8 +18,8 @@
 //!    before answering it): req/s, p50, p99. Then the mark alone: `WriteMarks::mark`
 //!    called `BENCH_MARKS` times in a row for one writer through a `Database` with a read
 //!    URL.
-//! 2. Routing a tolerant read: the staff's requests list (`GET /api/v1/requests?
-//!    mission_id=..&limit=50`), 4 clients, on the plain node, then on the replicated node
+//! 2. Routing a tolerant read: the staff's requests list (`GET /api/v1/requests?limit=50`,
+//!    their mission's), 4 clients, on the plain node, then on the replicated node
 //!    (caught up) for staff who never wrote and for staff with a mark the replica has
 //!    replayed: req/s, p50, p99, and the CPU each server's processes used per read. Which
 //!    server served is counted exactly through the ports (`Database::tolerant_reads`) on

@@ -195,7 +195,7 @@ where
     Ok(runs.into_iter().collect::<Result<Vec<_>>>()?.concat())
 }
 
-/// 3. The gap runs and the sessions under the citizens' steady submissions.
+/// Measurement 3: the gap runs and the sessions under the citizens' steady submissions.
 pub async fn read_your_writes(world: &World, knobs: Knobs, out: &mut String) -> Result<()> {
     println!("3. read-your-writes: write, then read at a gap of 0/5/50 ms, then sessions ...");
     let writers = world
