@@ -58,6 +58,8 @@ use utoipa_actix_web::service_config::ServiceConfig;
             "The thread between the citizen who owns a request and the mission's staff"),
         (name = "documents", description =
             "Citizens' documents: streamed uploads, expiring downloads, verification and deletion"),
+        (name = "exports", description =
+            "A citizen's data in one zip archive, built in the background, downloadable for 7 days"),
         (name = "appointments", description =
             "A mission's availability in slots, and the appointments booked in them"),
         (name = "notifications", description =

@@ -135,6 +135,15 @@ pub fn call(op: &Operation, headers: Headers, who: Who, f: &Fixtures, n: usize) 
         }
         "register_citizen" => (None, String::new(), Payload::Json(new_citizen(m1, n))),
         "get_citizen" => (own(&f.owner), String::new(), Payload::Empty),
+        "start_my_export" => (None, String::new(), Payload::Empty),
+        "get_my_export" => (None, String::new(), Payload::Empty),
+        "start_citizen_export" | "get_citizen_export" => (own(&f.owner), String::new(), Payload::Empty),
+        "download_export_archive" => {
+            let (path, query) = f.export_url.split_once('?').expect("a signed URL with its query");
+            let expected = format!("/api/v1/exports/{}/archive", f.export);
+            assert!(path.ends_with(&expected), "a download URL of the archive: {}", f.export_url);
+            (None, format!("?{query}"), Payload::Empty)
+        }
         "update_citizen" => {
             (own(&f.owner), String::new(), Payload::Json(json!({ "phone": format!("+336123{n:05}") })))
         }
@@ -231,6 +240,8 @@ pub fn call(op: &Operation, headers: Headers, who: Who, f: &Fixtures, n: usize) 
         Some(id) => op.path.replace("{id}", &id),
         None => op.path.to_owned(),
     };
+    // The owner's export, in the exports' paths.
+    let path = path.replace("{export_id}", &f.export);
     assert!(!path.contains('{'), "{}: a path parameter left unfilled in {path}", op.id);
     let method = Method::from_bytes(op.method.as_bytes()).expect("an HTTP method");
     let bearer = !matches!(op.id, "create_token" | "refresh_token");

@@ -72,6 +72,9 @@ pub struct Fixtures {
     pub request: String,
     pub document: String,
     pub download_url: String,
+    /// The owner's ready export and its archive's signed URL.
+    pub export: String,
+    pub export_url: String,
     pub appointment: String,
     /// The slot of the owner's bookings, and the one they are moved to.
     pub slot: String,
@@ -227,6 +230,27 @@ impl Fixtures {
         assert_eq!(got.status(), StatusCode::OK);
         let download_url = text(&got.json::<Value>().await.expect("a document"), "download_url");
 
+        // The owner's export, built by the worker, and its archive's signed URL.
+        let started = app
+            .authed(Method::POST, "/api/v1/citizens/me/export", &owner.token)
+            .send()
+            .await
+            .expect("POST export");
+        assert_eq!(started.status(), StatusCode::ACCEPTED);
+        let export = text(&started.json::<Value>().await.expect("an export"), "id");
+        ids[0].push((export.clone(), "export".to_owned()));
+        let export_path = format!("/api/v1/citizens/me/exports/{export}");
+        let ready = std::sync::Mutex::new(Value::Null);
+        eventually(Duration::from_secs(20), "the owner's export is ready", || async {
+            let got = app.authed(Method::GET, &export_path, &owner.token).send().await.expect("GET export");
+            let body: Value = got.json().await.expect("an export");
+            let done = body["state"] == "ready";
+            *ready.lock().expect("not poisoned") = body;
+            done
+        })
+        .await;
+        let export_url = text(&ready.lock().expect("not poisoned"), "download_url");
+
         // Slots: two in mission 1 (the owner's bookings, and where they move), one in 2.
         let mut slots = Vec::new();
         for (side, mission, starts) in [(0, &w.x, &["T09:00", "T10:00"][..]), (1, &w.y, &["T09:00"][..])] {
@@ -337,6 +361,8 @@ impl Fixtures {
             request,
             document,
             download_url,
+            export,
+            export_url,
             appointment,
             slot,
             later_slot,

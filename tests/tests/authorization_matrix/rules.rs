@@ -195,6 +195,12 @@ pub enum Rule {
     /// The caller's own email preferences: any bearer, but a token whose principal id
     /// is a person of another mission or kind is refused (it must not silence them).
     OwnPreferences,
+    /// Any citizen for themself (`/citizens/me/...`): a token whose principal id is a
+    /// citizen of another mission is refused as unknown.
+    Citizens,
+    /// The owner's object under `/citizens/me/...`: the owner only; staff and admins
+    /// hold the wrong scope.
+    OwnCitizen,
 }
 
 impl Rule {
@@ -206,7 +212,11 @@ impl Rule {
         // its id, but for the preferences of the person whose id it carries.
         if let Impostor | StaffImpostor = who {
             let like = if who == Impostor { Foreigner } else { StaffM2 };
-            return if self == Rule::OwnPreferences { Denied(NotFound) } else { self.outcome(like) };
+            return if self == Rule::OwnPreferences || (self == Rule::Citizens && who == Impostor) {
+                Denied(NotFound)
+            } else {
+                self.outcome(like)
+            };
         }
         let bearer = matches!(
             self,
@@ -225,6 +235,8 @@ impl Rule {
                 | Rule::StaffQueue
                 | Rule::MissionAvailability
                 | Rule::Recipient
+                | Rule::Citizens
+                | Rule::OwnCitizen
         );
         if bearer && who == Anonymous {
             return Denied(NoToken);
@@ -298,6 +310,18 @@ impl Rule {
                 Owner | Neighbour | StaffM1 | AdminM1 | GlobalAdmin => Allowed,
                 _ => Denied(NotFound),
             },
+            Rule::Citizens => {
+                if citizen {
+                    Allowed
+                } else {
+                    Denied(Scope)
+                }
+            }
+            Rule::OwnCitizen => match who {
+                Owner => Allowed,
+                _ if citizen => Denied(NotFound),
+                _ => Denied(Scope),
+            },
             Rule::Recipient => {
                 if who == Owner {
                     Allowed
@@ -363,6 +387,18 @@ pub const OPERATIONS: &[Operation] = &[
     op("register_citizen", "POST", "/api/v1/citizens", Rule::AdminOfM1),
     op("get_citizen", "GET", "/api/v1/citizens/{id}", Rule::OwnerAndWorkers),
     op("update_citizen", "PATCH", "/api/v1/citizens/{id}", Rule::ProfileEditors),
+    // Exports (policy/exports.rs): a running export makes the next start 409.
+    Operation {
+        tolerated: &[409],
+        ..op("start_my_export", "POST", "/api/v1/citizens/me/export", Rule::Citizens)
+    },
+    op("get_my_export", "GET", "/api/v1/citizens/me/exports/{export_id}", Rule::OwnCitizen),
+    Operation {
+        tolerated: &[409],
+        ..op("start_citizen_export", "POST", "/api/v1/citizens/{id}/export", Rule::ProfileEditors)
+    },
+    op("get_citizen_export", "GET", "/api/v1/citizens/{id}/exports/{export_id}", Rule::ProfileEditors),
+    op("download_export_archive", "GET", "/api/v1/exports/{export_id}/archive", Rule::SignedUrl),
     // Staff (policy/staff.rs, policy/requests.rs `queue`).
     op("list_staff", "GET", "/api/v1/staff", Rule::AnyAdmin),
     op("create_staff", "POST", "/api/v1/staff", Rule::AdminOfM1),

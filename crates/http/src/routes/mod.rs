@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod citizens;
 pub mod clients;
 pub mod documents;
+pub mod exports;
 pub mod erasure;
 pub mod missions;
 pub mod notifications;
@@ -31,6 +32,7 @@ pub fn register(cfg: &mut ServiceConfig) {
     missions::register(cfg);
     catalog::register(cfg);
     citizens::register(cfg);
+    exports::register(cfg);
     erasure::register(cfg);
     staff::register(cfg);
     requests::register(cfg);

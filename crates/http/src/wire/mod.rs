@@ -18,6 +18,7 @@ pub mod citizens;
 pub mod clients;
 pub mod common;
 pub mod documents;
+pub mod exports;
 pub mod erasure;
 pub mod missions;
 pub mod notifications;
