@@ -135,6 +135,8 @@ pub fn call(op: &Operation, headers: Headers, who: Who, f: &Fixtures, n: usize) 
         }
         "register_citizen" => (None, String::new(), Payload::Json(new_citizen(m1, n))),
         "get_citizen" => (own(&f.owner), String::new(), Payload::Empty),
+        "list_my_access_log" => (None, String::new(), Payload::Empty),
+        "list_citizen_access_log" => (own(&f.owner), String::new(), Payload::Empty),
         "start_my_export" => (None, String::new(), Payload::Empty),
         "get_my_export" => (None, String::new(), Payload::Empty),
         "start_citizen_export" | "get_citizen_export" => (own(&f.owner), String::new(), Payload::Empty),

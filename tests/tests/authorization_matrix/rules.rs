@@ -192,6 +192,10 @@ pub enum Rule {
     MissionAvailability,
     /// The owner's notification: the owner only.
     Recipient,
+    /// The caller's own record as a citizen (`/citizens/me/access-log`): every citizen
+    /// token; staff and admins hold the wrong scope; a citizen token carrying the id of a
+    /// citizen of another mission has no record there (404).
+    Myself,
     /// The caller's own email preferences: any bearer, but a token whose principal id
     /// is a person of another mission or kind is refused (it must not silence them).
     OwnPreferences,
@@ -210,6 +214,9 @@ impl Rule {
         use Who::*;
         // An impostor is a citizen (staff member) of mission 2 to every rule, whatever
         // its id, but for the preferences of the person whose id it carries.
+        if self == Rule::Myself && who == Impostor {
+            return Denied(NotFound);
+        }
         if let Impostor | StaffImpostor = who {
             let like = if who == Impostor { Foreigner } else { StaffM2 };
             return if self == Rule::OwnPreferences || (self == Rule::Citizens && who == Impostor) {
@@ -235,6 +242,7 @@ impl Rule {
                 | Rule::StaffQueue
                 | Rule::MissionAvailability
                 | Rule::Recipient
+                | Rule::Myself
                 | Rule::Citizens
                 | Rule::OwnCitizen
         );
@@ -322,6 +330,13 @@ impl Rule {
                 _ if citizen => Denied(NotFound),
                 _ => Denied(Scope),
             },
+            Rule::Myself => {
+                if citizen {
+                    Allowed
+                } else {
+                    Denied(Scope)
+                }
+            }
             Rule::Recipient => {
                 if who == Owner {
                     Allowed
@@ -387,6 +402,9 @@ pub const OPERATIONS: &[Operation] = &[
     op("register_citizen", "POST", "/api/v1/citizens", Rule::AdminOfM1),
     op("get_citizen", "GET", "/api/v1/citizens/{id}", Rule::OwnerAndWorkers),
     op("update_citizen", "PATCH", "/api/v1/citizens/{id}", Rule::ProfileEditors),
+    // Access logs (policy/access_log.rs).
+    op("list_my_access_log", "GET", "/api/v1/citizens/me/access-log", Rule::Myself),
+    op("list_citizen_access_log", "GET", "/api/v1/citizens/{id}/access-log", Rule::ProfileEditors),
     // Exports (policy/exports.rs): a running export makes the next start 409.
     Operation {
         tolerated: &[409],

@@ -3,6 +3,7 @@
 //! `register` that adds them; the bodies they read and write are in `crate::wire`, the
 //! response helpers in `crate::respond`. Route modules never use each other.
 
+pub mod access_log;
 pub mod analytics;
 pub mod appointments;
 pub mod audit;
@@ -32,6 +33,7 @@ pub fn register(cfg: &mut ServiceConfig) {
     missions::register(cfg);
     catalog::register(cfg);
     citizens::register(cfg);
+    access_log::register(cfg);
     exports::register(cfg);
     erasure::register(cfg);
     staff::register(cfg);

@@ -9,6 +9,7 @@
 //! An area's file uses `common` (and `crate::problem`), never another area's file nor
 //! this root (`tests/module_graph.rs` reads a module's use of its parent as a cycle).
 
+pub mod access_log;
 pub mod analytics;
 pub mod appointments;
 pub mod audit;
