@@ -102,11 +102,14 @@ mod tests {
     use super::*;
     use crate::policy::table::{HERE, OWNER, caller};
 
+    /// The role and mission an entry records, `None` for no entry.
+    type Recorded = Option<(AccessRole, Option<MissionId>)>;
+
     /// Which callers' reads of OWNER's data make an entry, and with which role and mission.
     #[test]
     fn every_reader_but_the_citizen_themself_makes_an_entry() {
         let at = OffsetDateTime::UNIX_EPOCH;
-        let rows: &[(&str, Option<(AccessRole, Option<MissionId>)>)] = &[
+        let rows: &[(&str, Recorded)] = &[
             ("global admin", Some((AccessRole::Admin, None))),
             ("global admin+staff", Some((AccessRole::Admin, None))),
             ("admin here", Some((AccessRole::Admin, Some(HERE)))),
