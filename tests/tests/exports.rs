@@ -1,8 +1,8 @@
 //! Exports of a citizen's data end to end on SQLite and on PostgreSQL
 //! (docs/data-protection.md "Export", docs/api.md "Exports"): the citizen and an admin of
 //! the mission start one, the worker builds it, and the archive downloaded through its
-//! signed URL is read with a real zip reader: every part is there, the document's file
-//! byte for byte, and no internal note. One running export per citizen (409 naming it),
+//! signed URL is read with a real zip reader: every part is there (the access log
+//! included), the document's file byte for byte, and no internal note. One running export per citizen (409 naming it),
 //! another mission's admin and another citizen get 404, staff 403, and the URL expires.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -86,6 +86,10 @@ async fn a_citizens_archive_holds_every_part_and_no_internal_note(backend: Backe
     assert_eq!(uploaded.status(), StatusCode::CREATED);
     let document = text(&uploaded.json::<Value>().await.unwrap(), "id");
 
+    // A read by staff: an entry of Alice's access log.
+    let read = app.authed(Method::GET, &format!("/api/v1/requests/{request}"), &w.staff_x.token).send().await;
+    assert_eq!(read.unwrap().status(), StatusCode::OK);
+
     let started = start(&app, MINE, &alice.token).await;
     assert_eq!(started.status(), StatusCode::ACCEPTED);
     let location = started.headers()["location"].to_str().unwrap().to_owned();
@@ -117,6 +121,7 @@ async fn a_citizens_archive_holds_every_part_and_no_internal_note(backend: Backe
         file_entry.as_str(),
         "appointments.json",
         "notifications.json",
+        "access_log.json",
     ] {
         assert!(names.contains(&expected), "{expected} missing from {names:?}");
     }
@@ -130,6 +135,13 @@ async fn a_citizens_archive_holds_every_part_and_no_internal_note(backend: Backe
     assert_eq!(entry(&entries, &file_entry), file.as_slice());
     assert!(json_entry(&entries, "appointments.json").is_array());
     assert!(json_entry(&entries, "notifications.json").is_array());
+    let log = json_entry(&entries, "access_log.json");
+    let staff_read = log.as_array().unwrap().iter().find(|e| e["by"]["id"] == w.staff_x.id.as_str());
+    let staff_read = staff_read.unwrap_or_else(|| panic!("the staff's read is not in {log}"));
+    assert_eq!(
+        (staff_read["what"].as_str(), staff_read["object_id"].as_str()),
+        (Some("request"), Some(&*request))
+    );
     // The note's text is nowhere: neither in an entry nor in the archive's bytes.
     for (name, content) in &entries {
         assert!(!String::from_utf8_lossy(content).contains("INTERNAL-NOTE-d41c7e"), "{name}");

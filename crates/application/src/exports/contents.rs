@@ -1,18 +1,20 @@
 //! What an archive holds, as JSON values a citizen can read: their profile, their
 //! requests with the stage history and the message thread (never the staff's internal
 //! notes: the history and thread are read without them), their documents' metadata (the
-//! files are copied beside it by `build.rs`), appointments and notifications. Every
-//! instant is RFC 3339. Nothing here writes; `build.rs` puts the values in the archive.
+//! files are copied beside it by `build.rs`), appointments, notifications and the access
+//! log (who else read the citizen's data). Every instant is RFC 3339. Nothing here
+//! writes; `build.rs` puts the values in the archive.
 
 use crate::ServiceError;
 use consular_domain::notification::{Notification, Recipient};
 use consular_domain::page::MAX_LIMIT;
 use consular_domain::{
-    Appointment, Citizen, Document, HistoryEntry, PageRequest, PrincipalId, PrincipalKind, Subject,
+    AccessEntry, Appointment, Citizen, Document, HistoryEntry, PageRequest, PrincipalId, PrincipalKind,
+    Subject,
 };
 use consular_ports::{
-    AppointmentFilter, AppointmentRepository, Consistency, DocumentFilter, DocumentRepository, Message,
-    NotificationRepository, RequestFilter, RequestRecord, RequestRepository,
+    AccessLogRepository, AppointmentFilter, AppointmentRepository, Consistency, DocumentFilter,
+    DocumentRepository, Message, NotificationRepository, RequestFilter, RequestRecord, RequestRepository,
 };
 use serde_json::{Value, json};
 use time::OffsetDateTime;
@@ -32,7 +34,9 @@ pub(super) fn readme(citizen: &Citizen, export_id: &str, at: OffsetDateTime) -> 
          gone), with the path of each file in this archive\n\
          documents/          the files themselves, documents/<document id>/<file name>\n\
          appointments.json   your appointments, past and upcoming, cancelled ones included\n\
-         notifications.json  the notifications the service sent you\n\n\
+         notifications.json  the notifications the service sent you\n\
+         access_log.json     who else read your data: each read by staff or an admin, with their\n                    \
+         mission, role and API client, what they read and when\n\n\
          Every file is JSON (UTF-8); times are RFC 3339 in UTC. The archive can be downloaded\n\
          until it expires, 7 days after it was made.\n",
         citizen = citizen.id,
@@ -167,6 +171,19 @@ fn notification(n: &Notification) -> Value {
     })
 }
 
+fn access(e: &AccessEntry) -> Value {
+    json!({
+        "id": e.id,
+        "at": instant(e.at),
+        "by": { "kind": e.actor.kind.as_str(), "id": e.actor.id },
+        "mission_id": e.actor_mission,
+        "role": e.actor_role.as_str(),
+        "client_id": e.client_id,
+        "what": e.what.as_str(),
+        "object_id": e.object_id,
+    })
+}
+
 fn first_page<C>() -> PageRequest<C> {
     PageRequest { limit: MAX_LIMIT, after: None }
 }
@@ -249,6 +266,25 @@ pub(super) async fn notifications(
     loop {
         let got = repo.list(recipient, false, page).await?;
         out.extend(got.items.iter().map(notification));
+        match got.next_after {
+            Some(after) => page = PageRequest { limit: MAX_LIMIT, after: Some(after) },
+            None => break,
+        }
+    }
+    out.reverse();
+    Ok(Value::Array(out))
+}
+
+/// Who read the citizen's data, oldest first.
+pub(super) async fn access_log(
+    repo: &dyn AccessLogRepository,
+    citizen: &Citizen,
+) -> Result<Value, ServiceError> {
+    let mut out = Vec::new();
+    let mut page = first_page();
+    loop {
+        let got = repo.list(citizen.id, page).await?;
+        out.extend(got.items.iter().map(access));
         match got.next_after {
             Some(after) => page = PageRequest { limit: MAX_LIMIT, after: Some(after) },
             None => break,

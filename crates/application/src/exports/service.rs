@@ -6,8 +6,8 @@ use crate::adapters::Adapters;
 use crate::documents::signed_url::{Grant, UrlSigner};
 use consular_domain::ExportId;
 use consular_ports::{
-    AppointmentRepository, AuditRepository, BlobError, BlobStore, CitizenRepository, Clock,
-    DocumentRepository, ExportRepository, NotificationRepository, RequestRepository,
+    AccessLogRepository, AppointmentRepository, AuditRepository, BlobError, BlobStore, CitizenRepository,
+    Clock, DocumentRepository, ExportRepository, NotificationRepository, RequestRepository,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,6 +71,8 @@ pub struct ExportPorts {
     pub documents: Arc<dyn DocumentRepository>,
     pub appointments: Arc<dyn AppointmentRepository>,
     pub notifications: Arc<dyn NotificationRepository>,
+    /// Who read the citizen's data: the archive holds their access log.
+    pub access_log: Arc<dyn AccessLogRepository>,
     pub audit: Arc<dyn AuditRepository>,
     pub blobs: Arc<dyn BlobStore>,
     pub clock: Arc<dyn Clock>,
@@ -84,6 +86,7 @@ where
         + DocumentRepository
         + AppointmentRepository
         + NotificationRepository
+        + AccessLogRepository
         + AuditRepository
         + 'static,
 {
@@ -96,6 +99,7 @@ where
             documents: db.clone(),
             appointments: db.clone(),
             notifications: db.clone(),
+            access_log: db.clone(),
             audit: db.clone(),
             blobs: adapters.blobs.clone(),
             clock: adapters.clock.clone(),

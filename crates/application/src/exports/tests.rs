@@ -10,13 +10,14 @@ use bytes::Bytes;
 use consular_domain::fixtures;
 use consular_domain::notification::Recipient;
 use consular_domain::{
-    Citizen, Document, Export, ExportId, ExportState, MissionId, NewDocument, Page, PrincipalId,
-    PrincipalKind, RequestStatus, ScanStatus, Subject,
+    AccessEntry, AccessedData, Citizen, Document, Export, ExportId, ExportState, MissionId, NewDocument,
+    Page, PrincipalId, PrincipalKind, RequestStatus, ScanStatus, Subject,
 };
 use consular_ports::{
-    BlobMeta, BlobRead, Message, MockAppointmentRepository, MockAuditRepository, MockBlobStore,
-    MockBlobUpload, MockCitizenRepository, MockClock, MockDocumentRepository, MockExportRepository,
-    MockNotificationRepository, MockRequestRepository, Note, ONE_RUNNING_EXPORT, RepoError, RequestRecord,
+    BlobMeta, BlobRead, Message, MockAccessLogRepository, MockAppointmentRepository, MockAuditRepository,
+    MockBlobStore, MockBlobUpload, MockCitizenRepository, MockClock, MockDocumentRepository,
+    MockExportRepository, MockNotificationRepository, MockRequestRepository, Note, ONE_RUNNING_EXPORT,
+    RepoError, RequestRecord,
 };
 use mockall::predicate::{always, eq};
 use std::io::Read;
@@ -173,6 +174,14 @@ fn world(exports: MockExportRepository, blobs: MockBlobStore) -> World {
         .with(eq(inbox), eq(false), always())
         .returning(move |_, _, _| Ok(Page { items: vec![n.clone()], next_after: None }));
 
+    let mut access_log = MockAccessLogRepository::new();
+    let staff = principal(PrincipalKind::Staff, Uuid::now_v7(), "staff", Some(citizen.mission_id));
+    let read = AccessEntry::of_read(&staff, citizen.id, AccessedData::Request, request.id.as_uuid(), NOW);
+    access_log
+        .expect_list()
+        .with(eq(citizen.id), always())
+        .returning(move |_, _| Ok(Page { items: read.clone().into_iter().collect(), next_after: None }));
+
     World {
         citizen,
         document,
@@ -183,6 +192,7 @@ fn world(exports: MockExportRepository, blobs: MockBlobStore) -> World {
             documents: Arc::new(documents),
             appointments: Arc::new(appointments),
             notifications: Arc::new(notifications),
+            access_log: Arc::new(access_log),
             audit: Arc::new(MockAuditRepository::new()),
             blobs: Arc::new(blobs),
             clock: clock(NOW),
@@ -256,7 +266,8 @@ async fn an_archive_holds_every_part_streamed_and_never_an_internal_note() {
             "documents.json",
             file.as_str(),
             "appointments.json",
-            "notifications.json"
+            "notifications.json",
+            "access_log.json"
         ]
     );
     let json = |name: &str| -> serde_json::Value {
@@ -271,6 +282,9 @@ async fn an_archive_holds_every_part_streamed_and_never_an_internal_note() {
     assert_eq!(entries.iter().find(|(n, _)| *n == file).unwrap().1, FILE);
     assert_eq!(json("appointments.json"), serde_json::json!([]));
     assert_eq!(json("notifications.json").as_array().unwrap().len(), 1);
+    let log = json("access_log.json");
+    assert_eq!((log[0]["what"].as_str(), log[0]["role"].as_str()), (Some("request"), Some("staff")));
+    assert_eq!(log[0]["by"]["kind"], "staff");
     // No entry holds the note, compressed or not.
     for (name, content) in &entries {
         assert!(!String::from_utf8_lossy(content).contains(NOTE_MARKER), "{name}");
