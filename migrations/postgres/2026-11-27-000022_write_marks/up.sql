@@ -17,6 +17,21 @@
 CREATE UNLOGGED TABLE write_marks (
     writer TEXT NOT NULL,
     lsn BIGINT NOT NULL,
-    marked_at TIMESTAMPTZ NOT NULL,
+    marked_at TIMESTAMPTZ NOT NULL DEFAULT now(),
     CONSTRAINT write_marks_pkey PRIMARY KEY (writer)
 );
+
+-- WAL positions as bytes from 0/0, for the adapter's statements: as functions, they are
+-- prepared once per connection like every other statement (SQL text with `pg_lsn`
+-- arithmetic in it is not, through diesel), and these run on every writing request and
+-- every tolerant read. The primary's insert position: at or past the end of every commit
+-- record inserted before it.
+CREATE FUNCTION consular_wal_insert_position() RETURNS BIGINT
+    LANGUAGE sql VOLATILE PARALLEL SAFE
+    AS $$ SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint $$;
+
+-- Whether this server has every commit up to `upto`: a standby that has replayed that
+-- far, or a server that is not in recovery (a primary has every commit it acknowledged).
+CREATE FUNCTION consular_wal_replayed(upto BIGINT) RETURNS BOOLEAN
+    LANGUAGE sql VOLATILE PARALLEL SAFE
+    AS $$ SELECT COALESCE((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint >= upto, NOT pg_is_in_recovery()) $$;

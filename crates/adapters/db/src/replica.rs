@@ -16,13 +16,41 @@ use crate::shards::PgPools;
 use consular_domain::Subject;
 use consular_ports::Consistency;
 use deadpool::managed::Object;
-use diesel::sql_types::{BigInt, Bool, Nullable, Text};
-use diesel::{QueryableByName, sql_query};
+use diesel::dsl::max;
+use diesel::prelude::*;
+use diesel::sql_types::BigInt;
 use diesel_async::pooled_connection::AsyncDieselConnectionManager;
 use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::shared::sql_types::PortableTimestamp;
+
+    write_marks (writer) {
+        writer -> Text,
+        lsn -> BigInt,
+        marked_at -> PortableTimestamp,
+    }
+}
+
+diesel::define_sql_function! {
+    /// The primary's WAL insert position, in bytes from 0/0 (a function of migration
+    /// 000022, prepared once per connection like every statement of diesel's DSL).
+    fn consular_wal_insert_position() -> BigInt;
+}
+
+diesel::define_sql_function! {
+    /// Whether this server has every commit up to the position (migration 000022).
+    fn consular_wal_replayed(position: BigInt) -> Bool;
+}
+
+diesel::define_sql_function! {
+    /// The larger of two positions.
+    fn greatest(a: BigInt, b: BigInt) -> BigInt;
+}
 
 /// The writer whose mark is the floor: the furthest of the marks a sweep forgot.
 pub(crate) const FLOOR: &str = "*";
@@ -177,35 +205,17 @@ async fn replica_for(replica: &Replica, mark: Option<i64>) -> Option<PgConn> {
 
 /// The furthest of `writer`'s mark and the floor, in bytes of WAL; `None` without either.
 async fn mark_of(conn: &mut AsyncPgConnection, writer: Subject) -> Result<Option<i64>, Failure> {
-    #[derive(QueryableByName)]
-    struct Mark {
-        #[diesel(sql_type = Nullable<BigInt>)]
-        lsn: Option<i64>,
-    }
-    let mark = sql_query("SELECT max(lsn) AS lsn FROM write_marks WHERE writer = $1 OR writer = $2")
-        .bind::<Text, _>(writer.to_string())
-        .bind::<Text, _>(FLOOR)
-        .get_result::<Mark>(conn)
-        .await?;
-    Ok(mark.lsn)
+    Ok(write_marks::table
+        .filter(write_marks::writer.eq(writer.to_string()).or(write_marks::writer.eq(FLOOR)))
+        .select(max(write_marks::lsn))
+        .get_result::<Option<i64>>(conn)
+        .await?)
 }
 
 /// Whether the server of `conn` has replayed the WAL up to `mark`: a standby that has, or a
 /// server that is not in recovery (a primary has every commit it acknowledged).
 async fn replayed(conn: &mut AsyncPgConnection, mark: i64) -> Result<bool, Failure> {
-    #[derive(QueryableByName)]
-    struct Replayed {
-        #[diesel(sql_type = Bool)]
-        ready: bool,
-    }
-    let replayed = sql_query(
-        "SELECT COALESCE((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint >= $1, NOT pg_is_in_recovery()) \
-         AS ready",
-    )
-    .bind::<BigInt, _>(mark)
-    .get_result::<Replayed>(conn)
-    .await?;
-    Ok(replayed.ready)
+    Ok(diesel::select(consular_wal_replayed(mark)).get_result::<bool>(conn).await?)
 }
 
 #[cfg(test)]

@@ -6,27 +6,20 @@
 use crate::Database;
 use crate::database::Pools;
 use crate::failure::Failure;
-use crate::replica::{FLOOR, TolerantReads};
+use crate::replica::{FLOOR, TolerantReads, consular_wal_insert_position, greatest};
 use crate::shards::PgPools;
 use crate::shared::sql_types::{DbTime, PortableTimestamp};
 use async_trait::async_trait;
 use consular_domain::Subject;
 use consular_ports::{RepoError, WriteMarks};
+use diesel::prelude::*;
 use diesel::sql_query;
 use diesel::sql_types::{BigInt, Text};
+use diesel::upsert::excluded;
 use diesel_async::RunQueryDsl;
 use time::OffsetDateTime;
 
-diesel::table! {
-    use diesel::sql_types::*;
-    use crate::shared::sql_types::PortableTimestamp;
-
-    write_marks (writer) {
-        writer -> Text,
-        lsn -> BigInt,
-        marked_at -> PortableTimestamp,
-    }
-}
+pub(crate) use crate::replica::write_marks;
 
 /// The unique constraints of `write_marks` (see `crate::error`): the writer, which every
 /// statement's `ON CONFLICT` resolves, so it never reaches a caller.
@@ -46,17 +39,23 @@ impl WriteMarks for Database {
         let Some(pool) = marked_pool(self) else {
             return Ok(());
         };
+        // `marked_at` is the column's default, the primary's `now()`, which the sweep's
+        // horizon is compared with.
         let marked: Result<usize, Failure> = async {
             let mut conn = pool.get().await?;
-            Ok(sql_query(
-                "INSERT INTO write_marks (writer, lsn, marked_at) \
-                 VALUES ($1, (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint, now()) \
-                 ON CONFLICT (writer) DO UPDATE \
-                 SET lsn = GREATEST(write_marks.lsn, EXCLUDED.lsn), marked_at = EXCLUDED.marked_at",
-            )
-            .bind::<Text, _>(writer.to_string())
-            .execute(&mut conn)
-            .await?)
+            Ok(diesel::insert_into(write_marks::table)
+                .values((
+                    write_marks::writer.eq(writer.to_string()),
+                    write_marks::lsn.eq(consular_wal_insert_position()),
+                ))
+                .on_conflict(write_marks::writer)
+                .do_update()
+                .set((
+                    write_marks::lsn.eq(greatest(write_marks::lsn, excluded(write_marks::lsn))),
+                    write_marks::marked_at.eq(excluded(write_marks::marked_at)),
+                ))
+                .execute(&mut conn)
+                .await?)
         }
         .await;
         marked.map(drop).map_err(RepoError::from)
