@@ -15,12 +15,12 @@ ALTER TABLE service_types
 -- the adapter reads a row with `erased_at` as the status `erased`.
 ALTER TABLE citizens ADD COLUMN erased_at timestamptz NULL;
 
--- Nothing of an erased citizen is written again. A request, a document or an appointment
--- inserted for them is refused (the adapter maps the error, which names
+-- Nothing of an erased citizen is written again. A request, a document, an appointment
+-- or an export inserted for them is refused (the adapter maps the error, which names
 -- `citizen_erased`, to "not found"), and so is any change of their row. The insert takes
--- a share lock on the citizen row: an erasure locks it FOR UPDATE first, so an insert
--- racing it either commits before the erasure reads the citizen's rows (and is erased
--- with them) or waits for the erasure and is refused.
+-- a share lock on the citizen row: an erasure locks it (FOR NO KEY UPDATE) first, so an
+-- insert racing it either commits before the erasure reads the citizen's rows (and is
+-- erased with them) or waits for the erasure and is refused.
 CREATE FUNCTION citizen_not_erased() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     erased timestamptz;
@@ -39,6 +39,27 @@ CREATE TRIGGER documents_citizen_not_erased BEFORE INSERT ON documents
     FOR EACH ROW EXECUTE FUNCTION citizen_not_erased();
 CREATE TRIGGER appointments_citizen_not_erased BEFORE INSERT ON appointments
     FOR EACH ROW EXECUTE FUNCTION citizen_not_erased();
+CREATE TRIGGER exports_citizen_not_erased BEFORE INSERT ON exports
+    FOR EACH ROW EXECUTE FUNCTION citizen_not_erased();
+
+-- A notification to an erased citizen is refused the same way (the outbox worker reads
+-- an erased citizen as nobody; this catches one it read just before the erasure).
+CREATE FUNCTION notification_recipient_not_erased() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    erased timestamptz;
+BEGIN
+    IF NEW.recipient_kind = 'citizen' THEN
+        SELECT erased_at INTO erased FROM citizens WHERE id = NEW.recipient_id FOR SHARE;
+        IF erased IS NOT NULL THEN
+            RAISE EXCEPTION 'citizen_erased: citizen % was erased', NEW.recipient_id;
+        END IF;
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER notifications_recipient_not_erased BEFORE INSERT ON notifications
+    FOR EACH ROW EXECUTE FUNCTION notification_recipient_not_erased();
 
 CREATE FUNCTION citizens_stay_erased() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -14,9 +14,9 @@ ALTER TABLE service_types ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 365
 -- adapter reads a row with `erased_at` as the status `erased`.
 ALTER TABLE citizens ADD COLUMN erased_at TEXT NULL;
 
--- Nothing of an erased citizen is written again: a request, a document or an
--- appointment inserted for them is refused (the adapter maps the error, `citizen_erased`,
--- to "not found"), and so is any change of their row. SQLite runs one writer at a time
+-- Nothing of an erased citizen is written again: a request, a document, an appointment
+-- or an export inserted for them is refused (the adapter maps the error,
+-- `citizen_erased`, to "not found"), and so is any change of their row. SQLite runs one writer at a time
 -- (`BEGIN IMMEDIATE`), so an insert either commits before an erasure starts (and is
 -- erased with the rest) or runs after it and is refused here.
 CREATE TRIGGER service_requests_citizen_not_erased BEFORE INSERT ON service_requests
@@ -31,6 +31,19 @@ BEGIN
 END;
 CREATE TRIGGER appointments_citizen_not_erased BEFORE INSERT ON appointments
     WHEN (SELECT erased_at FROM citizens WHERE id = NEW.citizen_id) IS NOT NULL
+BEGIN
+    SELECT RAISE(ABORT, 'citizen_erased');
+END;
+CREATE TRIGGER exports_citizen_not_erased BEFORE INSERT ON exports
+    WHEN (SELECT erased_at FROM citizens WHERE id = NEW.citizen_id) IS NOT NULL
+BEGIN
+    SELECT RAISE(ABORT, 'citizen_erased');
+END;
+-- A notification to an erased citizen is refused the same way (the outbox worker reads
+-- an erased citizen as nobody).
+CREATE TRIGGER notifications_recipient_not_erased BEFORE INSERT ON notifications
+    WHEN NEW.recipient_kind = 'citizen'
+        AND (SELECT erased_at FROM citizens WHERE id = NEW.recipient_id) IS NOT NULL
 BEGIN
     SELECT RAISE(ABORT, 'citizen_erased');
 END;

@@ -8,8 +8,8 @@ use super::service::NotificationService;
 use crate::ServiceError;
 use consular_domain::notification::{Audience, Details, EventFacts, Language, Person, audience};
 use consular_domain::{
-    CitizenId, DomainEvent, LocalSlot, Mission, MissionId, PrincipalId, PrincipalKind, RequestId,
-    ServiceRequest, ServiceTypeId, StaffId,
+    CitizenId, DomainEvent, LocalSlot, Mission, MissionId, PrincipalId, PrincipalKind, RegistrationStatus,
+    RequestId, ServiceRequest, ServiceTypeId, StaffId,
 };
 use consular_ports::OutboxEvent;
 use std::collections::HashMap;
@@ -113,7 +113,11 @@ impl NotificationService {
     /// The citizen `id` as a recipient, in their preferred language.
     async fn citizen(&self, cache: &mut Lookups, id: CitizenId) -> Result<Option<Person>, ServiceError> {
         cached(&mut cache.people, id.as_uuid(), async {
-            let Some(citizen) = self.ports.citizens.get(id).await? else { return Ok(None) };
+            // An erased citizen hears nothing (docs/data-protection.md "Retention and erasure").
+            let found = self.ports.citizens.get(id).await?;
+            let Some(citizen) = found.filter(|c| c.registration_status != RegistrationStatus::Erased) else {
+                return Ok(None);
+            };
             let language = Language::for_preference(&citizen.preferred_language);
             let principal = PrincipalId(id.as_uuid());
             Ok(Some(self.person(principal, PrincipalKind::Citizen, citizen.email, language).await?))

@@ -7,11 +7,18 @@ use crate::shared::repository;
 use consular_domain::erasure::RetainedRequest;
 use consular_domain::{CitizenId, RequestId, ServiceTypeId};
 use consular_ports::{Erased, Erasure, ErasureRepository, WriteMeta};
+use diesel::QueryResult;
+use diesel::pg::Pg;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::sqlite::Sqlite;
 use time::OffsetDateTime;
 
 /// The text the triggers of migration 000025 start their error with; `crate::error`
 /// maps it to `RepoError::NotFound` (the citizen's data is gone, for writes too).
 pub(crate) const CITIZEN_ERASED: &str = "citizen_erased";
+
+/// What an erased citizen's API clients are renamed.
+pub(crate) const ERASED_CLIENT_NAME: &str = "erased";
 
 /// What a scrubbed tombstone's file name becomes.
 pub(crate) const ERASED_FILE_NAME: &str = "erased";
@@ -28,12 +35,45 @@ pub(crate) trait ErasureDialect {
     const AFTER_COMMIT: Option<&'static str>;
 }
 
-impl ErasureDialect for diesel::pg::Pg {
+impl ErasureDialect for Pg {
     const AFTER_COMMIT: Option<&'static str> = None;
 }
 
-impl ErasureDialect for diesel::sqlite::Sqlite {
+impl ErasureDialect for Sqlite {
     const AFTER_COMMIT: Option<&'static str> = Some("PRAGMA wal_checkpoint(TRUNCATE);");
+}
+
+/// `<query> FOR UPDATE` on PostgreSQL; on SQLite, whose `BEGIN IMMEDIATE` runs one writer
+/// at a time, the query as it is. `query` must be a whole `SELECT` of one table. An
+/// erasure locks the requests and outbox events it deletes this way before it reads what
+/// refers to them: an insert referring to one (a message, a notification the worker is
+/// writing) takes a key-share lock, which `FOR UPDATE` waits for and blocks (the
+/// `FOR NO KEY UPDATE` of `appointments::Locked` lets it through), so no new reference
+/// appears between the read and the deletion.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ForUpdate<Q>(pub Q);
+
+impl<Q: QueryId> QueryId for ForUpdate<Q> {
+    type QueryId = ForUpdate<Q::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = Q::HAS_STATIC_QUERY_ID;
+}
+
+impl<Q: Query> Query for ForUpdate<Q> {
+    type SqlType = Q::SqlType;
+}
+
+impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for ForUpdate<Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        self.0.walk_ast(out.reborrow())?;
+        out.push_sql(" FOR UPDATE");
+        Ok(())
+    }
+}
+
+impl<Q: QueryFragment<Sqlite>> QueryFragment<Sqlite> for ForUpdate<Q> {
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        self.0.walk_ast(out)
+    }
 }
 
 repository! {

@@ -8,8 +8,10 @@ use crate::appointments::{Locked, appointment_history, appointments, slots};
 use crate::audit::audit_events;
 use crate::catalog::service_types;
 use crate::citizens::{CitizenRow, citizens};
+use crate::clients::api_clients;
 use crate::documents::documents;
-use crate::erasure::{ERASED_FILE_NAME, ERASED_SHA256, ErasureDialect};
+use crate::erasure::{ERASED_CLIENT_NAME, ERASED_FILE_NAME, ERASED_SHA256, ErasureDialect, ForUpdate};
+use crate::exports::exports;
 use crate::failure::Failure;
 use crate::idempotency::idempotency_keys;
 use crate::notifications::{appointment_reminders, emails, notification_preferences, notifications};
@@ -18,11 +20,13 @@ use crate::requests::{request_history, request_messages, request_notes, service_
 use crate::shared::columns::corrupt;
 use crate::shared::sql_types::{DbTime, DbUuid};
 use crate::shared::update_versioned;
+use crate::tokens::RevocationRow;
 use consular_domain::erasure::RetainedRequest;
 use consular_domain::{
-    AppointmentStatus, CitizenId, DocumentStatus, RequestId, RequestStatus, ServiceTypeId,
+    AppointmentStatus, CitizenId, ClientId, ClientStatus, DocumentStatus, PrincipalKind, RequestId,
+    RequestStatus, ServiceTypeId,
 };
-use consular_ports::{Erased, Erasure, WriteMeta};
+use consular_ports::{Erased, Erasure, RevocationKind, WriteMeta};
 use diesel::prelude::*;
 use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use time::OffsetDateTime;
@@ -115,14 +119,43 @@ pub(crate) async fn erase(conn: &mut Conn, erasure: &Erasure, meta: &WriteMeta) 
             .select(documents::id)
             .load(conn)
             .await?;
-        let blob_keys =
+        let mut blob_keys =
             discard(conn, &Doomed { requests: &doomed, appointments, documents, citizen: Some(citizen) }, at)
                 .await?;
+        // The citizen's exports (issue 27 part B): their archives hold everything above.
+        let archives: Vec<Option<String>> = exports::table
+            .filter(exports::citizen_id.eq(citizen))
+            .select(exports::blob_key)
+            .load(conn)
+            .await?;
+        blob_keys.extend(archives.into_iter().flatten());
+        diesel::delete(exports::table.filter(exports::citizen_id.eq(citizen))).execute(conn).await?;
         // The addresses the citizen wrote from are theirs; the entries keep who did what.
         diesel::update(audit_events::table.filter(audit_events::actor_id.eq(citizen)))
             .set(audit_events::client_address.eq(None::<String>))
             .execute(conn)
             .await?;
+        // The citizen's API clients are named by whoever issued them (often after the
+        // citizen) and of no use to an erased citizen: renamed, disabled, and revoked
+        // (every node refuses their tokens within a second).
+        let clients: Vec<DbUuid> = api_clients::table
+            .filter(api_clients::principal_kind.eq(PrincipalKind::Citizen.as_str()))
+            .filter(api_clients::principal_id.eq(citizen))
+            .select(api_clients::id)
+            .load(conn)
+            .await?;
+        diesel::update(api_clients::table.filter(api_clients::id.eq_any(clients.clone())))
+            .set((
+                api_clients::name.eq(ERASED_CLIENT_NAME),
+                api_clients::status.eq(ClientStatus::Disabled.as_str()),
+                api_clients::updated_at.eq(at),
+            ))
+            .execute(conn)
+            .await?;
+        for client in clients {
+            let revoked = RevocationKind::Client { client_id: ClientId(client.0) };
+            super::tokens::record_revocation(conn, &RevocationRow::new(revoked, at.0)).await?;
+        }
         diesel::delete(
             notification_preferences::table.filter(notification_preferences::principal_id.eq(citizen)),
         )
@@ -193,13 +226,24 @@ async fn discard(conn: &mut Conn, doomed: &Doomed<'_>, at: DbTime) -> Result<Vec
     about.extend(doomed.appointments.iter().copied());
     about.extend(doomed.documents.iter().copied());
 
+    // The requests and the events that go are locked first ([`ForUpdate`]): nothing
+    // can refer to them anew until the commit.
+    ForUpdate(
+        service_requests::table
+            .filter(service_requests::id.eq_any(requests.clone()))
+            .select(service_requests::id),
+    )
+    .execute(conn)
+    .await?;
+    let events: Vec<DbUuid> = ForUpdate(
+        outbox_events::table
+            .filter(outbox_events::aggregate_id.eq_any(about.clone()))
+            .select(outbox_events::id),
+    )
+    .load(conn)
+    .await?;
     // Notifications (and their emails) addressed to the citizen, about a request that
     // goes, or made from an event that goes; then the events filed under what goes.
-    let events: Vec<DbUuid> = outbox_events::table
-        .filter(outbox_events::aggregate_id.eq_any(about.clone()))
-        .select(outbox_events::id)
-        .load(conn)
-        .await?;
     let recipient = doomed.citizen.unwrap_or(DbUuid(uuid::Uuid::nil()));
     let told: Vec<DbUuid> = notifications::table
         .filter(
