@@ -142,7 +142,17 @@ async fn the_trail_records_every_change(backend: Backend) {
         "created",
         "service_type",
         &s,
-        &["code", "name", "description", "fee", "sla_days", "required_documents", "stages", "active"],
+        &[
+            "code",
+            "name",
+            "description",
+            "fee",
+            "sla_days",
+            "retention_days",
+            "required_documents",
+            "stages",
+            "active",
+        ],
     ));
     let path = format!("{SERVICES}/{s}");
     send_ok(
