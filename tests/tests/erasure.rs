@@ -20,6 +20,7 @@ use std::time::Duration;
 
 both!(an_erasure_leaves_none_of_the_citizens_values_in_the_database_or_the_blob_store);
 both!(retention_days_are_set_with_a_service_type_and_shown_in_it);
+both!(uploads_racing_an_erasure_leave_no_live_document_nor_blob);
 
 /// `DELETE /api/v1/citizens/{id}` as `token`.
 async fn erase(app: &TestApp, token: &str, citizen: &str) -> consular_tests::reqwest::Response {
@@ -244,6 +245,42 @@ async fn retention_days_are_set_with_a_service_type_and_shown_in_it(backend: Bac
         assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
     }
     assert_eq!(expect(app.get(&path, &admin).await, StatusCode::OK, "read").await["retention_days"], 30);
+}
+
+async fn uploads_racing_an_erasure_leave_no_live_document_nor_blob(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let w = app.world().await;
+    let citizen = &w.citizen_a;
+    let m = marker();
+    // Eight uploads of two kinds (one live document per kind: those of a kind race each
+    // other too), sent at once with the erasure.
+    let kinds = ["passport_photo", "old_passport"];
+    let uploads = (0..8).map(|i| {
+        let content = format!("%PDF-1.4 racing {i} {m}");
+        let upload = form(
+            &[("kind", kinds[i % 2])],
+            file_part(content.into_bytes(), &format!("race-{i}.pdf"), "application/pdf"),
+        );
+        app.upload(&citizen.token, upload)
+    });
+    let (statuses, erased) = tokio::join!(futures_util::future::join_all(uploads), async {
+        erase(&app, &w.admin, &citizen.id).await.status()
+    },);
+    assert_eq!(erased, StatusCode::OK);
+    let stored = statuses.iter().filter(|r| r.status() == StatusCode::CREATED).count();
+    let live: Vec<_> = app
+        .live_documents()
+        .await
+        .into_iter()
+        .filter(|d| d.citizen_id.as_uuid().to_string() == citizen.id)
+        .collect();
+    assert!(live.is_empty(), "{} uploads stored, live after the erasure: {live:?}", stored);
+    // Every blob an upload stored is deleted: by the erasure (it went after the commit) or
+    // by the refused upload itself.
+    eventually(Duration::from_secs(10), "the racing uploads' blobs deleted", || async {
+        !blob_files(&app).iter().any(|f| holds(&std::fs::read(f).unwrap_or_default(), &m))
+    })
+    .await;
 }
 
 /// Whether `haystack` holds `needle` (as raw bytes: both dumps write text as UTF-8).
