@@ -78,8 +78,7 @@ impl CatalogService {
         }
         input.validate()?;
         let service = input.into_service_type(ServiceTypeId::new(), now);
-        let fields =
-            [
+        let fields = [
             "code",
             "name",
             "description",

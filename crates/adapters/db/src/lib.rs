@@ -73,8 +73,8 @@ mod citizens;
 mod clients;
 mod demo;
 mod documents;
-mod exports;
 mod erasure;
+mod exports;
 mod health;
 mod idempotency;
 mod markers;
@@ -92,8 +92,8 @@ mod tokens;
 pub use database::{Backend, Database, DbConfig, backend_of, migrate_blocking};
 pub use failure::DbError;
 #[doc(hidden)]
-pub use replica::TolerantReads;
-#[doc(hidden)]
 pub use health::MigratedColumn;
+#[doc(hidden)]
+pub use replica::TolerantReads;
 #[doc(hidden)]
 pub use schema::{DeclaredColumn, DeclaredTable, declared_tables};

@@ -36,10 +36,10 @@ pub(crate) mod clients;
 pub(crate) mod demo;
 #[path = "documents/queries.rs"]
 pub(crate) mod documents;
-#[path = "exports/queries.rs"]
-pub(crate) mod exports;
 #[path = "erasure/queries.rs"]
 pub(crate) mod erasure;
+#[path = "exports/queries.rs"]
+pub(crate) mod exports;
 #[path = "health/queries.rs"]
 pub(crate) mod health;
 #[path = "idempotency/queries.rs"]

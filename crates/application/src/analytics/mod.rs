@@ -104,7 +104,8 @@ impl AnalyticsService {
     /// Volume, completion, SLA and appointment figures.
     pub async fn overview(&self, actor: &Principal, request: ViewRequest) -> Result<Overview, ServiceError> {
         let resolved = self.resolve(actor, request).await?;
-        let figures = self.ports.analytics.overview(&resolved.query, &self.ports.clock, own_writes(actor)).await?;
+        let figures =
+            self.ports.analytics.overview(&resolved.query, &self.ports.clock, own_writes(actor)).await?;
         let scope = resolved.scope.at(figures.generated_at);
         Ok(views::overview(scope, &resolved.buckets, figures))
     }
@@ -112,7 +113,8 @@ impl AnalyticsService {
     /// The overview's figures per service type, with the time spent in each stage.
     pub async fn services(&self, actor: &Principal, request: ViewRequest) -> Result<Services, ServiceError> {
         let resolved = self.resolve(actor, request).await?;
-        let figures = self.ports.analytics.services(&resolved.query, &self.ports.clock, own_writes(actor)).await?;
+        let figures =
+            self.ports.analytics.services(&resolved.query, &self.ports.clock, own_writes(actor)).await?;
         let catalog = self.ports.analytics.service_types().await?;
         let scope = resolved.scope.at(figures.generated_at);
         Ok(views::services(scope, &resolved.buckets, figures, catalog))
@@ -121,7 +123,8 @@ impl AnalyticsService {
     /// Workload and throughput per staff member.
     pub async fn staff(&self, actor: &Principal, request: ViewRequest) -> Result<StaffView, ServiceError> {
         let resolved = self.resolve(actor, request).await?;
-        let figures = self.ports.analytics.staff(&resolved.query, &self.ports.clock, own_writes(actor)).await?;
+        let figures =
+            self.ports.analytics.staff(&resolved.query, &self.ports.clock, own_writes(actor)).await?;
         let members = self.ports.analytics.staff_members(resolved.query.missions).await?;
         let scope = resolved.scope.at(figures.generated_at);
         Ok(views::staff(scope, &resolved.buckets, figures.groups, members))

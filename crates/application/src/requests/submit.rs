@@ -36,7 +36,10 @@ impl RequestService {
             _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
         };
         // An erased citizen is deregistered too (docs/data-protection.md "Retention and erasure").
-        if matches!(citizen.registration_status, RegistrationStatus::Deregistered | RegistrationStatus::Erased) {
+        if matches!(
+            citizen.registration_status,
+            RegistrationStatus::Deregistered | RegistrationStatus::Erased
+        ) {
             return Err(ServiceError::conflict(
                 "citizen_deregistered",
                 "the citizen is deregistered from the mission",

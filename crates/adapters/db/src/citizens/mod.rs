@@ -146,10 +146,9 @@ impl TryFrom<CitizenRow> for Citizen {
             preferred_language: row.preferred_language,
             registration_status: match row.erased_at {
                 Some(_) => RegistrationStatus::Erased,
-                None => row
-                    .registration_status
-                    .parse()
-                    .map_err(|e| corrupt("citizens.registration_status", e))?,
+                None => {
+                    row.registration_status.parse().map_err(|e| corrupt("citizens.registration_status", e))?
+                }
             },
             registered_at: row.registered_at.0,
             activated_at: row.activated_at.map(|t| t.0),

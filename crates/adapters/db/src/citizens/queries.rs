@@ -93,7 +93,8 @@ pub(crate) async fn list(
     if let Some(status) = filter.registration_status {
         query = match status {
             RegistrationStatus::Erased => query.filter(citizens::erased_at.is_not_null()),
-            other => query.filter(citizens::registration_status.eq(other.as_str()).and(citizens::erased_at.is_null())),
+            other => query
+                .filter(citizens::registration_status.eq(other.as_str()).and(citizens::erased_at.is_null())),
         };
     }
     if let Some(nationality) = filter.nationality {
