@@ -43,7 +43,8 @@ impl RegistrationStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Validate, serde::Serialize, serde::Deserialize)]
+/// `Address::default()` is the empty address: an erased citizen's, a demo row's placeholder.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Validate, serde::Serialize, serde::Deserialize)]
 pub struct Address {
     #[validate(length(min = 1, max = 200), custom(function = "rules::clean_text"))]
     pub line1: String,

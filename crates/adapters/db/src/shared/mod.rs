@@ -13,34 +13,20 @@ use consular_ports::RepoError;
 /// `run!(db, area::function(args…))` checks out a connection from whichever pool `db`
 /// holds and calls `area::function(conn, args…)` of that backend's compilation of the area's
 /// `queries.rs` (`crate::pg::queries::area` or `crate::sqlite::queries::area`); a
-/// [`Failure`] becomes a [`RepoError`].
+/// [`Failure`] becomes a [`RepoError`]. On PostgreSQL the pool is the primary's: it is
+/// [`run_tolerant!`] asked for `Consistency::Latest`.
 macro_rules! run {
-    ($db:expr, $area:ident :: $function:ident ( $($arg:expr),* $(,)? )) => {{
-        let result: Result<_, $crate::failure::Failure> = match $db.pools() {
-            $crate::database::Pools::Postgres { pool, .. } => {
-                async {
-                    let mut conn = pool.get().await?;
-                    $crate::pg::queries::$area::$function(&mut conn, $($arg),*).await
-                }
-                .await
-            }
-            $crate::database::Pools::Sqlite { pool, .. } => {
-                async {
-                    let mut conn = pool.get().await?;
-                    $crate::sqlite::queries::$area::$function(&mut conn, $($arg),*).await
-                }
-                .await
-            }
-        };
-        result.map_err(consular_ports::RepoError::from)
-    }};
+    ($db:expr, $area:ident :: $function:ident ( $($arg:expr),* $(,)? )) => {
+        $crate::shared::run_tolerant!($db, consular_ports::Consistency::Latest, $area::$function($($arg),*))
+    };
 }
 pub(crate) use run;
 
 /// `run_tolerant!(db, consistency, area::function(args…))`: as [`run!`], for a read a port
 /// marks tolerant: on PostgreSQL with a read replica, the connection is the replica's when
 /// the [`Consistency`](consular_ports::Consistency) allows it, else the primary's (`crate::replica::route`,
-/// docs/operations.md "Read replicas"). On SQLite, or without a replica, it is [`run!`].
+/// docs/operations.md "Read replicas"). On SQLite, or without a replica, the connection is
+/// the only pool's.
 macro_rules! run_tolerant {
     ($db:expr, $consistency:expr, $area:ident :: $function:ident ( $($arg:expr),* $(,)? )) => {{
         let result: Result<_, $crate::failure::Failure> = match $db.pools() {
