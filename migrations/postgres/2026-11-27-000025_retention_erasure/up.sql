@@ -18,14 +18,19 @@ ALTER TABLE citizens ADD COLUMN erased_at timestamptz NULL;
 -- Nothing of an erased citizen is written again. A request, a document, an appointment
 -- or an export inserted for them is refused (the adapter maps the error, which names
 -- `citizen_erased`, to "not found"), and so is any change of their row. The insert takes
--- a share lock on the citizen row: an erasure locks it (FOR NO KEY UPDATE) first, so an
--- insert racing it either commits before the erasure reads the citizen's rows (and is
--- erased with them) or waits for the erasure and is refused.
+-- a key-share lock on the citizen row (what its foreign key check takes anyway): an
+-- erasure locks the row FOR UPDATE first, which waits for and blocks key-share locks, so
+-- an insert racing it either commits before the erasure reads the citizen's rows (and is
+-- erased with them) or waits for the erasure and is refused. Not a share lock: a booking
+-- holds the citizen's row FOR NO KEY UPDATE (docs/appointments.md "Bookings per
+-- citizen"), which a share lock waits for, and a booking without that lock that took the
+-- slot's seat first then waited for it while the locking one waited for the seat: a
+-- deadlock (concurrent bookings of one citizen, found by the repository test).
 CREATE FUNCTION citizen_not_erased() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     erased timestamptz;
 BEGIN
-    SELECT erased_at INTO erased FROM citizens WHERE id = NEW.citizen_id FOR SHARE;
+    SELECT erased_at INTO erased FROM citizens WHERE id = NEW.citizen_id FOR KEY SHARE;
     IF erased IS NOT NULL THEN
         RAISE EXCEPTION 'citizen_erased: citizen % was erased', NEW.citizen_id;
     END IF;
@@ -49,7 +54,7 @@ DECLARE
     erased timestamptz;
 BEGIN
     IF NEW.recipient_kind = 'citizen' THEN
-        SELECT erased_at INTO erased FROM citizens WHERE id = NEW.recipient_id FOR SHARE;
+        SELECT erased_at INTO erased FROM citizens WHERE id = NEW.recipient_id FOR KEY SHARE;
         IF erased IS NOT NULL THEN
             RAISE EXCEPTION 'citizen_erased: citizen % was erased', NEW.recipient_id;
         END IF;
