@@ -139,7 +139,9 @@ pub fn call(op: &Operation, headers: Headers, who: Who, f: &Fixtures, n: usize) 
         "list_citizen_access_log" => (own(&f.owner), String::new(), Payload::Empty),
         "start_my_export" => (None, String::new(), Payload::Empty),
         "get_my_export" => (None, String::new(), Payload::Empty),
-        "start_citizen_export" | "get_citizen_export" => (own(&f.owner), String::new(), Payload::Empty),
+        "start_citizen_export" | "get_citizen_export" | "erase_citizen" => {
+            (own(&f.owner), String::new(), Payload::Empty)
+        }
         "download_export_archive" => {
             let (path, query) = f.export_url.split_once('?').expect("a signed URL with its query");
             let expected = format!("/api/v1/exports/{}/archive", f.export);

@@ -205,6 +205,9 @@ pub enum Rule {
     /// The owner's object under `/citizens/me/...`: the owner only; staff and admins
     /// hold the wrong scope.
     OwnCitizen,
+    /// Erasing the owner (policy/erasure.rs): admins of mission 1 and global admins; the
+    /// admin scope first (the owner themself is refused it), then the owner's mission.
+    Erasure,
 }
 
 impl Rule {
@@ -245,6 +248,7 @@ impl Rule {
                 | Rule::Myself
                 | Rule::Citizens
                 | Rule::OwnCitizen
+                | Rule::Erasure
         );
         if bearer && who == Anonymous {
             return Denied(NoToken);
@@ -287,7 +291,7 @@ impl Rule {
                 AdminM2 => Denied(Forbidden),
                 _ => Denied(Scope),
             },
-            Rule::ClientOfM1 | Rule::StaffAssignments => match who {
+            Rule::ClientOfM1 | Rule::StaffAssignments | Rule::Erasure => match who {
                 GlobalAdmin | AdminM1 => Allowed,
                 AdminM2 => Denied(NotFound),
                 _ => Denied(Scope),
@@ -468,6 +472,9 @@ pub const OPERATIONS: &[Operation] = &[
     op("analytics_overview", "GET", "/api/v1/analytics/overview", Rule::AdminOfM1),
     op("analytics_services", "GET", "/api/v1/analytics/services", Rule::AdminOfM1),
     op("analytics_staff", "GET", "/api/v1/analytics/staff", Rule::AdminOfM1),
+    // Erasure (policy/erasure.rs), the last of the destructive operations: after it the
+    // owner's data is gone.
+    last("erase_citizen", "DELETE", "/api/v1/citizens/{id}", Rule::Erasure),
 ];
 
 /// The order in which the principals call an operation: those refused first, so that a
