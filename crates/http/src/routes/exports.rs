@@ -144,8 +144,13 @@ pub async fn get_citizen_export(
     params(("export_id" = Uuid, Path, description = "Export id"), ArchiveParams),
     extensions(("x-maturity" = json!("Beta"))),
     responses(
-        (status = 200, description = "The zip archive, as an attachment",
-            content((inline(crate::wire::exports::ArchiveBytes) = "application/zip"))),
+        // Declared as the documents' files are (`application/zip` matches `*/*`): the
+        // Python client generator refuses a response of a media type it does not know.
+        (status = 200, description = "The zip archive (`application/zip`), as an attachment",
+            content(
+                (inline(crate::wire::exports::ArchiveBytes) = "application/octet-stream"),
+                (inline(crate::wire::exports::ArchiveBytes) = "*/*"),
+            )),
         BadArchiveUrl,
         ArchiveGone,
     )

@@ -100,9 +100,10 @@ pub struct CreateServiceType {
     #[schema(minimum = 1, maximum = 365)]
     pub sla_days: i32,
     /// Days a request is kept after it ended before erasure may delete it; defaults to
-    /// 3650 (ten years).
+    /// 3650 (ten years). (No schema `default`: generated TypeScript clients would make the
+    /// field required, as they do for every property with one.)
     #[serde(default = "retention_default")]
-    #[schema(minimum = 0, maximum = 36500, default = 3650)]
+    #[schema(minimum = 0, maximum = 36500)]
     pub retention_days: i32,
     #[serde(default)]
     #[schema(max_items = 30, inline)]
