@@ -18,10 +18,11 @@ use consular_ports::{AccessLogRepository, CitizenRepository};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 
-/// Whose log is asked for.
+/// Whose record a call names (the access log, exports): the caller's own or a citizen
+/// by id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Whose {
-    /// The caller's own: a citizen's token (`/citizens/me/access-log`).
+    /// The caller's own: a citizen's token (`/citizens/me/...`).
     Me,
     Citizen(CitizenId),
 }

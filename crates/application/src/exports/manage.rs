@@ -4,18 +4,13 @@
 use super::service::{ExportGrant, ExportService, RESOURCE, blob_error};
 use crate::error::{OrNotFound, ServiceError};
 use consular_domain::policy::exports as policy;
-use consular_domain::{
-    AuditAction, AuditRecord, Citizen, CitizenId, Export, ExportId, ExportState, Principal,
-};
+use consular_domain::{AuditAction, AuditRecord, Citizen, Export, ExportId, ExportState, Principal};
 use consular_ports::{BlobRead, ONE_RUNNING_EXPORT, RepoError, WriteMeta};
 use time::OffsetDateTime;
 
-/// Whose exports a call names: the caller themself (`/citizens/me/...`) or a citizen by id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Whose {
-    Me,
-    Citizen(CitizenId),
-}
+/// Whose exports a call names: the access log's `Whose`, one type for every
+/// `/citizens/me/...` and `/citizens/{id}/...` pair.
+pub use crate::access_log::Whose;
 
 /// An export as its reader sees it: a ready export past its time reads `expired` before
 /// the sweep has deleted it, and a downloadable one comes with a URL.
