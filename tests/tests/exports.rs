@@ -147,6 +147,22 @@ async fn a_citizens_archive_holds_every_part_and_no_internal_note(backend: Backe
         assert!(!String::from_utf8_lossy(content).contains("INTERNAL-NOTE-d41c7e"), "{name}");
     }
     assert!(!String::from_utf8_lossy(&bytes).contains("INTERNAL-NOTE-d41c7e"));
+
+    // The mission's admin given the archive's URL has read Alice's whole record: an
+    // `export` entry of her log, naming the export. Her own reads of it made none.
+    let export_id = text(&export, "id");
+    let theirs = format!("/api/v1/citizens/{}/exports/{export_id}", alice.id);
+    let given = app.authed(Method::GET, &theirs, &w.admin_x.token).send().await.unwrap();
+    assert_eq!(given.status(), StatusCode::OK);
+    assert!(given.json::<Value>().await.unwrap()["download_url"].is_string());
+    let log = app.list_all("/api/v1/citizens/me/access-log", &alice.token).await;
+    let exported: Vec<&Value> = log.iter().filter(|e| e["what"] == "export").collect();
+    assert_eq!(exported.len(), 1, "{log:?}");
+    assert_eq!(
+        (exported[0]["actor"]["id"].as_str(), exported[0]["object_id"].as_str()),
+        (Some(&*text(&w.admin_x.body, "principal_id")), Some(&*export_id))
+    );
+    assert!(log.iter().all(|e| e["actor"]["id"] != alice.id.as_str()), "{log:?}");
 }
 
 both!(one_running_export_per_citizen_and_who_may_export);

@@ -5,9 +5,10 @@
 //! the HTTP app. It holds no business rule: the background tasks call use cases too.
 //!
 //! Stopping (docs/operations.md "Shutdown"): on SIGTERM or SIGINT the listeners close,
-//! in-flight requests get `shutdown_grace_secs`, then the background tasks are told to
-//! stop through one [`CancellationToken`] and finish the pass they are in, within what is
-//! left of the grace period; then the database pool closes.
+//! in-flight requests get `shutdown_grace_secs`, then the access-log entries still queued
+//! are written, and the background tasks are told to stop through one
+//! [`CancellationToken`] and finish the pass they are in, within what is left of the grace
+//! period; then the database pool closes.
 
 pub mod cli;
 pub mod config;
@@ -17,6 +18,7 @@ pub mod telemetry;
 
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::{HttpServer, web};
+use consular_application::access_log::AccessRecorder;
 use consular_application::auth::TokenService;
 use consular_application::clients::ClientWithSecret;
 use consular_application::documents::DocumentService;
@@ -55,6 +57,8 @@ pub struct Application {
     grace: Duration,
     signals: ShutdownSignals,
     database: Database,
+    /// The node's access-log queue, written before the node stops.
+    access: AccessRecorder,
     /// The first global admin client, when this start created it (first start on an
     /// empty database). Its secret exists nowhere else.
     pub bootstrap_admin: Option<ClientWithSecret>,
@@ -323,6 +327,7 @@ impl Application {
         let reads = services.reads.clone();
         let notifications = services.notifications.clone();
         let exports = services.exports.clone();
+        let access = services.access_log.recorder();
         let state = web::Data::new(AppState::new(
             services,
             consular_http::api_spec_at(settings.public_base_url.as_deref()),
@@ -391,6 +396,7 @@ impl Application {
             grace,
             signals,
             database,
+            access,
             bootstrap_admin,
         })
     }
@@ -411,7 +417,7 @@ impl Application {
     /// Serves until SIGTERM or SIGINT, or until the server is stopped through its
     /// handle; then stops as the module documentation says, and logs `stopped`.
     pub async fn run(self) -> std::io::Result<()> {
-        let Application { mut server, metrics, tasks, stop, grace, mut signals, database, .. } = self;
+        let Application { mut server, metrics, tasks, stop, grace, mut signals, database, access, .. } = self;
         let handle = server.handle();
         let (metrics_handle, metrics_server) = match metrics {
             Some((server, _)) => (Some(server.handle()), Some(tokio::spawn(server))),
@@ -450,6 +456,8 @@ impl Application {
                 Err(_) => serving.abort(),
             }
         }
+        // Every read answered has its access-log entry written before the pool closes.
+        access.drain(deadline).await;
         stop_tasks(&stop, tasks, deadline).await;
         database.close();
         tracing::info!("stopped");

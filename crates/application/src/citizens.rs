@@ -100,7 +100,7 @@ impl CitizenService {
         let reads = page.items.iter().filter_map(|c| {
             AccessEntry::of_read(actor, c.id, AccessedData::CitizenList, c.id.as_uuid(), now)
         });
-        self.ports.access.record(reads.collect::<Vec<_>>()).await?;
+        self.ports.access.record(reads.collect::<Vec<_>>())?;
         Ok(page)
     }
 
@@ -109,7 +109,7 @@ impl CitizenService {
         policy::read(actor, citizen.id, citizen.mission_id)?;
         let now = self.ports.clock.now();
         let read = AccessEntry::of_read(actor, citizen.id, AccessedData::Profile, citizen.id.as_uuid(), now);
-        self.ports.access.record(read).await?;
+        self.ports.access.record(read)?;
         Ok(citizen)
     }
 

@@ -9,7 +9,7 @@
 //! field, its `From` bound and its line in [`Services::new`] here, and nothing in the
 //! binary.
 
-use crate::access_log::{AccessLogPorts, AccessLogService, AccessRecorder};
+use crate::access_log::{AccessLogPorts, AccessLogService};
 use crate::analytics::{AnalyticsPorts, AnalyticsService};
 use crate::appointments::{AppointmentPorts, AppointmentService, AvailabilityCache};
 use crate::audit::{AuditPorts, AuditService};
@@ -110,7 +110,7 @@ impl Services {
         // One access log queue per node, whichever use case reads (docs/data-protection.md
         // "Access log").
         let access_log = AccessLogPorts::from(adapters);
-        let access = AccessRecorder::new(access_log.log.clone());
+        let access = access_log.access.clone();
         let exports = ExportConfig {
             node: config.worker.node.clone(),
             download_url_ttl: config.documents.download_url_ttl,
@@ -139,7 +139,11 @@ impl Services {
                 access: access.clone(),
                 ..RequestPorts::from(adapters)
             }),
-            exports: ExportService::new(ExportPorts::from(adapters), documents.url_signer(), exports),
+            exports: ExportService::new(
+                ExportPorts { access: access.clone(), ..ExportPorts::from(adapters) },
+                documents.url_signer(),
+                exports,
+            ),
             documents,
             erasure: ErasureService::new(ErasurePorts::from(adapters)),
             appointments: AppointmentService::new(AppointmentPorts {

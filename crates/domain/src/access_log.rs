@@ -24,6 +24,9 @@ text_enum!(
         RequestNotifications = "request_notifications",
         /// The citizen's profile on a page of `GET /citizens`; the object is the citizen.
         CitizenList = "citizen_list",
+        /// A ready export's download URL (`GET /citizens/{id}/exports/{export_id}`): the
+        /// whole record; the object is the export.
+        Export = "export",
     }
 );
 

@@ -169,7 +169,7 @@ impl AppointmentService {
         let now = self.ports.clock.now();
         let what = AccessedData::Appointment;
         let read = AccessEntry::of_read(actor, appointment.citizen_id, what, appointment.id.as_uuid(), now);
-        self.ports.access.record(read).await?;
+        self.ports.access.record(read)?;
         self.view(appointment).await
     }
 

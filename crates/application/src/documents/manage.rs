@@ -127,7 +127,7 @@ impl DocumentService {
             document.id.as_uuid(),
             now,
         );
-        self.ports.access.record(read).await?;
+        self.ports.access.record(read)?;
         Ok(DocumentDownload { document, url, expires_at })
     }
 

@@ -147,6 +147,8 @@ impl ExportService {
             .await?;
         zip.json("notifications.json", &contents::notifications(p.notifications.as_ref(), &citizen).await?)
             .await?;
+        // The reads this node answered are written before the log is copied.
+        p.access.flushed().await?;
         zip.json("access_log.json", &contents::access_log(p.access_log.as_ref(), &citizen).await?).await?;
         self.keep_lease(export).await
     }

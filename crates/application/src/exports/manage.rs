@@ -4,7 +4,9 @@
 use super::service::{ExportGrant, ExportService, RESOURCE, blob_error};
 use crate::error::{OrNotFound, ServiceError};
 use consular_domain::policy::exports as policy;
-use consular_domain::{AuditAction, AuditRecord, Citizen, Export, ExportId, ExportState, Principal};
+use consular_domain::{
+    AccessEntry, AccessedData, AuditAction, AuditRecord, Citizen, Export, ExportId, ExportState, Principal,
+};
 use consular_ports::{BlobRead, ONE_RUNNING_EXPORT, RepoError, WriteMeta};
 use time::OffsetDateTime;
 
@@ -82,7 +84,8 @@ impl ExportService {
     }
 
     /// The export `id` of the citizen `whose` names, with a download URL when it is
-    /// ready (each URL handed out is an audit entry, as for documents).
+    /// ready (each URL handed out is an audit entry, as for documents, and, handed to
+    /// anyone but the citizen, an access-log entry).
     pub async fn get(
         &self,
         actor: &Principal,
@@ -109,6 +112,8 @@ impl ExportService {
             Vec::new(),
         );
         self.ports.audit.append(&[record]).await?;
+        let read = AccessEntry::of_read(actor, citizen.id, AccessedData::Export, export.id.as_uuid(), now);
+        self.ports.access.record(read)?;
         Ok(ExportView { state: export.state, export, download: Some(download) })
     }
 

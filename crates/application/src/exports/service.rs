@@ -2,6 +2,7 @@
 //! an archive's download URL.
 
 use crate::ServiceError;
+use crate::access_log::AccessRecorder;
 use crate::adapters::Adapters;
 use crate::documents::signed_url::{Grant, UrlSigner};
 use consular_domain::ExportId;
@@ -74,6 +75,9 @@ pub struct ExportPorts {
     /// Who read the citizen's data: the archive holds their access log.
     pub access_log: Arc<dyn AccessLogRepository>,
     pub audit: Arc<dyn AuditRepository>,
+    /// The node's access log recorder (`Services::new`): an admin given a citizen's
+    /// archive has read their whole record.
+    pub access: AccessRecorder,
     pub blobs: Arc<dyn BlobStore>,
     pub clock: Arc<dyn Clock>,
 }
@@ -101,6 +105,7 @@ where
             notifications: db.clone(),
             access_log: db.clone(),
             audit: db.clone(),
+            access: AccessRecorder::new(db.clone()),
             blobs: adapters.blobs.clone(),
             clock: adapters.clock.clone(),
         }

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::ServiceError;
+use crate::access_log::AccessRecorder;
 use crate::documents::signed_url::UrlSigner;
 use crate::fixtures::principal;
 use bytes::Bytes;
@@ -194,6 +195,7 @@ fn world(exports: MockExportRepository, blobs: MockBlobStore) -> World {
             notifications: Arc::new(notifications),
             access_log: Arc::new(access_log),
             audit: Arc::new(MockAuditRepository::new()),
+            access: crate::fixtures::access_recorder(),
             blobs: Arc::new(blobs),
             clock: clock(NOW),
         },
@@ -381,12 +383,29 @@ async fn a_ready_export_comes_with_a_signed_url_that_reads_its_archive_until_it_
     citizens.expect_get().returning(move |_| Ok(Some(cc.clone())));
     w.ports.citizens = Arc::new(citizens);
     let mut audit = MockAuditRepository::new();
-    audit.expect_append().times(1).returning(|r| {
+    audit.expect_append().times(2).returning(|r| {
         assert_eq!(r[0].action, "download_url_issued");
         Ok(())
     });
     w.ports.audit = Arc::new(audit);
+    // The URL handed to the mission's admin is an access-log entry naming the export;
+    // the citizen's own is not (one entry in all).
+    let admin = principal(PrincipalKind::Admin, Uuid::now_v7(), "admin", Some(c.mission_id));
+    let mut log = MockAccessLogRepository::new();
+    let (who, citizen_id, export_id) = (admin.subject, c.id, ready.id.as_uuid());
+    log.expect_append().times(1).returning(move |entries| {
+        assert_eq!(entries.len(), 1);
+        let e = &entries[0];
+        assert_eq!(
+            (e.actor, e.citizen_id, e.what, e.object_id),
+            (who, citizen_id, AccessedData::Export, export_id)
+        );
+        Ok(())
+    });
+    w.ports.access = AccessRecorder::new(Arc::new(log));
     let exports = service(w.ports.clone());
+    let for_admin = exports.get(&admin, Whose::Citizen(c.id), ready.id).await.unwrap();
+    assert!(for_admin.download.is_some());
 
     let view = exports.get(&actor, Whose::Me, ready.id).await.unwrap();
     assert_eq!(view.state, ExportState::Ready);

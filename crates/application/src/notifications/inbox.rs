@@ -111,10 +111,7 @@ impl NotificationService {
         let deliveries = self.ports.notifications.for_request(id).await?;
         let now = self.ports.clock.now();
         let what = AccessedData::RequestNotifications;
-        self.ports
-            .access
-            .record(AccessEntry::of_read(actor, request.citizen_id, what, id.as_uuid(), now))
-            .await?;
+        self.ports.access.record(AccessEntry::of_read(actor, request.citizen_id, what, id.as_uuid(), now))?;
         Ok(deliveries)
     }
 }

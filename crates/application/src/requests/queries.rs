@@ -167,7 +167,7 @@ impl RequestService {
         let now = self.ports.clock.now();
         let read =
             AccessEntry::of_read(actor, request.citizen_id, AccessedData::Request, request.id.as_uuid(), now);
-        self.ports.access.record(read).await?;
+        self.ports.access.record(read)?;
         let overdue = request.is_overdue(now);
         Ok(RequestDetails { request, overdue, history: record.history, timeline, required_documents })
     }

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-closed_set!(AccessedDataName from AccessedData, "What was read: `profile` (the object is the citizen), `request` (its details), `document` (a download URL), `appointment`, `request_notifications` (a request's notifications and their emails), `citizen_list` (the profile on a page of the citizens list; the object is the citizen). Later versions may add kinds.");
+closed_set!(AccessedDataName from AccessedData, "What was read: `profile` (the object is the citizen), `request` (its details), `document` (a download URL), `appointment`, `request_notifications` (a request's notifications and their emails), `citizen_list` (the profile on a page of the citizens list; the object is the citizen), `export` (a ready export's download URL given to an admin; the object is the export). Later versions may add kinds.");
 closed_set!(AccessRoleName from AccessRole, "The role the reader acted in, from their token: `admin` or `staff`.");
 
 /// One read of the citizen's personal data by someone other than the citizen.

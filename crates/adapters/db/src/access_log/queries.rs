@@ -1,34 +1,21 @@
 //! The queries of the access log: a batch of entries in one transaction, and a citizen's
 //! log read back newest first.
 
-use super::{Batch, Conn};
-use crate::access_log::{AccessRow, access_log};
+use super::Conn;
+use crate::access_log::{AccessRow, AppendRows, access_log};
 use crate::failure::Failure;
 use crate::shared::sql_types::DbUuid;
 use consular_domain::{AccessEntry, CitizenId, Page, PageRequest};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
-/// `entries` in one transaction, one statement each sent in one round trip (a [`Batch`]:
-/// multi-row inserts do not compile for SQLite through diesel-async). One entry (an idle
-/// node's flush) is one statement, atomic by itself: no `BEGIN` and `COMMIT` round trips.
+/// `entries`, all or none: one statement on PostgreSQL (`AppendRows`), one transaction of
+/// one insert per entry on SQLite.
 pub(crate) async fn append(conn: &mut Conn, entries: &[AccessEntry]) -> Result<(), Failure> {
-    let mut rows: Vec<AccessRow> = entries.iter().map(AccessRow::from).collect();
-    if rows.len() <= 1 {
-        if let Some(row) = rows.pop() {
-            diesel::insert_into(access_log::table).values(row).execute(conn).await?;
-        }
+    if entries.is_empty() {
         return Ok(());
     }
-    write_tx!(conn, async |conn: &mut Conn| -> Result<(), Failure> {
-        let mut batch = Batch::new(conn);
-        for row in rows {
-            batch.add(diesel::insert_into(access_log::table).values(row)).await;
-        }
-        batch.run().await.map_err(|failed| failed.error)?;
-        Ok(())
-    })
-    .await
+    conn.append_rows(entries).await
 }
 
 /// Newest first (id descending): the page continues with the ids below `page.after`.
