@@ -87,6 +87,10 @@ id_type!(
     RequestId
 );
 id_type!(
+    /// A representation: who acts for whom (docs/representation.md).
+    RepresentationId
+);
+id_type!(
     /// An uploaded document (its metadata row; the bytes are in the blob store).
     DocumentId
 );

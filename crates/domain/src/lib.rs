@@ -27,6 +27,7 @@ pub mod page;
 pub mod policy;
 pub mod principal;
 pub mod rate;
+pub mod representation;
 pub mod request;
 pub mod rules;
 pub mod scope;
@@ -55,7 +56,7 @@ pub use export::{EXPORT_LIFETIME, Export, ExportAction, ExportState, IllegalExpo
 pub use ids::ExportId;
 pub use ids::{
     AccessEntryId, AppointmentId, AuditEventId, CitizenId, ClientId, DocumentId, EmailId, MissionId,
-    NotificationId, PrincipalId, RequestId, ServiceTypeId, SlotId, StaffId,
+    NotificationId, PrincipalId, RepresentationId, RequestId, ServiceTypeId, SlotId, StaffId,
 };
 pub use mission::{Mission, MissionChanges, NewMission};
 pub use page::{Page, PageRequest};
@@ -64,6 +65,7 @@ pub use request::{
     Action, Changed, HistoryEntry, IllegalTransition, NewRequest, Reason, RequestChange, RequestStatus, Role,
     ServiceRequest,
 };
+pub use representation::{Mandate, Representation, RepresentationKind, ServiceScope};
 pub use scope::{Scope, ScopeSet};
 pub use staff::{Assignments, NewStaffMember, StaffMember};
 pub use validation::{FieldError, ValidationErrors};

@@ -23,6 +23,7 @@ mod missions;
 mod notifications;
 mod rate_limits;
 mod reads;
+mod representations;
 mod requests;
 mod scanning;
 mod secrets;
@@ -56,6 +57,7 @@ pub use missions::MissionRepository;
 pub use notifications::{Backlog, Claim, MailError, Mailer, NotificationRepository, NotificationWithEmail};
 pub use rate_limits::RateLimitRepository;
 pub use reads::{Consistency, WriteMarks};
+pub use representations::{ONE_REPRESENTATION, RepresentationRepository};
 pub use requests::{Message, Note, QueueGroup, RequestFilter, RequestRecord, RequestRepository};
 pub use scanning::{MalwareScanner, ScanError, ScanSession, ScanVerdict};
 pub use secrets::{ServiceSecretRepository, StoredSecret};
@@ -103,6 +105,8 @@ pub use notifications::{MockMailer, MockNotificationRepository};
 pub use rate_limits::MockRateLimitRepository;
 #[cfg(feature = "mock")]
 pub use reads::MockWriteMarks;
+#[cfg(feature = "mock")]
+pub use representations::MockRepresentationRepository;
 #[cfg(feature = "mock")]
 pub use requests::MockRequestRepository;
 #[cfg(feature = "mock")]
