@@ -10,9 +10,9 @@
 //!
 //! Each area (`appointments`, `missions`, `clients`, `tokens`, `signing_keys`, `idempotency`, `audit`,
 //! `catalog` (the service types), `citizens`, `staff`, `requests`, `documents`, `service_secrets`,
-//! `outbox`, `notifications`, `analytics` (the admin views' reads and the stage-spell projection),
-//! `markers`, `health`, `demo` (bulk inserts of the demo data set into the other areas'
-//! tables), and `write_meta`, the write path every area shares, which has only
+//! `outbox`, `notifications`, `representations`, `analytics` (the admin views' reads and the
+//! stage-spell projection), `markers`, `health`, `demo` (bulk inserts of the demo data set into
+//! the other areas' tables), and `write_meta`, the write path every area shares, which has only
 //! `queries.rs`) keeps its tables, rows and queries together, in two files:
 //!
 //! - `<area>/mod.rs`, compiled once: the area's `diesel::table!`s, its rows (the diesel
@@ -83,6 +83,7 @@ mod notifications;
 mod outbox;
 mod rate_limits;
 mod reads;
+mod representations;
 mod requests;
 mod service_secrets;
 mod signing_keys;

@@ -54,6 +54,8 @@ pub(crate) mod notifications;
 pub(crate) mod outbox;
 #[path = "rate_limits/queries.rs"]
 pub(crate) mod rate_limits;
+#[path = "representations/queries.rs"]
+pub(crate) mod representations;
 #[path = "requests/queries.rs"]
 pub(crate) mod requests;
 #[path = "service_secrets/queries.rs"]

@@ -57,6 +57,7 @@ tables! {
     crate::outbox::{outbox_events};
     crate::rate_limits::{rate_limits};
     crate::reads::{write_marks};
+    crate::representations::{representations};
     crate::requests::{service_requests, request_history, request_notes, request_messages};
     crate::service_secrets::{service_secrets};
     crate::signing_keys::{signing_keys};

@@ -16,6 +16,7 @@ use crate::failure::Failure;
 use crate::idempotency::idempotency_keys;
 use crate::notifications::{appointment_reminders, emails, notification_preferences, notifications};
 use crate::outbox::outbox_events;
+use crate::representations::representations;
 use crate::requests::{request_history, request_messages, request_notes, service_requests};
 use crate::shared::columns::corrupt;
 use crate::shared::sql_types::{DbTime, DbUuid};
@@ -119,9 +120,27 @@ pub(crate) async fn erase(conn: &mut Conn, erasure: &Erasure, meta: &WriteMeta) 
             .select(documents::id)
             .load(conn)
             .await?;
-        let mut blob_keys =
-            discard(conn, &Doomed { requests: &doomed, appointments, documents, citizen: Some(citizen) }, at)
-                .await?;
+        // The representations where the citizen is either party (docs/representation.md):
+        // no personal value, but a link between two people. No insert can add one now
+        // (migration 000027 checks both parties as 000025 does).
+        let representations: Vec<DbUuid> = representations::table
+            .filter(
+                representations::dependant_id.eq(citizen).or(representations::representative_id.eq(citizen)),
+            )
+            .select(representations::id)
+            .load(conn)
+            .await?;
+        let goes = Doomed {
+            requests: &doomed,
+            appointments,
+            documents,
+            representations: representations.clone(),
+            citizen: Some(citizen),
+        };
+        let mut blob_keys = discard(conn, &goes, at).await?;
+        diesel::delete(representations::table.filter(representations::id.eq_any(representations)))
+            .execute(conn)
+            .await?;
         // The citizen's exports (issue 27 part B): their archives hold everything above.
         let archives: Vec<Option<String>> = exports::table
             .filter(exports::citizen_id.eq(citizen))
@@ -188,8 +207,9 @@ pub(crate) async fn delete_requests(
             .select(documents::id)
             .load(conn)
             .await?;
-        let blob_keys =
-            discard(conn, &Doomed { requests: &doomed, appointments, documents, citizen: None }, at).await?;
+        let goes =
+            Doomed { requests: &doomed, appointments, documents, representations: Vec::new(), citizen: None };
+        let blob_keys = discard(conn, &goes, at).await?;
         Ok(Erased { blob_keys })
     })
     .await?;
@@ -214,6 +234,9 @@ struct Doomed<'a> {
     appointments: Vec<DbUuid>,
     /// Documents made scrubbed tombstones (those of the requests among them).
     documents: Vec<DbUuid>,
+    /// Representations deleted by the caller after [`discard`], which deletes what is
+    /// filed under them (outbox events, idempotency records).
+    representations: Vec<DbUuid>,
     /// The citizen erased, whose notifications and idempotency records go too.
     citizen: Option<DbUuid>,
 }
@@ -225,6 +248,7 @@ async fn discard(conn: &mut Conn, doomed: &Doomed<'_>, at: DbTime) -> Result<Vec
     let mut about: Vec<DbUuid> = requests.clone();
     about.extend(doomed.appointments.iter().copied());
     about.extend(doomed.documents.iter().copied());
+    about.extend(doomed.representations.iter().copied());
 
     // The requests and the events that go are locked first ([`ForUpdate`]): nothing
     // can refer to them anew until the commit.

@@ -19,6 +19,7 @@ mod erasure;
 mod exports;
 mod missions;
 mod rate_limits;
+mod representations;
 mod requests;
 mod staff;
 
