@@ -183,14 +183,24 @@ impl ErasureService {
             if expired.is_empty() {
                 return Ok(swept);
             }
-            let meta = WriteMeta {
-                audit: expired.iter().map(|id| retention_entry(*id, now)).collect(),
-                ..WriteMeta::default()
-            };
-            let erased = self.ports.erasure.delete_requests(&expired, now, &meta).await?;
-            self.delete_blobs(&erased.blob_keys).await;
-            swept += expired.len();
-            if expired.len() < SWEEP_BATCH as usize {
+            let listed = expired.len();
+            let mut doomed = expired;
+            // Another node's sweep may delete some of them first: then nothing was
+            // written, and the rest go again, with an audit entry each of its own.
+            while !doomed.is_empty() {
+                let meta = WriteMeta {
+                    audit: doomed.iter().map(|id| retention_entry(*id, now)).collect(),
+                    ..WriteMeta::default()
+                };
+                let erased = self.ports.erasure.delete_requests(&doomed, now, &meta).await?;
+                if erased.gone.is_empty() {
+                    self.delete_blobs(&erased.blob_keys).await;
+                    swept += doomed.len();
+                    break;
+                }
+                doomed.retain(|id| !erased.gone.contains(id));
+            }
+            if listed < SWEEP_BATCH as usize {
                 return Ok(swept);
             }
         }
@@ -287,7 +297,7 @@ mod tests {
         let seen = ordered.clone();
         world.erasure.expect_erase().times(1).returning(move |order, meta| {
             *seen.lock().unwrap() = Some((order.clone(), meta.audit.clone()));
-            Ok(Erased { blob_keys: vec!["documents/a".into(), "documents/b".into()] })
+            Ok(Erased { blob_keys: vec!["documents/a".into(), "documents/b".into()], gone: Vec::new() })
         });
         // A blob that cannot be deleted now is left to the orphan sweep: the erasure stands.
         world.blobs.expect_delete().times(2).returning(|key| match key {
@@ -412,9 +422,46 @@ mod tests {
             assert_eq!(at, NOW);
             assert_eq!(meta.audit.len(), ids.len(), "an entry per request");
             assert!(meta.audit.iter().all(|a| a.actor.is_none() && a.action == "erased"));
-            Ok(Erased { blob_keys: vec!["documents/c".into()] })
+            Ok(Erased { blob_keys: vec!["documents/c".into()], gone: Vec::new() })
         });
         world.blobs.expect_delete().times(2).returning(|_| Ok(()));
         assert_eq!(world.service().sweep_retention().await.unwrap(), SWEEP_BATCH as usize + 1);
+    }
+
+    #[tokio::test]
+    async fn requests_another_sweep_deleted_first_are_left_out_and_the_rest_audited_once() {
+        let mut world = World::new();
+        let short = fixtures::service_type(NOW);
+        world.service_types.expect_list().times(1).returning(move |_, _| {
+            Ok(consular_domain::Page { items: vec![short.clone()], next_after: None })
+        });
+        let (taken, left) = (RequestId::new(), RequestId::new());
+        let listed = Arc::new(Mutex::new(vec![vec![taken, left]]));
+        world
+            .erasure
+            .expect_expired_requests()
+            .returning(move |_, _, _| Ok(listed.lock().unwrap().pop().unwrap_or_default()));
+        let mut calls = mockall::Sequence::new();
+        world.erasure.expect_delete_requests().times(1).in_sequence(&mut calls).returning(
+            move |ids, _, _| {
+                assert_eq!(ids, [taken, left]);
+                // Another node's sweep deleted one: nothing was written.
+                Ok(Erased { blob_keys: Vec::new(), gone: vec![taken] })
+            },
+        );
+        world.erasure.expect_delete_requests().times(1).in_sequence(&mut calls).returning(
+            move |ids, _, meta| {
+                assert_eq!(ids, [left]);
+                let audited: Vec<_> = meta.audit.iter().map(|a| a.resource_id).collect();
+                assert_eq!(
+                    audited,
+                    [left.as_uuid()],
+                    "an audit entry for the request this sweep deletes only"
+                );
+                Ok(Erased { blob_keys: vec!["documents/d".into()], gone: Vec::new() })
+            },
+        );
+        world.blobs.expect_delete().times(1).returning(|_| Ok(()));
+        assert_eq!(world.service().sweep_retention().await.unwrap(), 1);
     }
 }

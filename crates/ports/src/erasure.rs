@@ -27,6 +27,10 @@ pub struct Erasure {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Erased {
     pub blob_keys: Vec<String>,
+    /// [`ErasureRepository::delete_requests`] only: the requests asked for that were
+    /// already gone (another node's sweep deleted them since they were listed). When any
+    /// is, nothing was written, and the caller asks again without them.
+    pub gone: Vec<RequestId>,
 }
 
 /// Retention and erasure over every table that holds a citizen's data.
@@ -60,7 +64,9 @@ pub trait ErasureRepository: Send + Sync {
     /// Deletes the requests with their history, messages, notes, stage spells,
     /// appointments (a booked seat is given back), notifications, emails, outbox events
     /// and idempotency records; their documents become scrubbed tombstones attached to no
-    /// request. One transaction, with `meta`. Requests already gone are skipped.
+    /// request. One transaction, with `meta`. The requests are locked first; if any is
+    /// already gone, nothing is written (no audit entry names a request this call did
+    /// not delete) and `Erased::gone` names them.
     async fn delete_requests(
         &self,
         requests: &[RequestId],

@@ -180,7 +180,7 @@ pub(crate) async fn erase(conn: &mut Conn, erasure: &Erasure, meta: &WriteMeta) 
         )
         .execute(conn)
         .await?;
-        Ok(Erased { blob_keys })
+        Ok(Erased { blob_keys, gone: Vec::new() })
     })
     .await?;
     checkpoint(conn).await?;
@@ -196,6 +196,20 @@ pub(crate) async fn delete_requests(
     let doomed: Vec<DbUuid> = requests.iter().map(|id| DbUuid(id.0)).collect();
     let at = DbTime(at);
     let erased = write_tx!(conn, async |conn: &mut Conn| -> Result<Erased, Failure> {
+        // Two nodes' sweeps may list the same requests: the second waits here for the
+        // first's commit, then finds them gone and writes nothing, not even its audit
+        // entries.
+        let present: Vec<DbUuid> = ForUpdate(
+            service_requests::table
+                .filter(service_requests::id.eq_any(doomed.clone()))
+                .select(service_requests::id),
+        )
+        .load(conn)
+        .await?;
+        if present.len() < doomed.len() {
+            let gone = doomed.iter().filter(|id| !present.contains(id)).map(|id| RequestId(id.0)).collect();
+            return Ok(Erased { blob_keys: Vec::new(), gone });
+        }
         write_meta::store(conn, meta).await?;
         let appointments: Vec<DbUuid> = appointments::table
             .filter(appointments::request_id.eq_any(doomed.clone()))
@@ -210,7 +224,7 @@ pub(crate) async fn delete_requests(
         let goes =
             Doomed { requests: &doomed, appointments, documents, representations: Vec::new(), citizen: None };
         let blob_keys = discard(conn, &goes, at).await?;
-        Ok(Erased { blob_keys })
+        Ok(Erased { blob_keys, gone: Vec::new() })
     })
     .await?;
     checkpoint(conn).await?;

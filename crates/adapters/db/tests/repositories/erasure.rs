@@ -5,11 +5,12 @@
 
 use super::*;
 use consular_domain::erasure;
-use consular_ports::{Erasure, ErasureRepository};
+use consular_ports::{AuditFilter, AuditRepository, Consistency, Erasure, ErasureRepository};
 
 on_both_databases!(
     an_erasure_deletes_what_no_retention_holds_and_nothing_of_the_citizen_is_written_again,
     expired_requests_are_found_by_type_and_end_and_deleted,
+    two_sweeps_deleting_the_same_requests_audit_each_once,
 );
 
 /// A request of `citizen` that ended (`completed`) at `closed_at`.
@@ -136,6 +137,57 @@ async fn expired_requests_are_found_by_type_and_end_and_deleted(db: Database) {
     assert!(RequestRepository::get(&db, older.id).await.unwrap().is_none());
     assert!(RequestRepository::get(&db, old.id).await.unwrap().is_some());
     assert_eq!(found(now() - Duration::days(5), 10).await.unwrap(), [old.id]);
-    // Already gone: nothing to do.
-    db.delete_requests(&[older.id], now(), &WriteMeta::default()).await.unwrap();
+    // One of them already gone: nothing is written, not even the audit entry, and the
+    // answer names it; without it, the other goes.
+    let partly = db
+        .delete_requests(&[older.id, old.id], now(), &audited("service_request", old.id.as_uuid()))
+        .await
+        .unwrap();
+    assert_eq!(partly.gone, [older.id]);
+    assert!(RequestRepository::get(&db, old.id).await.unwrap().is_some());
+    assert_eq!(audit_entries(&db, old.id).await, 0);
+    let rest = db.delete_requests(&[old.id], now(), &audited("service_request", old.id.as_uuid())).await;
+    assert!(rest.unwrap().gone.is_empty());
+    assert!(RequestRepository::get(&db, old.id).await.unwrap().is_none());
+    assert_eq!(audit_entries(&db, old.id).await, 1);
+}
+
+/// How many audit entries name `request`.
+async fn audit_entries(db: &Database, request: RequestId) -> usize {
+    let filter = AuditFilter { resource_id: Some(request.as_uuid()), ..AuditFilter::default() };
+    AuditRepository::list(db, filter, PageRequest::default(), Consistency::Latest).await.unwrap().items.len()
+}
+
+/// Two nodes' retention sweeps listing the same requests at once: one deletes them, the
+/// other finds them gone and writes nothing; one audit entry per request in all.
+async fn two_sweeps_deleting_the_same_requests_audit_each_once(db: Database) {
+    let mission = stored_mission(&db, "RET").await;
+    let service = stored_service_type(&db, "retained_visa").await;
+    let bob = stored_citizen(&db, mission.id, "RETAIN123").await;
+    let mut ids = Vec::new();
+    for days in [10, 20, 30] {
+        ids.push(
+            stored_request(&db, ended(mission.id, bob.id, &service, now() - Duration::days(days))).await.id,
+        );
+    }
+    let meta = WriteMeta {
+        audit: ids.iter().flat_map(|id| audited("service_request", id.as_uuid()).audit).collect(),
+        ..WriteMeta::default()
+    };
+    let sweeps: Vec<_> = (0..2)
+        .map(|_| {
+            let (db, ids, meta) = (db.clone(), ids.clone(), meta.clone());
+            tokio::spawn(async move { db.delete_requests(&ids, now(), &meta).await.unwrap() })
+        })
+        .collect();
+    let mut gone = Vec::new();
+    for sweep in sweeps {
+        gone.push(sweep.await.unwrap().gone.len());
+    }
+    gone.sort_unstable();
+    assert_eq!(gone, [0, 3], "one sweep deletes them, the other finds them gone");
+    for id in ids {
+        assert!(RequestRepository::get(&db, id).await.unwrap().is_none());
+        assert_eq!(audit_entries(&db, id).await, 1, "one audit entry for {id}");
+    }
 }
