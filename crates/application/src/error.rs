@@ -35,6 +35,10 @@ pub enum ServiceError {
     /// it (one at a time, docs/data-protection.md "Export").
     #[error("conflict: {detail}")]
     ExportRunning { existing: consular_domain::ExportId, detail: String },
+    /// The dependant already has a representation not ended with this representative and
+    /// kind: `existing` names it (docs/representation.md).
+    #[error("conflict: {detail}")]
+    RepresentationExists { existing: consular_domain::RepresentationId, detail: String },
     /// The slot's scheduled release has not come (docs/appointments.md "Scheduled
     /// release"): `release_at` says when it opens.
     #[error("conflict: {detail}")]

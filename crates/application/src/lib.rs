@@ -29,6 +29,7 @@ pub mod missions;
 pub mod notifications;
 pub mod paging;
 pub mod reads;
+pub mod representation;
 pub mod requests;
 pub mod services;
 pub mod staff;

@@ -25,6 +25,7 @@ use crate::health::{HealthPorts, HealthService};
 use crate::missions::{MissionPorts, MissionService};
 use crate::notifications::{NotificationPorts, NotificationService, WorkerConfig};
 use crate::reads::{ReadPorts, ReadService};
+use crate::representation::{RepresentationPorts, RepresentationService};
 use crate::requests::{RequestPorts, RequestService};
 use crate::staff::{StaffPorts, StaffService};
 use consular_ports::HealthCheck;
@@ -46,6 +47,7 @@ pub struct Services {
     pub documents: DocumentService,
     pub erasure: ErasureService,
     pub exports: ExportService,
+    pub representation: RepresentationService,
     pub appointments: AppointmentService,
     pub analytics: AnalyticsService,
     pub notifications: NotificationService,
@@ -94,6 +96,7 @@ impl Services {
         for<'a> DocumentPorts: From<&'a Adapters<D>>,
         for<'a> ErasurePorts: From<&'a Adapters<D>>,
         for<'a> ExportPorts: From<&'a Adapters<D>>,
+        for<'a> RepresentationPorts: From<&'a Adapters<D>>,
         for<'a> AppointmentPorts: From<&'a Adapters<D>>,
         for<'a> AnalyticsPorts: From<&'a Adapters<D>>,
         for<'a> NotificationPorts: From<&'a Adapters<D>>,
@@ -144,6 +147,10 @@ impl Services {
                 documents.url_signer(),
                 exports,
             ),
+            representation: RepresentationService::new(RepresentationPorts {
+                access: access.clone(),
+                ..RepresentationPorts::from(adapters)
+            }),
             documents,
             erasure: ErasureService::new(ErasurePorts::from(adapters)),
             appointments: AppointmentService::new(AppointmentPorts {

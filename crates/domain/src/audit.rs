@@ -24,6 +24,8 @@ text_enum!(
         /// A citizen was erased, or a request deleted when its retention ran out
         /// (docs/data-protection.md "Retention and erasure"); the entry names no value.
         Erased = "erased",
+        /// A representation was ended (docs/representation.md); it is kept.
+        Ended = "ended",
     }
 );
 

@@ -59,6 +59,10 @@ pub struct Problem {
     /// another).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub existing_export_id: Option<Uuid>,
+    /// For `representation_exists`: the representation not ended with the same dependant,
+    /// representative and kind (to end first, or to keep).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub existing_representation_id: Option<Uuid>,
     /// For `slot_not_released`: the instant the slot opens for booking (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
@@ -98,6 +102,8 @@ pub enum Extension {
     ExistingAppointment(Uuid),
     /// `existing_export_id`, for `export_running`.
     ExistingExport(Uuid),
+    /// `existing_representation_id`, for `representation_exists`.
+    ExistingRepresentation(Uuid),
     /// `release_at`, for `slot_not_released`.
     ReleaseAt(time::OffsetDateTime),
 }
@@ -178,6 +184,10 @@ impl ApiError {
             },
             existing_export_id: match self.extension {
                 Extension::ExistingExport(id) => Some(id),
+                _ => None,
+            },
+            existing_representation_id: match self.extension {
+                Extension::ExistingRepresentation(id) => Some(id),
                 _ => None,
             },
             release_at: match self.extension {
@@ -274,6 +284,10 @@ impl From<ServiceError> for ApiError {
             ServiceError::ExportRunning { existing, detail } => ApiError {
                 extension: Extension::ExistingExport(existing.as_uuid()),
                 ..ApiError::new(StatusCode::CONFLICT, "export_running", detail)
+            },
+            ServiceError::RepresentationExists { existing, detail } => ApiError {
+                extension: Extension::ExistingRepresentation(existing.as_uuid()),
+                ..ApiError::new(StatusCode::CONFLICT, "representation_exists", detail)
             },
             ServiceError::SlotNotReleased { release_at, detail } => ApiError {
                 extension: Extension::ReleaseAt(release_at),

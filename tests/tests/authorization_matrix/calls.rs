@@ -148,6 +148,21 @@ pub fn call(op: &Operation, headers: Headers, who: Who, f: &Fixtures, n: usize) 
             assert!(path.ends_with(&expected), "a download URL of the archive: {}", f.export_url);
             (None, format!("?{query}"), Payload::Empty)
         }
+        "list_my_representatives" | "list_my_dependants" => (None, String::new(), Payload::Empty),
+        "list_representatives" | "get_representative" => (own(&f.owner), String::new(), Payload::Empty),
+        "create_representative" => (
+            own(&f.owner),
+            String::new(),
+            Payload::Json(json!({
+                "representative_id": f.neighbour,
+                "kind": "authorised_representative",
+                "valid_from": day(-1),
+                "evidence_document_id": f.document,
+            })),
+        ),
+        "end_representative" => {
+            (own(&f.owner), String::new(), Payload::Json(json!({ "reason": format!("Matrix end {n}") })))
+        }
         "update_citizen" => {
             (own(&f.owner), String::new(), Payload::Json(json!({ "phone": format!("+336123{n:05}") })))
         }
@@ -246,6 +261,8 @@ pub fn call(op: &Operation, headers: Headers, who: Who, f: &Fixtures, n: usize) 
     };
     // The owner's export, in the exports' paths.
     let path = path.replace("{export_id}", &f.export);
+    // The owner's representation by the neighbour.
+    let path = path.replace("{rid}", &f.representation);
     assert!(!path.contains('{'), "{}: a path parameter left unfilled in {path}", op.id);
     let method = Method::from_bytes(op.method.as_bytes()).expect("an HTTP method");
     let bearer = !matches!(op.id, "create_token" | "refresh_token");

@@ -80,6 +80,9 @@ pub struct Fixtures {
     pub slot: String,
     pub later_slot: String,
     pub notification: String,
+    /// The owner's representation by the neighbour (a guardian), open.
+    pub representation: String,
+    pub neighbour: String,
     /// The owner's client (read by `get_client`), and one of mission 1 whose secret is
     /// rotated.
     pub owner_client: String,
@@ -251,6 +254,18 @@ impl Fixtures {
         .await;
         let export_url = text(&ready.lock().expect("not poisoned"), "download_url");
 
+        // The owner's representation by the neighbour, made by staff m1 on the owner's
+        // document.
+        let representation = json!({
+            "representative_id": w.citizen_b.id,
+            "kind": "guardian",
+            "valid_from": day(-1),
+            "evidence_document_id": document,
+        });
+        let path = format!("/api/v1/citizens/{}/representatives", owner.id);
+        let representation = text(&created(app, &path, &w.staff_x.token, &representation).await, "id");
+        ids[0].push((representation.clone(), "representation".to_owned()));
+
         // Slots: two in mission 1 (the owner's bookings, and where they move), one in 2.
         let mut slots = Vec::new();
         for (side, mission, starts) in [(0, &w.x, &["T09:00", "T10:00"][..]), (1, &w.y, &["T09:00"][..])] {
@@ -367,6 +382,8 @@ impl Fixtures {
             slot,
             later_slot,
             notification,
+            representation,
+            neighbour: w.citizen_b.id.clone(),
             owner_client: owner.client_id.clone(),
             spare_client: spares[0].clone(),
             staff: w.staff_x.id.clone(),

@@ -421,6 +421,18 @@ pub const OPERATIONS: &[Operation] = &[
     },
     op("get_citizen_export", "GET", "/api/v1/citizens/{id}/exports/{export_id}", Rule::ProfileEditors),
     op("download_export_archive", "GET", "/api/v1/exports/{export_id}/archive", Rule::SignedUrl),
+    // Representations (policy/representation.rs): staff and admins of the dependant's
+    // mission create and end them (a citizen's token lacks the scope); the dependant reads
+    // them too. The owner's representation by the neighbour is open: every creation after
+    // the first is 409, every ending after the first too.
+    op("list_my_representatives", "GET", "/api/v1/citizens/me/representatives", Rule::Myself),
+    op("list_my_dependants", "GET", "/api/v1/citizens/me/dependants", Rule::Myself),
+    Operation {
+        tolerated: &[409],
+        ..op("create_representative", "POST", "/api/v1/citizens/{id}/representatives", Rule::Workers)
+    },
+    op("list_representatives", "GET", "/api/v1/citizens/{id}/representatives", Rule::OwnerAndWorkers),
+    op("get_representative", "GET", "/api/v1/citizens/{id}/representatives/{rid}", Rule::OwnerAndWorkers),
     // Staff (policy/staff.rs, policy/requests.rs `queue`).
     op("list_staff", "GET", "/api/v1/staff", Rule::AnyAdmin),
     op("create_staff", "POST", "/api/v1/staff", Rule::AdminOfM1),
@@ -472,6 +484,10 @@ pub const OPERATIONS: &[Operation] = &[
     op("analytics_overview", "GET", "/api/v1/analytics/overview", Rule::AdminOfM1),
     op("analytics_services", "GET", "/api/v1/analytics/services", Rule::AdminOfM1),
     op("analytics_staff", "GET", "/api/v1/analytics/staff", Rule::AdminOfM1),
+    Operation {
+        tolerated: &[409],
+        ..last("end_representative", "POST", "/api/v1/citizens/{id}/representatives/{rid}/end", Rule::Workers)
+    },
     // Erasure (policy/erasure.rs), the last of the destructive operations: after it the
     // owner's data is gone.
     last("erase_citizen", "DELETE", "/api/v1/citizens/{id}", Rule::Erasure),

@@ -23,6 +23,7 @@ pub mod erasure;
 pub mod exports;
 pub mod missions;
 pub mod notifications;
+pub mod representation;
 pub mod requests;
 pub mod staff;
 #[cfg(test)]

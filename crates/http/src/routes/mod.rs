@@ -17,6 +17,7 @@ pub mod exports;
 pub mod missions;
 pub mod notifications;
 pub mod ops;
+pub mod representation;
 pub mod requests;
 pub mod slots;
 pub mod staff;
@@ -34,6 +35,7 @@ pub fn register(cfg: &mut ServiceConfig) {
     catalog::register(cfg);
     citizens::register(cfg);
     access_log::register(cfg);
+    representation::register(cfg);
     exports::register(cfg);
     erasure::register(cfg);
     staff::register(cfg);

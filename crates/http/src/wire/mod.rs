@@ -24,6 +24,7 @@ pub mod exports;
 pub mod missions;
 pub mod notifications;
 pub mod ops;
+pub mod representation;
 pub mod requests;
 pub mod slots;
 pub mod staff;
