@@ -61,11 +61,11 @@ pub use ids::{
 pub use mission::{Mission, MissionChanges, NewMission};
 pub use page::{Page, PageRequest};
 pub use principal::{Binding, Principal, PrincipalKind, Subject};
+pub use representation::{Mandate, Representation, RepresentationKind, ServiceScope};
 pub use request::{
     Action, Changed, HistoryEntry, IllegalTransition, NewRequest, Reason, RequestChange, RequestStatus, Role,
     ServiceRequest,
 };
-pub use representation::{Mandate, Representation, RepresentationKind, ServiceScope};
 pub use scope::{Scope, ScopeSet};
 pub use staff::{Assignments, NewStaffMember, StaffMember};
 pub use validation::{FieldError, ValidationErrors};
