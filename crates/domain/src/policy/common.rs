@@ -2,7 +2,7 @@
 //! and the checks every area builds on (scopes, admins, the caller themself, staff of a
 //! mission). `policy/mod.rs` re-exports the answer; the areas use the checks from here.
 
-use crate::{MissionId, Principal, PrincipalKind, Scope};
+use crate::{CitizenId, MissionId, Principal, PrincipalKind, Scope};
 use uuid::Uuid;
 
 /// Why the policy refused.
@@ -30,6 +30,7 @@ pub enum Listing<R> {
 }
 
 pub(super) const ADMIN: &[Scope] = &[Scope::Admin];
+pub(super) const CITIZEN: &[Scope] = &[Scope::Citizen];
 pub(super) const STAFF_OR_ADMIN: &[Scope] = &[Scope::Staff, Scope::Admin];
 
 /// The principal holds at least one of `scopes`.
@@ -62,6 +63,19 @@ pub(super) fn is_self(actor: &Principal, kind: PrincipalKind, id: Uuid, mission:
         && actor.subject.id.as_uuid() == id
         && actor.mission == Some(mission)
         && actor.scopes.contains(scope)
+}
+
+/// The citizen behind `/citizens/me/...`: the caller themself, with the citizen scope,
+/// and the mission their token is bound to.
+pub(super) fn own_citizen(actor: &Principal) -> Access<(CitizenId, MissionId)> {
+    match actor.mission {
+        Some(mission)
+            if actor.subject.kind == PrincipalKind::Citizen && actor.scopes.contains(Scope::Citizen) =>
+        {
+            Ok((CitizenId(actor.subject.id.as_uuid()), mission))
+        }
+        _ => Err(Denied::InsufficientScope(CITIZEN)),
+    }
 }
 
 /// Staff of `mission` acting with the staff scope.

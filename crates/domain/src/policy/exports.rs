@@ -3,21 +3,12 @@
 //! do not: staff of the mission get 403 (scope), as when they change a profile; whoever
 //! may not see the citizen gets 404.
 
-use super::common::{ADMIN, Access, Denied, is_self, is_staff_of, require_admin_of, visible};
-use crate::{CitizenId, MissionId, Principal, PrincipalKind, Scope};
-
-const CITIZEN: &[Scope] = &[Scope::Citizen];
+use super::common::{ADMIN, Access, Denied, is_self, is_staff_of, own_citizen, require_admin_of, visible};
+use crate::{CitizenId, MissionId, Principal, PrincipalKind};
 
 /// The citizen behind `/citizens/me/...`: the caller themself, with the citizen scope.
 pub fn own(actor: &Principal) -> Access<(CitizenId, MissionId)> {
-    match actor.mission {
-        Some(mission)
-            if actor.subject.kind == PrincipalKind::Citizen && actor.scopes.contains(Scope::Citizen) =>
-        {
-            Ok((CitizenId(actor.subject.id.as_uuid()), mission))
-        }
-        _ => Err(Denied::InsufficientScope(CITIZEN)),
-    }
+    own_citizen(actor)
 }
 
 /// Starting an export of citizen `id` of `mission`, or reading one of theirs.

@@ -5,22 +5,13 @@
 //! reads the ones they hold through `/citizens/me/dependants` ([`own`] and the holder's
 //! mission), not through the dependant's routes.
 
-use super::common::{Access, Denied, STAFF_OR_ADMIN, is_self, require_scope, visible, works_for};
-use crate::{CitizenId, MissionId, Principal, PrincipalKind, Scope};
-
-const CITIZEN: &[Scope] = &[Scope::Citizen];
+use super::common::{Access, STAFF_OR_ADMIN, is_self, own_citizen, require_scope, visible, works_for};
+use crate::{CitizenId, MissionId, Principal, PrincipalKind};
 
 /// The citizen behind `/citizens/me/...`: the caller themself with the citizen scope,
 /// and the mission their token is bound to.
 pub fn own(actor: &Principal) -> Access<(CitizenId, MissionId)> {
-    match actor.mission {
-        Some(mission)
-            if actor.subject.kind == PrincipalKind::Citizen && actor.scopes.contains(Scope::Citizen) =>
-        {
-            Ok((CitizenId(actor.subject.id.as_uuid()), mission))
-        }
-        _ => Err(Denied::InsufficientScope(CITIZEN)),
-    }
+    own_citizen(actor)
 }
 
 /// Creating or ending a representation of a dependant of `mission`.
