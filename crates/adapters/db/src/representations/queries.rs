@@ -66,14 +66,7 @@ pub(crate) async fn held_by(
     conn: &mut Conn,
     representative: CitizenId,
 ) -> Result<Vec<Representation>, Failure> {
-    let rows: Vec<RepresentationRow> = representations::table
-        .filter(representations::representative_id.eq(DbUuid(representative.0)))
-        .filter(representations::ended_at.is_null())
-        .order(representations::id.asc())
-        .select(RepresentationRow::as_select())
-        .load(conn)
-        .await?;
-    rows.into_iter().map(Representation::try_from).collect()
+    open_of(conn, representative, None).await
 }
 
 /// Not ended, oldest first: at most one per kind (`representations_one_open`).
@@ -82,14 +75,26 @@ pub(crate) async fn between(
     representative: CitizenId,
     dependant: CitizenId,
 ) -> Result<Vec<Representation>, Failure> {
-    let rows: Vec<RepresentationRow> = representations::table
-        .filter(representations::dependant_id.eq(DbUuid(dependant.0)))
+    open_of(conn, representative, Some(dependant)).await
+}
+
+/// The representations not ended that `representative` holds (for `dependant` only, when
+/// given), oldest first.
+async fn open_of(
+    conn: &mut Conn,
+    representative: CitizenId,
+    dependant: Option<CitizenId>,
+) -> Result<Vec<Representation>, Failure> {
+    let mut query = representations::table
         .filter(representations::representative_id.eq(DbUuid(representative.0)))
         .filter(representations::ended_at.is_null())
         .order(representations::id.asc())
         .select(RepresentationRow::as_select())
-        .load(conn)
-        .await?;
+        .into_boxed();
+    if let Some(dependant) = dependant {
+        query = query.filter(representations::dependant_id.eq(DbUuid(dependant.0)));
+    }
+    let rows: Vec<RepresentationRow> = query.load(conn).await?;
     rows.into_iter().map(Representation::try_from).collect()
 }
 
