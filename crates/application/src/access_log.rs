@@ -178,6 +178,11 @@ impl AccessRecorder {
     /// than `max_lag`, or the queue is full.
     pub fn record(&self, entries: impl IntoIterator<Item = AccessEntry>) -> Result<(), ServiceError> {
         let timing = self.shared.timing;
+        let mut entries = entries.into_iter().peekable();
+        // A read that logs nothing (the citizen's own) never waits for nor fails on the log.
+        if entries.peek().is_none() {
+            return Ok(());
+        }
         let start_flush = {
             let mut queue = self.shared.queue();
             let now = Instant::now();
@@ -189,9 +194,6 @@ impl AccessRecorder {
             let before = queue.entries.len();
             queue.entries.extend(entries);
             let added = queue.entries.len() - before;
-            if added == 0 {
-                return Ok(());
-            }
             queue.queued += added as u64;
             queue.oldest.get_or_insert(now);
             !std::mem::replace(&mut queue.flushing, true)
