@@ -5,7 +5,7 @@
 //! The recorder appends in batches, behind the reads. A read queues its entries and is
 //! answered at once; the first entry into an empty queue starts a flush, which waits
 //! `linger` before each batch, then inserts everything queued by then in one statement,
-//! until the queue is empty. So an entry is durable within a few milliseconds of its read, and under load
+//! until the queue is empty. So an entry is durable within some 20 ms of its read, and under load
 //! one insert carries dozens of entries: waiting for each read's own commit cost a third
 //! of a logged read's throughput (docs/benchmarks.md "Access log"). What is exposed:
 //!
@@ -105,7 +105,7 @@ pub struct RecorderTiming {
 impl Default for RecorderTiming {
     fn default() -> Self {
         RecorderTiming {
-            linger: Duration::from_millis(5),
+            linger: Duration::from_millis(20),
             max_lag: Duration::from_secs(5),
             max_queued: 100_000,
             retry: Duration::from_millis(200),
