@@ -314,15 +314,16 @@ impl RepresentationService {
             let Some(citizen) = self.ports.citizens.get(representation.dependant_id).await? else {
                 continue;
             };
-            if !representation.in_force(now, today, citizen.date_of_birth) {
-                continue;
+            if representation.in_force(now, today, citizen.date_of_birth) {
+                let representation = RepresentationView { representation, in_force: true };
+                dependants.push(Dependant { citizen, representation });
             }
-            let read =
-                AccessEntry::of_read(actor, citizen.id, AccessedData::Profile, citizen.id.as_uuid(), now);
-            self.ports.access.record(read)?;
-            let representation = RepresentationView { representation, in_force: true };
-            dependants.push(Dependant { citizen, representation });
         }
+        let reads = dependants.iter().filter_map(|d| {
+            let id = d.citizen.id;
+            AccessEntry::of_read(actor, id, AccessedData::Profile, id.as_uuid(), now)
+        });
+        self.ports.access.record(reads)?;
         Ok(dependants)
     }
 }

@@ -374,6 +374,14 @@ const fn last(id: &'static str, method: &'static str, path: &'static str, rule: 
     Operation { id, method, path, rule, tolerated: &[], destructive: true }
 }
 
+impl Operation {
+    /// The operation, whose allowed calls may also be refused 409 by the state the matrix
+    /// leaves (an export running, a representation open or ended, a slot not started).
+    const fn or_conflict(self) -> Operation {
+        Operation { tolerated: &[409], ..self }
+    }
+}
+
 /// Every operation of the API. A new endpoint fails the matrix until it has a row here
 /// (and a call in `calls.rs`); a row whose operation is gone fails it too.
 pub const OPERATIONS: &[Operation] = &[
@@ -410,15 +418,9 @@ pub const OPERATIONS: &[Operation] = &[
     op("list_my_access_log", "GET", "/api/v1/citizens/me/access-log", Rule::Myself),
     op("list_citizen_access_log", "GET", "/api/v1/citizens/{id}/access-log", Rule::ProfileEditors),
     // Exports (policy/exports.rs): a running export makes the next start 409.
-    Operation {
-        tolerated: &[409],
-        ..op("start_my_export", "POST", "/api/v1/citizens/me/export", Rule::Citizens)
-    },
+    op("start_my_export", "POST", "/api/v1/citizens/me/export", Rule::Citizens).or_conflict(),
     op("get_my_export", "GET", "/api/v1/citizens/me/exports/{export_id}", Rule::OwnCitizen),
-    Operation {
-        tolerated: &[409],
-        ..op("start_citizen_export", "POST", "/api/v1/citizens/{id}/export", Rule::ProfileEditors)
-    },
+    op("start_citizen_export", "POST", "/api/v1/citizens/{id}/export", Rule::ProfileEditors).or_conflict(),
     op("get_citizen_export", "GET", "/api/v1/citizens/{id}/exports/{export_id}", Rule::ProfileEditors),
     op("download_export_archive", "GET", "/api/v1/exports/{export_id}/archive", Rule::SignedUrl),
     // Representations (policy/representation.rs): staff and admins of the dependant's
@@ -427,10 +429,7 @@ pub const OPERATIONS: &[Operation] = &[
     // the first is 409, every ending after the first too.
     op("list_my_representatives", "GET", "/api/v1/citizens/me/representatives", Rule::Myself),
     op("list_my_dependants", "GET", "/api/v1/citizens/me/dependants", Rule::Myself),
-    Operation {
-        tolerated: &[409],
-        ..op("create_representative", "POST", "/api/v1/citizens/{id}/representatives", Rule::Workers)
-    },
+    op("create_representative", "POST", "/api/v1/citizens/{id}/representatives", Rule::Workers).or_conflict(),
     op("list_representatives", "GET", "/api/v1/citizens/{id}/representatives", Rule::OwnerAndWorkers),
     op("get_representative", "GET", "/api/v1/citizens/{id}/representatives/{rid}", Rule::OwnerAndWorkers),
     // Staff (policy/staff.rs, policy/requests.rs `queue`).
@@ -467,10 +466,7 @@ pub const OPERATIONS: &[Operation] = &[
     op("reschedule_appointment", "PATCH", "/api/v1/appointments/{id}", Rule::OwnerAndWorkers),
     // The slot is in the future: attendance is refused 409 `not_started`, after the
     // policy let the caller through.
-    Operation {
-        tolerated: &[409],
-        ..op("record_attendance", "POST", "/api/v1/appointments/{id}/attendance", Rule::Workers)
-    },
+    op("record_attendance", "POST", "/api/v1/appointments/{id}/attendance", Rule::Workers).or_conflict(),
     last("cancel_appointment", "DELETE", "/api/v1/appointments/{id}", Rule::OwnerAndWorkers),
     // The audit log (policy/audit.rs).
     op("list_audit_events", "GET", "/api/v1/audit-events", Rule::GlobalAdmin),
@@ -484,10 +480,8 @@ pub const OPERATIONS: &[Operation] = &[
     op("analytics_overview", "GET", "/api/v1/analytics/overview", Rule::AdminOfM1),
     op("analytics_services", "GET", "/api/v1/analytics/services", Rule::AdminOfM1),
     op("analytics_staff", "GET", "/api/v1/analytics/staff", Rule::AdminOfM1),
-    Operation {
-        tolerated: &[409],
-        ..last("end_representative", "POST", "/api/v1/citizens/{id}/representatives/{rid}/end", Rule::Workers)
-    },
+    last("end_representative", "POST", "/api/v1/citizens/{id}/representatives/{rid}/end", Rule::Workers)
+        .or_conflict(),
     // Erasure (policy/erasure.rs), the last of the destructive operations: after it the
     // owner's data is gone.
     last("erase_citizen", "DELETE", "/api/v1/citizens/{id}", Rule::Erasure),
