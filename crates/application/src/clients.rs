@@ -344,6 +344,7 @@ mod tests {
             mission,
             scopes: ScopeSet::only(Scope::Admin),
             address: None,
+            acting_for: None,
         }
     }
 

@@ -18,6 +18,7 @@ pub fn principal(kind: PrincipalKind, id: Uuid, scopes: &str, mission: Option<Mi
         mission,
         scopes: ScopeSet::parse(scopes).unwrap(),
         address: None,
+        acting_for: None,
     }
 }
 

@@ -69,6 +69,7 @@ mod tests {
             mission: None,
             scopes: ScopeSet::parse("staff").unwrap(),
             address: None,
+            acting_for: None,
         }
     }
 

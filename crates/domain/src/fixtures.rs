@@ -192,3 +192,25 @@ pub fn email(to: &str, kind: NotificationKind, now: OffsetDateTime) -> Email {
         delivered_at: None,
     }
 }
+
+/// A guardianship over every service, from 2026-01-01 with no end, made by a staff
+/// member (a guardian fits a dependant of any age).
+pub fn representation() -> crate::Representation {
+    use crate::representation::{RepresentationKind, ServiceScope};
+    crate::Representation {
+        id: crate::RepresentationId::new(),
+        dependant_id: CitizenId::new(),
+        representative_id: CitizenId::new(),
+        mission_id: MissionId::new(),
+        kind: RepresentationKind::Guardian,
+        services: ServiceScope::All,
+        valid_from: date!(2026 - 01 - 01),
+        valid_until: None,
+        evidence_document_id: crate::DocumentId::new(),
+        created_by: Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() },
+        created_at: OffsetDateTime::UNIX_EPOCH,
+        ended_at: None,
+        ended_by: None,
+        end_reason: None,
+    }
+}

@@ -1,6 +1,6 @@
 //! Who is calling: the principal behind an authenticated token.
 
-use crate::{ClientId, MissionId, PrincipalId, Scope, ScopeSet};
+use crate::{CitizenId, ClientId, Mandate, MissionId, PrincipalId, Scope, ScopeSet};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::IpAddr;
@@ -109,6 +109,11 @@ pub struct Principal {
     /// the client they forwarded for: docs/operations.md "Proxies"); recorded with every
     /// audit entry the call writes. `None` when unknown (the token's claims alone, tests).
     pub address: Option<IpAddr>,
+    /// Whom a citizen's token acts for, when the call names a dependant
+    /// (`On-Behalf-Of`): resolved at each call from the representations in force
+    /// (docs/representation.md "Acting"). The subject stays the representative, who is
+    /// the actor every trace records.
+    pub acting_for: Option<Mandate>,
 }
 
 impl Principal {
@@ -131,6 +136,11 @@ impl Principal {
         self.is_admin() && self.mission.is_none_or(|own| own == mission)
     }
 
+    /// The citizen this call acts for, when it acts for someone else.
+    pub fn on_behalf_of(&self) -> Option<CitizenId> {
+        self.acting_for.as_ref().map(|m| m.dependant)
+    }
+
     /// The kind and mission this token acts as.
     pub fn binding(&self) -> Binding {
         Binding::new(self.subject.kind, self.mission)
@@ -148,6 +158,7 @@ mod tests {
             mission,
             scopes: ScopeSet::parse(scopes).unwrap(),
             address: None,
+            acting_for: None,
         }
     }
 

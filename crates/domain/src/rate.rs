@@ -186,6 +186,7 @@ mod tests {
             mission: Some(MissionId(uuid::Uuid::from_u128(1))),
             scopes: ScopeSet::default(),
             address: None,
+            acting_for: None,
         }
     }
 

@@ -122,26 +122,44 @@ impl Representation {
     }
 }
 
-/// What an acting principal carries (`Principal::acting_for`): the representation it
-/// acts under, resolved at the moment of the action.
+/// What an acting principal carries (`Principal::acting_for`): whom it acts for and in
+/// which services, resolved at the moment of each call from the representations in force
+/// between the two (docs/representation.md "Acting"). Several in force (a parent who is
+/// also a guardian in some services) give the union of their services.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mandate {
-    pub representation: RepresentationId,
     pub dependant: CitizenId,
     pub mission: MissionId,
-    pub kind: RepresentationKind,
     pub services: ServiceScope,
+    /// The representations it rests on, oldest first.
+    pub representations: Vec<RepresentationId>,
 }
 
-impl From<&Representation> for Mandate {
-    fn from(r: &Representation) -> Self {
-        Mandate {
-            representation: r.id,
-            dependant: r.dependant_id,
-            mission: r.mission_id,
-            kind: r.kind,
-            services: r.services.clone(),
+impl Mandate {
+    /// The mandate the representations `in_force` (all of one dependant, in force now)
+    /// give together; `None` when there are none.
+    pub fn of<'a>(in_force: impl IntoIterator<Item = &'a Representation>) -> Option<Mandate> {
+        let mut in_force = in_force.into_iter();
+        let first = in_force.next()?;
+        let mut mandate = Mandate {
+            dependant: first.dependant_id,
+            mission: first.mission_id,
+            services: first.services.clone(),
+            representations: vec![first.id],
+        };
+        for r in in_force {
+            mandate.representations.push(r.id);
+            mandate.services = match (mandate.services, &r.services) {
+                (ServiceScope::All, _) | (_, ServiceScope::All) => ServiceScope::All,
+                (ServiceScope::Only(mut services), ServiceScope::Only(more)) => {
+                    services.extend(more);
+                    services.sort();
+                    services.dedup();
+                    ServiceScope::Only(services)
+                }
+            };
         }
+        Some(mandate)
     }
 }
 
@@ -256,6 +274,21 @@ mod tests {
         for (kind, [minor, adult]) in table {
             assert_eq!([kind.fits(true), kind.fits(false)], [minor, adult], "{kind}");
         }
+    }
+
+    #[test]
+    fn a_mandate_unites_the_services_of_the_representations_in_force() {
+        let (a, b, c) = (ServiceTypeId::new(), ServiceTypeId::new(), ServiceTypeId::new());
+        let held = |services| Representation { services, ..crate::fixtures::representation() };
+        let (first, second) = (held(ServiceScope::Only(vec![a, b])), held(ServiceScope::Only(vec![c, a])));
+        let mandate = Mandate::of([&first, &second]);
+        let mut united = vec![a, b, c];
+        united.sort();
+        assert_eq!(mandate.as_ref().map(|m| &m.services), Some(&ServiceScope::Only(united)));
+        assert_eq!(mandate.map(|m| m.representations), Some(vec![first.id, second.id]));
+        let all = held(ServiceScope::All);
+        assert_eq!(Mandate::of([&first, &all]).map(|m| m.services), Some(ServiceScope::All));
+        assert_eq!(Mandate::of([]), None);
     }
 
     fn asked(services: Option<Vec<ServiceTypeId>>, from: Date, until: Option<Date>) -> NewRepresentation {

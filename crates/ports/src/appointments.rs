@@ -36,6 +36,9 @@ pub struct AppointmentFilter {
     pub starts_from: Option<OffsetDateTime>,
     /// `starts_at < starts_before`.
     pub starts_before: Option<OffsetDateTime>,
+    /// Only appointments for these service types (a representative's mandate,
+    /// docs/representation.md "Acting"); `None`: any.
+    pub within_services: Option<Vec<consular_domain::ServiceTypeId>>,
 }
 
 /// A submission of availability as the use case planned it with `plan_slot`: each slot

@@ -15,6 +15,10 @@ pub struct DocumentFilter {
     pub kind: Option<String>,
     /// Any of these statuses (empty: every live one).
     pub statuses: Vec<DocumentStatus>,
+    /// Only documents attached to a request of one of these service types (a
+    /// representative's mandate, docs/representation.md "Acting": a document of no
+    /// request is outside it); `None`: any.
+    pub within_services: Option<Vec<consular_domain::ServiceTypeId>>,
 }
 
 /// The unique index that keeps one live (`uploaded` or `verified`) document per citizen,

@@ -24,6 +24,9 @@ pub struct RequestFilter {
     pub overdue: Option<bool>,
     /// The instant "overdue" is judged at (now).
     pub overdue_at: Option<OffsetDateTime>,
+    /// Only requests of these service types (a representative's mandate,
+    /// docs/representation.md "Acting"); `None`: any.
+    pub within_services: Option<Vec<ServiceTypeId>>,
 }
 
 /// One group of a staff member's queue: their open requests of one service type.

@@ -7,10 +7,10 @@ use crate::concurrency::{require_version, retry_unconditional};
 use crate::error::{OrNotFound, ServiceError};
 use crate::idempotency::{self, Created, IdempotencyRequest};
 use consular_domain::appointment::local_day;
-use consular_domain::policy::Listing;
 use consular_domain::policy::appointments as policy;
 use consular_domain::policy::citizens::citizen_of;
 use consular_domain::policy::requests::RequestReach;
+use consular_domain::policy::{Listing, Owned};
 use consular_domain::{AccessEntry, AccessedData};
 use consular_domain::{
     Appointment, AppointmentAction, AppointmentId, AppointmentRef, AppointmentStatus, AuditAction, CitizenId,
@@ -94,7 +94,11 @@ impl AppointmentService {
             return Ok(replayed);
         }
         let citizen = match ports.citizens.get(citizen_id).await? {
-            Some(c) if policy::book_for(actor, c.id, c.mission_id).is_ok() => c,
+            Some(c)
+                if policy::book_for(actor, &Owned::new_for(&c, Some(booking.service_type_id))).is_ok() =>
+            {
+                c
+            }
             _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
         };
         let slot = match ports.appointments.get_slot(booking.slot_id).await? {
@@ -165,7 +169,7 @@ impl AppointmentService {
     /// The appointment, if the caller may read it, with what its responses show.
     pub async fn get(&self, actor: &Principal, id: AppointmentId) -> Result<AppointmentView, ServiceError> {
         let appointment = self.found(id).await?;
-        policy::read(actor, appointment.citizen_id, appointment.mission_id)?;
+        policy::read(actor, &Owned::from(&appointment))?;
         let now = self.ports.clock.now();
         let what = AccessedData::Appointment;
         let read = AccessEntry::of_read(actor, appointment.citizen_id, what, appointment.id.as_uuid(), now);
@@ -183,7 +187,7 @@ impl AppointmentService {
         expected_versions: Option<&[i64]>,
     ) -> Result<AppointmentView, ServiceError> {
         let mut appointment = self.found(id).await?;
-        let role = policy::change(actor, appointment.citizen_id, appointment.mission_id)?;
+        let role = policy::change(actor, &Owned::from(&appointment))?;
         // A move takes a seat in another slot: it counts as a booking attempt
         // (docs/appointments.md "Attempt caps").
         self.count_attempt(actor, self.ports.clock.now()).await?;
@@ -238,7 +242,7 @@ impl AppointmentService {
     ) -> Result<(), ServiceError> {
         retry_unconditional(expected_versions, || async {
             let mut appointment = self.found(id).await?;
-            let role = policy::change(actor, appointment.citizen_id, appointment.mission_id)?;
+            let role = policy::change(actor, &Owned::from(&appointment))?;
             let stored_version = appointment.version;
             require_version(expected_versions, stored_version)?;
             let slot = self.slot_of(&appointment).await?;
@@ -276,7 +280,7 @@ impl AppointmentService {
         policy::attend(actor)?;
         let appointment = retry_unconditional(expected_versions, || async {
             let mut appointment = self.found(id).await?;
-            policy::attend_of(actor, appointment.citizen_id, appointment.mission_id)?;
+            policy::attend_of(actor, &Owned::from(&appointment))?;
             let stored_version = appointment.version;
             require_version(expected_versions, stored_version)?;
             let now = self.ports.clock.now();
@@ -320,11 +324,13 @@ impl AppointmentService {
             statuses: asked.statuses,
             starts_from: None,
             starts_before: None,
+            within_services: None,
         };
         match policy::list(actor, filter.mission_id, filter.citizen_id) {
-            Listing::Within(RequestReach::Citizen(own, mission)) => {
+            Listing::Within(RequestReach::Citizen(own, mission, services)) => {
                 filter.citizen_id = Some(own);
                 filter.mission_id = Some(mission);
+                filter.within_services = services;
             }
             Listing::Within(RequestReach::Mission(mission)) => {
                 filter.mission_id = filter.mission_id.or(mission)

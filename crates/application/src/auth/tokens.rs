@@ -379,7 +379,7 @@ impl TokenService {
         let mission =
             claims.mission.as_deref().map(str::parse::<MissionId>).transpose().map_err(|_| invalid())?;
         Ok(Verified {
-            principal: Principal { subject, client_id, mission, scopes, address: None },
+            principal: Principal { subject, client_id, mission, scopes, address: None, acting_for: None },
             jti,
             exp: claims.exp,
             kid,

@@ -109,6 +109,7 @@ mod tests {
                 mission: None,
                 scopes: ScopeSet::only(Scope::Admin),
                 address: None,
+                acting_for: None,
             },
             jti: Uuid::now_v7(),
             exp,

@@ -5,9 +5,9 @@ use super::service::{DocumentService, audit, blob_error};
 use super::signed_url::DownloadGrant;
 use crate::concurrency::{require_version, retry_unconditional};
 use crate::error::{OrNotFound, ServiceError};
-use consular_domain::policy::Listing;
 use consular_domain::policy::documents as policy;
 use consular_domain::policy::requests::RequestReach;
+use consular_domain::policy::{Listing, Owned};
 use consular_domain::{AccessEntry, AccessedData};
 use consular_domain::{
     AuditAction, Document, DocumentId, IllegalDocumentTransition, Page, PageRequest, Principal, Reason,
@@ -74,10 +74,21 @@ impl DocumentService {
         }
     }
 
+    /// `document` as the policy judges it. Its service is its request's, which only a
+    /// principal acting for someone is judged by (a mandate may cover some services):
+    /// the request is read for them alone.
+    async fn owned(&self, actor: &Principal, document: &Document) -> Result<Owned, ServiceError> {
+        let service = match (&actor.acting_for, document.request_id) {
+            (Some(_), Some(request)) => self.ports.requests.get(request).await?.map(|r| r.service_type_id),
+            _ => None,
+        };
+        Ok(Owned { citizen: document.citizen_id, mission: document.mission_id, service })
+    }
+
     /// The document, if the caller may read it.
     pub async fn get(&self, actor: &Principal, id: DocumentId) -> Result<Document, ServiceError> {
         let document = self.live(id).await?;
-        policy::read(actor, document.citizen_id, document.mission_id)?;
+        policy::read(actor, &self.owned(actor, &document).await?)?;
         Ok(document)
     }
 
@@ -172,7 +183,7 @@ impl DocumentService {
             Decision::Reject { reason } => Some(Reason::required(reason.clone())?),
         };
         let mut document = self.live(id).await?;
-        policy::review_of(actor, document.citizen_id, document.mission_id)?;
+        policy::review_of(actor, &self.owned(actor, &document).await?)?;
         let stored_version = document.version;
         require_version(expected_versions, stored_version)?;
         let now = self.ports.clock.now();
@@ -219,7 +230,7 @@ impl DocumentService {
         expected_versions: Option<&[i64]>,
     ) -> Result<Document, ServiceError> {
         let mut document = self.live(id).await?;
-        let role = policy::delete(actor, document.citizen_id, document.mission_id)?;
+        let role = policy::delete(actor, &self.owned(actor, &document).await?)?;
         let stored_version = document.version;
         require_version(expected_versions, stored_version)?;
         let now = self.ports.clock.now();
@@ -242,9 +253,10 @@ impl DocumentService {
         page: PageRequest,
     ) -> Result<Page<Document>, ServiceError> {
         match policy::list(actor, filter.mission_id, filter.citizen_id) {
-            Listing::Within(RequestReach::Citizen(own, mission)) => {
+            Listing::Within(RequestReach::Citizen(own, mission, services)) => {
                 filter.citizen_id = Some(own);
                 filter.mission_id = Some(mission);
+                filter.within_services = services;
             }
             Listing::Within(RequestReach::Mission(mission)) => filter.mission_id = mission,
             Listing::Empty => return Ok(Page::empty()),
@@ -260,7 +272,7 @@ impl DocumentService {
         page: PageRequest,
     ) -> Result<Page<Document>, ServiceError> {
         let found = self.ports.requests.get(request).await.or_not_found()?;
-        policy::read(actor, found.citizen_id, found.mission_id)?;
+        policy::read(actor, &Owned::from(&found))?;
         let filter = DocumentFilter { request_id: Some(request), ..DocumentFilter::default() };
         Ok(self.ports.documents.list(filter, page).await?)
     }

@@ -16,6 +16,7 @@ use crate::idempotency::{self, Created, IdempotencyRequest};
 use crate::paging::all_pages;
 use bytes::Bytes;
 use consular_domain::document::{may_upload, new_blob_key, validate_file_name};
+use consular_domain::policy::Owned;
 use consular_domain::policy::citizens::citizen_of;
 use consular_domain::policy::documents as policy;
 use consular_domain::{
@@ -381,8 +382,14 @@ impl DocumentService {
         if let Some(replayed) = idempotency::replay(&*ports.idempotency, actor, key, now).await? {
             return Ok(Admission::Replay(replayed));
         }
+        // An upload is of its request's service, which only a principal acting for
+        // someone is judged by (a mandate may cover some services).
+        let service = match (&actor.acting_for, form.request_id) {
+            (Some(_), Some(id)) => ports.requests.get(id).await?.map(|r| r.service_type_id),
+            _ => None,
+        };
         let citizen = match ports.citizens.get(citizen_id).await? {
-            Some(c) if policy::upload_for(actor, c.id, c.mission_id).is_ok() => c,
+            Some(c) if policy::upload_for(actor, &Owned::new_for(&c, service)).is_ok() => c,
             _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
         };
         self.check_kind(actor, form, &citizen).await?;
@@ -483,8 +490,7 @@ impl DocumentService {
             Some(id) => {
                 let request = match ports.requests.get(id).await? {
                     Some(r)
-                        if r.citizen_id == citizen.id
-                            && policy::read(actor, r.citizen_id, r.mission_id).is_ok() =>
+                        if r.citizen_id == citizen.id && policy::read(actor, &Owned::from(&r)).is_ok() =>
                     {
                         r
                     }

@@ -107,7 +107,7 @@ impl NotificationService {
     ) -> Result<RequestDelivery, ServiceError> {
         policy::requests::work(actor)?;
         let request = self.ports.requests.get(id).await.or_not_found()?;
-        rules::deliveries(actor, request.citizen_id, request.mission_id)?;
+        rules::deliveries(actor, &policy::Owned::from(&request))?;
         let deliveries = self.ports.notifications.for_request(id).await?;
         let now = self.ports.clock.now();
         let what = AccessedData::RequestNotifications;

@@ -5,8 +5,8 @@ use super::service::{RequestService, RequestView};
 use crate::error::{OrNotFound, ServiceError};
 use crate::reads::own_writes;
 use consular_domain::document::checklist;
-use consular_domain::policy::Listing;
 use consular_domain::policy::requests::{self as policy, RequestReach};
+use consular_domain::policy::{Listing, Owned};
 use consular_domain::{AccessEntry, AccessedData};
 use consular_domain::{
     AppointmentEntry, ChecklistItem, Document, DocumentId, DocumentStatus, HistoryEntry, Page, PageRequest,
@@ -120,9 +120,10 @@ impl RequestService {
         // citizen's is read current: it is small, and they open it after a notification of
         // someone else's change (their request decided), which a replica may not show yet.
         let consistency = match policy::list(actor, filter.mission_id, filter.citizen_id) {
-            Listing::Within(RequestReach::Citizen(own, mission)) => {
+            Listing::Within(RequestReach::Citizen(own, mission, services)) => {
                 filter.citizen_id = Some(own);
                 filter.mission_id = Some(mission);
+                filter.within_services = services;
                 Consistency::Latest
             }
             Listing::Within(RequestReach::Mission(mission)) => {
@@ -151,8 +152,9 @@ impl RequestService {
     pub async fn get(&self, actor: &Principal, id: RequestId) -> Result<RequestDetails, ServiceError> {
         let record = self.ports.requests.detail(id, policy::work(actor).is_ok()).await.or_not_found()?;
         let request = record.request;
-        policy::read(actor, request.citizen_id, request.mission_id)?;
-        let notes = match policy::work_on(actor, request.citizen_id, request.mission_id) {
+        let owned = Owned::from(&request);
+        policy::read(actor, &owned)?;
+        let notes = match policy::work_on(actor, &owned) {
             Ok(()) => record.notes.unwrap_or_default(),
             Err(_) => Vec::new(),
         };

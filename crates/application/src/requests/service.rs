@@ -6,6 +6,7 @@ use crate::access_log::AccessRecorder;
 use crate::adapters::Adapters;
 use crate::error::{OrNotFound, ServiceError};
 use consular_domain::document::checklist;
+use consular_domain::policy::Owned;
 use consular_domain::policy::requests as policy;
 use consular_domain::{ChecklistItem, Principal, RequestId, ServiceRequest};
 use consular_ports::AccessLogRepository;
@@ -123,7 +124,7 @@ impl RequestService {
         id: RequestId,
     ) -> Result<ServiceRequest, ServiceError> {
         let request = self.fetch(id).await?;
-        policy::read(actor, request.citizen_id, request.mission_id)?;
+        policy::read(actor, &Owned::from(&request))?;
         Ok(request)
     }
 
@@ -136,7 +137,7 @@ impl RequestService {
     ) -> Result<ServiceRequest, ServiceError> {
         policy::work(actor)?;
         let request = self.fetch(id).await?;
-        policy::work_on(actor, request.citizen_id, request.mission_id)?;
+        policy::work_on(actor, &Owned::from(&request))?;
         Ok(request)
     }
 }

@@ -3,6 +3,7 @@
 use super::service::{RESOURCE, RequestService, RequestView};
 use crate::ServiceError;
 use crate::idempotency::{self, Created, IdempotencyRequest};
+use consular_domain::policy::Owned;
 use consular_domain::policy::citizens::citizen_of;
 use consular_domain::policy::requests as policy;
 use consular_domain::{AuditAction, AuditRecord, NewRequest, Principal, RegistrationStatus, ServiceRequest};
@@ -32,7 +33,11 @@ impl RequestService {
         // A citizen the caller may not submit for is unknown to them, like one that does
         // not exist: a field error, not a 404 of the request's own path.
         let citizen = match self.ports.citizens.get(citizen_id).await? {
-            Some(c) if policy::submit_for(actor, c.id, c.mission_id).is_ok() => c,
+            Some(c)
+                if policy::submit_for(actor, &Owned::new_for(&c, Some(input.service_type_id))).is_ok() =>
+            {
+                c
+            }
             _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
         };
         // An erased citizen is deregistered too (docs/data-protection.md "Retention and erasure").

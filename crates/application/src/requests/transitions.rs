@@ -7,6 +7,7 @@ use super::service::{RESOURCE, RequestService, RequestView};
 use crate::ServiceError;
 use crate::concurrency::{require_version, retry_unconditional};
 use consular_domain::document::missing_for_approval;
+use consular_domain::policy::Owned;
 use consular_domain::policy::requests as policy;
 use consular_domain::{
     Action, AuditAction, AuditRecord, Principal, Reason, RequestChange, RequestId, RequestStatus, Role,
@@ -95,7 +96,7 @@ impl RequestService {
         expected_versions: Option<&[i64]>,
     ) -> Result<RequestView, ServiceError> {
         let mut request = self.fetch(id).await?;
-        let role = policy::cancel(actor, request.citizen_id, request.mission_id)?;
+        let role = policy::cancel(actor, &Owned::from(&request))?;
         let stored_version = request.version;
         require_version(expected_versions, stored_version)?;
         let now = self.ports.clock.now();

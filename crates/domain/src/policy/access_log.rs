@@ -2,7 +2,7 @@
 //! themself, by admins of their mission and by global admins. Staff of the mission see the
 //! citizen but not who else read them (403); whoever may not see the citizen gets 404.
 
-use super::common::{Access, Denied, is_self, require_admin_of, visible, works_for};
+use super::common::{Access, Denied, is_self, not_acting, require_admin_of, visible, works_for};
 use crate::{CitizenId, MissionId, Principal, PrincipalKind, Scope};
 
 const CITIZEN: &[Scope] = &[Scope::Citizen];
@@ -10,6 +10,7 @@ const CITIZEN: &[Scope] = &[Scope::Citizen];
 /// The citizen a citizen's token names as "me": its subject, when it is a citizen acting
 /// with the citizen scope (whether that citizen is in the token's mission is `read`'s).
 pub fn own(actor: &Principal) -> Access<CitizenId> {
+    not_acting(actor)?;
     if actor.subject.kind == PrincipalKind::Citizen && actor.scopes.contains(Scope::Citizen) {
         Ok(CitizenId(actor.subject.id.as_uuid()))
     } else {
@@ -51,6 +52,8 @@ mod tests {
                 ("owner elsewhere", ["404"]),
                 ("citizen here", ["404"]),
                 ("citizen elsewhere", ["404"]),
+                // Acting for OWNER reads nothing of their access log.
+                ("representative", ["404"]),
             ],
             |actor| [show(read(actor, owner, HERE))],
         );
@@ -68,6 +71,7 @@ mod tests {
                 ("member", [scope]),
                 ("owner", ["(OWNER)"]),
                 ("owner elsewhere", ["(OWNER)"]),
+                ("representative", ["403 forbidden"]),
             ],
             |actor| [show(own(actor))],
         );

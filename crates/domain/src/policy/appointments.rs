@@ -9,7 +9,7 @@
 //! Appointments are seen by exactly those who see the citizen's requests, so the reach of
 //! a listing and the read rule are those of `policy::requests`.
 
-use super::common::{Access, Listing, require_admin_of, require_scope, visible};
+use super::common::{Access, Listing, Owned, require_admin_of, require_scope, visible};
 use super::requests::{self, RequestReach};
 use crate::{CitizenId, MissionId, Principal, Role, Scope};
 
@@ -30,10 +30,10 @@ pub fn book(actor: &Principal) -> Access {
     requests::submit(actor)
 }
 
-/// Booking for citizen `citizen` of `mission`: a citizen for themself, staff and admins
-/// for the citizens of their mission. A refusal is an unknown citizen.
-pub fn book_for(actor: &Principal, citizen: CitizenId, mission: MissionId) -> Access {
-    requests::submit_for(actor, citizen, mission)
+/// Booking `appointment` (whose citizen, mission and service): a citizen for themself,
+/// staff and admins for the citizens of their mission. A refusal is an unknown citizen.
+pub fn book_for(actor: &Principal, appointment: &Owned) -> Access {
+    requests::submit_for(actor, appointment)
 }
 
 /// Listing appointments, given the mission and citizen the caller filters on.
@@ -45,15 +45,15 @@ pub fn list(
     requests::list(actor, asked_mission, asked_citizen)
 }
 
-/// Reading an appointment of citizen `owner` in `mission` (and its calendar file).
-pub fn read(actor: &Principal, owner: CitizenId, mission: MissionId) -> Access {
-    requests::read(actor, owner, mission)
+/// Reading `appointment` (and its calendar file).
+pub fn read(actor: &Principal, appointment: &Owned) -> Access {
+    requests::read(actor, appointment)
 }
 
 /// Rescheduling or cancelling the appointment: the role the slot rules judge it by (the
 /// citizen within the cancellation cut-off only; staff and admins always).
-pub fn change(actor: &Principal, owner: CitizenId, mission: MissionId) -> Access<Role> {
-    requests::cancel(actor, owner, mission)
+pub fn change(actor: &Principal, appointment: &Owned) -> Access<Role> {
+    requests::cancel(actor, appointment)
 }
 
 /// Recording attendance at all: a staff or admin token, checked before the appointment
@@ -62,20 +62,18 @@ pub fn attend(actor: &Principal) -> Access {
     requests::work(actor)
 }
 
-/// Recording attendance of the appointment of `owner` in `mission`: staff and admins of
-/// the mission.
-pub fn attend_of(actor: &Principal, owner: CitizenId, mission: MissionId) -> Access {
-    requests::work_on(actor, owner, mission)
+/// Recording attendance of `appointment`: staff and admins of the mission.
+pub fn attend_of(actor: &Principal, appointment: &Owned) -> Access {
+    requests::work_on(actor, appointment)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::table::{HERE, OTHER, OWNER, caller, check, show};
+    use super::super::table::{HERE, OBJECT, OTHER, OWNER, caller, check, show};
     use super::*;
 
     #[test]
     fn who_manages_slots_reads_availability_books_changes_and_attends() {
-        let owner = CitizenId(OWNER);
         let (nf, scope, forbidden) = ("404", "403 scope", "403 forbidden");
         check(
             [
@@ -102,6 +100,10 @@ mod tests {
                 ("owner elsewhere", [scope, nf, "ok", "ok", nf, nf, nf, scope, scope]),
                 ("citizen here", [scope, "ok", nf, "ok", nf, nf, nf, scope, scope]),
                 ("citizen elsewhere", [scope, nf, "ok", "ok", nf, nf, nf, scope, scope]),
+                ("representative", [scope, "ok", nf, "ok", "ok", "ok", "Citizen", scope, scope]),
+                ("representative in scope", [scope, "ok", nf, "ok", "ok", "ok", "Citizen", scope, scope]),
+                ("representative out of scope", [scope, "ok", nf, "ok", nf, nf, nf, scope, scope]),
+                ("representative of another", [scope, "ok", nf, "ok", nf, nf, nf, scope, scope]),
             ],
             |actor| {
                 [
@@ -109,11 +111,11 @@ mod tests {
                     show(availability(actor, HERE)),
                     show(availability(actor, OTHER)),
                     show(book(actor)),
-                    show(book_for(actor, owner, HERE)),
-                    show(read(actor, owner, HERE)),
-                    show(change(actor, owner, HERE)),
+                    show(book_for(actor, &OBJECT)),
+                    show(read(actor, &OBJECT)),
+                    show(change(actor, &OBJECT)),
                     show(attend(actor)),
-                    show(attend_of(actor, owner, HERE)),
+                    show(attend_of(actor, &OBJECT)),
                 ]
             },
         );
@@ -123,8 +125,15 @@ mod tests {
     #[test]
     fn appointments_are_listed_within_the_reach_of_requests() {
         let owner = Some(CitizenId(OWNER));
-        for label in ["global admin", "admin here", "staff here", "staff elsewhere", "owner", "citizen here"]
-        {
+        for label in [
+            "global admin",
+            "admin here",
+            "staff here",
+            "staff elsewhere",
+            "owner",
+            "citizen here",
+            "representative in scope",
+        ] {
             let actor = caller(label);
             for (mission, citizen) in [(None, None), (Some(HERE), None), (Some(OTHER), None), (None, owner)] {
                 assert_eq!(

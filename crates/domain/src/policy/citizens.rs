@@ -4,8 +4,8 @@
 //! and 23).
 
 use super::common::{
-    ADMIN, Access, Listing, is_self, is_staff_of, require_admin_of, require_scope, restrict_to_own_mission,
-    visible,
+    ADMIN, Access, Listing, is_self, is_staff_of, represents, require_admin_of, require_scope,
+    restrict_to_own_mission, visible,
 };
 use crate::{CitizenId, MissionId, Principal, PrincipalKind, ValidationErrors};
 
@@ -24,10 +24,13 @@ pub fn list(actor: &Principal, asked: Option<MissionId>) -> Access<Listing<Optio
     Ok(restrict_to_own_mission(actor, asked))
 }
 
-/// Reading citizen `id` of `mission`.
+/// Reading citizen `id` of `mission`: themself, their representatives acting for them
+/// (whatever the mandate's services: acting needs the name), the mission's staff and
+/// admins.
 pub fn read(actor: &Principal, id: CitizenId, mission: MissionId) -> Access {
     visible(
         is_self(actor, PrincipalKind::Citizen, id.as_uuid(), mission)
+            || represents(actor, id, mission)
             || is_staff_of(actor, mission)
             || actor.administers(mission),
     )
@@ -38,7 +41,8 @@ pub fn register(actor: &Principal, mission: MissionId) -> Access {
     require_admin_of(actor, mission, "an admin registers citizens of their own mission only")
 }
 
-/// Changing citizen `id` of `mission`: whoever may not see them gets 404, like a read.
+/// Changing citizen `id` of `mission`: whoever may not see them gets 404, like a read. A
+/// representative does not change the dependant's profile (the mission's admins do).
 pub fn change(actor: &Principal, id: CitizenId, mission: MissionId) -> Access<Editor> {
     read(actor, id, mission)?;
     if is_self(actor, PrincipalKind::Citizen, id.as_uuid(), mission) {
@@ -49,13 +53,18 @@ pub fn change(actor: &Principal, id: CitizenId, mission: MissionId) -> Access<Ed
 }
 
 /// The citizen a submission, an upload or a booking is for: a citizen acts for themself
-/// (naming themself or nobody), staff and admins name the citizen. Whether the caller may
+/// (naming themself or nobody), or for the dependant named in `On-Behalf-Of` (naming
+/// them or nobody); staff and admins name the citizen. Whether the caller may
 /// act for the citizen named is the area's own rule (`requests::submit_for`, ...); this
 /// only decides who is named, so a refusal is a field error of `citizen_id`, not a denial.
 pub fn citizen_of(actor: &Principal, asked: Option<CitizenId>) -> Result<CitizenId, ValidationErrors> {
+    let own = match &actor.acting_for {
+        Some(mandate) => mandate.dependant,
+        None => CitizenId(actor.subject.id.as_uuid()),
+    };
     match (actor.subject.kind, asked) {
-        (PrincipalKind::Citizen, None) => Ok(CitizenId(actor.subject.id.as_uuid())),
-        (PrincipalKind::Citizen, Some(id)) if id.as_uuid() == actor.subject.id.as_uuid() => Ok(id),
+        (PrincipalKind::Citizen, None) => Ok(own),
+        (PrincipalKind::Citizen, Some(id)) if id == own => Ok(id),
         (PrincipalKind::Citizen, Some(_)) => {
             Err(ValidationErrors::single("/citizen_id", "not_yourself", "a citizen acts for themself only"))
         }
@@ -89,6 +98,11 @@ mod tests {
                 ("owner", ["ok", "Themself", scope, scope, scope, scope]),
                 ("owner elsewhere", [nf, nf, scope, scope, scope, scope]),
                 ("citizen here", [nf, nf, scope, scope, scope, scope]),
+                // Acting for OWNER reads their profile in any services, changes nothing.
+                ("representative", ["ok", scope, scope, scope, scope, scope]),
+                ("representative out of scope", ["ok", scope, scope, scope, scope, scope]),
+                ("representative of another", [nf, nf, scope, scope, scope, scope]),
+                ("representative elsewhere", [nf, nf, scope, scope, scope, scope]),
             ],
             |actor| {
                 [
@@ -120,6 +134,8 @@ mod tests {
                 // Who may act for the citizen in which mission is the areas' rule.
                 ("owner elsewhere", ["(OWNER)", "(OWNER)", yourself]),
                 ("citizen here", ["(SELF)", yourself, yourself]),
+                // Acting: the dependant, never the representative themself.
+                ("representative", ["(OWNER)", "(OWNER)", yourself]),
             ],
             |actor| {
                 let shown = |named: Result<CitizenId, ValidationErrors>| match named {

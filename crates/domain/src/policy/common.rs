@@ -2,7 +2,10 @@
 //! and the checks every area builds on (scopes, admins, the caller themself, staff of a
 //! mission). `policy/mod.rs` re-exports the answer; the areas use the checks from here.
 
-use crate::{CitizenId, MissionId, Principal, PrincipalKind, Scope};
+use crate::{
+    Appointment, Citizen, CitizenId, MissionId, Principal, PrincipalKind, Scope, ServiceRequest,
+    ServiceTypeId,
+};
 use uuid::Uuid;
 
 /// Why the policy refused.
@@ -50,10 +53,44 @@ pub(super) fn require_admin_of(actor: &Principal, mission: MissionId, why: &'sta
     if actor.administers(mission) { Ok(()) } else { Err(Denied::Forbidden(why)) }
 }
 
+/// A citizen's object as the policies judge it: whose it is, in which mission, and the
+/// service it belongs to (`None`: none, a document attached to no request). The service
+/// matters to a representative only, whose mandate may cover some services.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owned {
+    pub citizen: CitizenId,
+    pub mission: MissionId,
+    pub service: Option<ServiceTypeId>,
+}
+
+impl Owned {
+    /// What is being made for `citizen` (a submission, an upload, a booking) in `service`.
+    pub fn new_for(citizen: &Citizen, service: Option<ServiceTypeId>) -> Self {
+        Owned { citizen: citizen.id, mission: citizen.mission_id, service }
+    }
+}
+
+impl From<&ServiceRequest> for Owned {
+    fn from(r: &ServiceRequest) -> Self {
+        Owned { citizen: r.citizen_id, mission: r.mission_id, service: Some(r.service_type_id) }
+    }
+}
+
+impl From<&Appointment> for Owned {
+    fn from(a: &Appointment) -> Self {
+        Owned { citizen: a.citizen_id, mission: a.mission_id, service: Some(a.service_type_id) }
+    }
+}
+
 /// Whether the caller is the principal `id` of `kind` in `mission`, acting with that
 /// kind's scope. The mission is part of the identity: a client minted elsewhere for the
-/// same principal id does not reach this mission's objects.
+/// same principal id does not reach this mission's objects. A call acting for someone
+/// else (`On-Behalf-Of`) is nobody's self: what a representative may reach is
+/// [`acts_as_owner`]'s and [`represents`]'s to say.
 pub(super) fn is_self(actor: &Principal, kind: PrincipalKind, id: Uuid, mission: MissionId) -> bool {
+    if actor.acting_for.is_some() {
+        return false;
+    }
     let scope = match kind {
         PrincipalKind::Admin => Scope::Admin,
         PrincipalKind::Staff => Scope::Staff,
@@ -65,9 +102,43 @@ pub(super) fn is_self(actor: &Principal, kind: PrincipalKind, id: Uuid, mission:
         && actor.scopes.contains(scope)
 }
 
+/// Whether the call acts for citizen `citizen` of `mission` (a citizen's token of that
+/// mission naming them in `On-Behalf-Of`, with a representation in force), in whatever
+/// services.
+pub(super) fn represents(actor: &Principal, citizen: CitizenId, mission: MissionId) -> bool {
+    actor.acting_for.as_ref().is_some_and(|mandate| {
+        mandate.dependant == citizen
+            && mandate.mission == mission
+            && actor.mission == Some(mission)
+            && actor.subject.kind == PrincipalKind::Citizen
+            && actor.scopes.contains(Scope::Citizen)
+    })
+}
+
+/// Whether the caller acts as the citizen who owns `object`: the citizen themself, or a
+/// representative acting for them under a mandate covering the object's service.
+pub(super) fn acts_as_owner(actor: &Principal, object: &Owned) -> bool {
+    match &actor.acting_for {
+        None => is_self(actor, PrincipalKind::Citizen, object.citizen.as_uuid(), object.mission),
+        Some(mandate) => {
+            represents(actor, object.citizen, object.mission) && mandate.services.covers(object.service)
+        }
+    }
+}
+
+/// What is a citizen's own alone (their data rights, their representations, their email
+/// preferences) is not done on someone else's behalf (docs/representation.md "Acting").
+pub(super) fn not_acting(actor: &Principal) -> Access {
+    match actor.acting_for {
+        None => Ok(()),
+        Some(_) => Err(Denied::Forbidden("this is not done on behalf of someone else")),
+    }
+}
+
 /// The citizen behind `/citizens/me/...`: the caller themself, with the citizen scope,
-/// and the mission their token is bound to.
+/// and the mission their token is bound to; never on someone else's behalf.
 pub(super) fn own_citizen(actor: &Principal) -> Access<(CitizenId, MissionId)> {
+    not_acting(actor)?;
     match actor.mission {
         Some(mission)
             if actor.subject.kind == PrincipalKind::Citizen && actor.scopes.contains(Scope::Citizen) =>

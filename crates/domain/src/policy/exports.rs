@@ -48,6 +48,8 @@ mod tests {
                 ("owner elsewhere", [nf, "((OWNER), (OTHER))"]),
                 ("citizen here", [nf, "ok-other"]),
                 ("citizen elsewhere", [nf, "ok-other"]),
+                // Data rights are the citizen's own: not exercised on their behalf.
+                ("representative", [nf, "403 forbidden"]),
             ],
             |actor| {
                 let me = match own(actor) {

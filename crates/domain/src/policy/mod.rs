@@ -29,4 +29,4 @@ pub mod staff;
 #[cfg(test)]
 pub(crate) mod table;
 
-pub use common::{Access, Denied, Listing};
+pub use common::{Access, Denied, Listing, Owned};

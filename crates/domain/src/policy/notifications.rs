@@ -4,9 +4,9 @@
 //! Who works on a request (its mission's staff and admins) sees how the emails about it
 //! were delivered (docs/notifications.md).
 
-use super::common::{Access, visible};
+use super::common::{Access, Owned, not_acting, visible};
 use crate::notification::{Notification, Recipient};
-use crate::{Binding, CitizenId, MissionId, Principal, PrincipalId};
+use crate::{Binding, Principal, PrincipalId};
 
 /// The inbox the caller reads and marks: their own, with any token.
 pub fn inbox(actor: &Principal) -> Recipient {
@@ -23,19 +23,19 @@ pub fn read(actor: &Principal, notification: &Notification) -> Access {
 /// citizen or staff row of that id (`person`) is of another kind or mission than the
 /// token (a client bound to someone else's id must not silence their emails).
 pub fn preferences(actor: &Principal, person: Option<Binding>) -> Access<PrincipalId> {
+    not_acting(actor)?;
     visible(person.is_none_or(|p| p == actor.binding()))?;
     Ok(actor.subject.id)
 }
 
-/// Seeing the notifications and email delivery of the request of citizen `owner` in
-/// `mission`: those who work on it.
-pub fn deliveries(actor: &Principal, owner: CitizenId, mission: MissionId) -> Access {
-    super::requests::work_on(actor, owner, mission)
+/// Seeing the notifications and email delivery of `request`: those who work on it.
+pub fn deliveries(actor: &Principal, request: &Owned) -> Access {
+    super::requests::work_on(actor, request)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::table::{HERE, MEMBER, OWNER, check, show};
+    use super::super::table::{HERE, MEMBER, OBJECT, OWNER, check, show};
     use super::*;
     use crate::PrincipalKind;
 
@@ -73,6 +73,10 @@ mod tests {
                 ("admin elsewhere", ["true", nf, nf, "own", nf]),
                 ("global admin", ["true", nf, nf, "own", "ok"]),
                 ("citizen here", ["true", nf, nf, "own", scope]),
+                // Acting for OWNER: still the representative's own inbox (the
+                // dependant's notifications are copied there); preferences are their own
+                // business, not set on someone's behalf.
+                ("representative", ["true", nf, nf, "403 forbidden", scope]),
             ],
             |actor| {
                 let own = inbox(actor);
@@ -87,7 +91,7 @@ mod tests {
                         Ok(id) if id == actor.subject.id => "own".to_owned(),
                         other => show(other),
                     },
-                    show(deliveries(actor, CitizenId(OWNER), HERE)),
+                    show(deliveries(actor, &OBJECT)),
                 ]
             },
         );

@@ -50,6 +50,8 @@ mod tests {
                 ("owner elsewhere", [scope, nf]),
                 ("citizen here", [scope, nf]),
                 ("citizen elsewhere", [scope, nf]),
+                // Acting for the dependant shows nothing of their other representatives.
+                ("representative", [scope, nf]),
             ],
             |actor| [show(manage(actor, HERE)), show(read(actor, dependant, HERE))],
         );
@@ -67,6 +69,7 @@ mod tests {
                 ("member", [scope]),
                 ("owner", ["((OWNER), (HERE))"]),
                 ("owner elsewhere", ["((OWNER), (OTHER))"]),
+                ("representative", ["403 forbidden"]),
             ],
             |actor| [show(own(actor))],
         );

@@ -3,20 +3,25 @@
 //! citizens, and read, change, note and message all of its requests; global admins all.
 //! Another principal's request is 404 and absent from lists; internal notes and status
 //! changes need a staff or admin token (docs/requests.md, docs/api.md "Who sees what").
+//! A representative acting for a citizen (`On-Behalf-Of`) is that citizen for the
+//! requests of the services their mandate covers, and for nothing else
+//! (docs/representation.md "Acting").
 
-use super::citizens;
 use super::common::{
-    Access, Listing, STAFF_OR_ADMIN, is_self, require_scope, restrict_to_own_mission, visible, works_for,
+    Access, Listing, Owned, STAFF_OR_ADMIN, acts_as_owner, require_scope, restrict_to_own_mission, visible,
+    works_for,
 };
-use crate::{CitizenId, MissionId, Principal, PrincipalKind, Role, Scope, StaffId};
+use crate::representation::ServiceScope;
+use crate::{CitizenId, MissionId, Principal, PrincipalKind, Role, Scope, ServiceTypeId, StaffId};
 
 /// Which requests a list may show.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RequestReach {
-    /// Those of this citizen (the caller themself) in this mission (their token's): the
-    /// mission is part of the identity, so a client of another mission bearing the same
-    /// id lists nothing of theirs.
-    Citizen(CitizenId, MissionId),
+    /// Those of this citizen (the caller themself, or the dependant a representative acts
+    /// for) in this mission (their token's): the mission is part of the identity, so a
+    /// client of another mission bearing the same id lists nothing of theirs. With
+    /// services: only those of these service types (a representative's mandate).
+    Citizen(CitizenId, MissionId, Option<Vec<ServiceTypeId>>),
     /// Those of this mission; `None`: every mission.
     Mission(Option<MissionId>),
 }
@@ -26,11 +31,11 @@ pub fn submit(actor: &Principal) -> Access {
     require_scope(actor, &[Scope::Citizen, Scope::Staff, Scope::Admin])
 }
 
-/// Submitting for citizen `citizen` of `mission`: a citizen for themself, staff and
-/// admins for the citizens of their mission. A refusal is an unknown citizen.
-pub fn submit_for(actor: &Principal, citizen: CitizenId, mission: MissionId) -> Access {
-    citizens::read(actor, citizen, mission)?;
-    visible(actor.subject.kind == PrincipalKind::Citizen || works_for(actor, mission))
+/// Submitting `request` (whose citizen, mission and service): a citizen for themself
+/// (or, acting, for their dependant within the mandate), staff and admins for the
+/// citizens of their mission. A refusal is an unknown citizen.
+pub fn submit_for(actor: &Principal, request: &Owned) -> Access {
+    read(actor, request)
 }
 
 /// Listing requests, given the mission and citizen the caller filters on.
@@ -40,15 +45,22 @@ pub fn list(
     asked_citizen: Option<CitizenId>,
 ) -> Listing<RequestReach> {
     if actor.subject.kind == PrincipalKind::Citizen || !actor.has_any(STAFF_OR_ADMIN) {
-        let own = CitizenId(actor.subject.id.as_uuid());
         let Some(mission) = actor.mission else { return Listing::Empty };
+        let (own, services) = match &actor.acting_for {
+            None => (CitizenId(actor.subject.id.as_uuid()), None),
+            Some(mandate) if mandate.mission == mission => match &mandate.services {
+                ServiceScope::All => (mandate.dependant, None),
+                ServiceScope::Only(services) => (mandate.dependant, Some(services.clone())),
+            },
+            Some(_) => return Listing::Empty,
+        };
         if actor.subject.kind != PrincipalKind::Citizen
             || asked_citizen.is_some_and(|c| c != own)
             || asked_mission.is_some_and(|m| m != mission)
         {
             return Listing::Empty;
         }
-        return Listing::Within(RequestReach::Citizen(own, mission));
+        return Listing::Within(RequestReach::Citizen(own, mission, services));
     }
     match restrict_to_own_mission(actor, asked_mission) {
         Listing::Within(mission) => Listing::Within(RequestReach::Mission(mission)),
@@ -56,10 +68,9 @@ pub fn list(
     }
 }
 
-/// Reading the request of citizen `owner` in `mission`, its messages, and posting on its
-/// thread.
-pub fn read(actor: &Principal, owner: CitizenId, mission: MissionId) -> Access {
-    visible(is_self(actor, PrincipalKind::Citizen, owner.as_uuid(), mission) || works_for(actor, mission))
+/// Reading `request`, its messages, and posting on its thread.
+pub fn read(actor: &Principal, request: &Owned) -> Access {
+    visible(acts_as_owner(actor, request) || works_for(actor, request.mission))
 }
 
 /// Working on requests at all (status changes, notes, queues): a staff or admin token,
@@ -70,16 +81,16 @@ pub fn work(actor: &Principal) -> Access {
 
 /// Working on the request: changing its status, stage or assignee, and writing or
 /// reading its internal notes (which also appear in the timeline only then).
-pub fn work_on(actor: &Principal, owner: CitizenId, mission: MissionId) -> Access {
+pub fn work_on(actor: &Principal, request: &Owned) -> Access {
     work(actor)?;
-    read(actor, owner, mission)?;
-    visible(works_for(actor, mission))
+    read(actor, request)?;
+    visible(works_for(actor, request.mission))
 }
 
 /// Cancelling the request: the role the workflow judges the cancellation by.
-pub fn cancel(actor: &Principal, owner: CitizenId, mission: MissionId) -> Access<Role> {
-    read(actor, owner, mission)?;
-    Ok(if works_for(actor, mission) { Role::Staff } else { Role::Citizen })
+pub fn cancel(actor: &Principal, request: &Owned) -> Access<Role> {
+    read(actor, request)?;
+    Ok(if works_for(actor, request.mission) { Role::Staff } else { Role::Citizen })
 }
 
 /// Reading the queue of staff member `member` of `mission`: the member themself or an
@@ -91,12 +102,11 @@ pub fn queue(actor: &Principal, member: StaffId, mission: MissionId) -> Access {
 
 #[cfg(test)]
 mod tests {
-    use super::super::table::{HERE, MEMBER, OTHER, OWNER, check, show, show_value};
+    use super::super::table::{HERE, MEMBER, OBJECT, OTHER, OWNER, check, show, show_value};
     use super::*;
 
     #[test]
     fn who_submits_reads_works_on_and_cancels_requests() {
-        let owner = CitizenId(OWNER);
         let (nf, scope) = ("404", "403 scope");
         check(
             ["submit", "submit for", "read/message", "work", "work on/notes", "cancel as"],
@@ -111,15 +121,21 @@ mod tests {
                 ("owner", ["ok", "ok", "ok", scope, scope, "Citizen"]),
                 ("owner elsewhere", ["ok", nf, nf, scope, scope, nf]),
                 ("citizen here", ["ok", nf, nf, scope, scope, nf]),
+                // Acting for OWNER, the request is theirs within the mandate's services.
+                ("representative", ["ok", "ok", "ok", scope, scope, "Citizen"]),
+                ("representative in scope", ["ok", "ok", "ok", scope, scope, "Citizen"]),
+                ("representative out of scope", ["ok", nf, nf, scope, scope, nf]),
+                ("representative of another", ["ok", nf, nf, scope, scope, nf]),
+                ("representative elsewhere", ["ok", nf, nf, scope, scope, nf]),
             ],
             |actor| {
                 [
                     show(submit(actor)),
-                    show(submit_for(actor, owner, HERE)),
-                    show(read(actor, owner, HERE)),
+                    show(submit_for(actor, &OBJECT)),
+                    show(read(actor, &OBJECT)),
                     show(work(actor)),
-                    show(work_on(actor, owner, HERE)),
-                    show(cancel(actor, owner, HERE)),
+                    show(work_on(actor, &OBJECT)),
+                    show(cancel(actor, &OBJECT)),
                 ]
             },
         );
@@ -128,7 +144,7 @@ mod tests {
     #[test]
     fn who_lists_which_requests_and_reads_which_queue() {
         let (owner, member) = (CitizenId(OWNER), StaffId(MEMBER));
-        let own = "Within(Citizen((OWNER), (HERE)))";
+        let own = "Within(Citizen((OWNER), (HERE), None))";
         let here = "Within(Mission(Some((HERE))))";
         let (nf, scope) = ("404", "403 scope");
         check(
@@ -173,20 +189,43 @@ mod tests {
                 (
                     "owner elsewhere",
                     [
-                        "Within(Citizen((OWNER), (OTHER)))",
+                        "Within(Citizen((OWNER), (OTHER), None))",
                         "Empty",
-                        "Within(Citizen((OWNER), (OTHER)))",
-                        "Within(Citizen((OWNER), (OTHER)))",
+                        "Within(Citizen((OWNER), (OTHER), None))",
+                        "Within(Citizen((OWNER), (OTHER), None))",
                         scope,
                     ],
                 ),
                 (
                     "citizen here",
                     [
-                        "Within(Citizen((SELF), (HERE)))",
-                        "Within(Citizen((SELF), (HERE)))",
+                        "Within(Citizen((SELF), (HERE), None))",
+                        "Within(Citizen((SELF), (HERE), None))",
                         "Empty",
                         "Empty",
+                        scope,
+                    ],
+                ),
+                // Acting for OWNER: OWNER's requests in the mandate's services, never
+                // the representative's own nor another mission's.
+                ("representative", [own, own, "Empty", own, scope]),
+                (
+                    "representative in scope",
+                    [
+                        "Within(Citizen((OWNER), (HERE), Some([(SERVICE)])))",
+                        "Within(Citizen((OWNER), (HERE), Some([(SERVICE)])))",
+                        "Empty",
+                        "Within(Citizen((OWNER), (HERE), Some([(SERVICE)])))",
+                        scope,
+                    ],
+                ),
+                (
+                    "representative elsewhere",
+                    [
+                        "Within(Citizen((OWNER), (OTHER), None))",
+                        "Empty",
+                        "Within(Citizen((OWNER), (OTHER), None))",
+                        "Within(Citizen((OWNER), (OTHER), None))",
                         scope,
                     ],
                 ),

@@ -4,8 +4,11 @@
 //! Every object of a table belongs to the mission `HERE`; its citizen owner is `OWNER`
 //! and its staff member `MEMBER`.
 
-use super::{Access, Denied};
-use crate::{ClientId, MissionId, Principal, PrincipalId, PrincipalKind, ScopeSet, Subject};
+use super::{Access, Denied, Owned};
+use crate::representation::{Mandate, ServiceScope};
+use crate::{
+    CitizenId, ClientId, MissionId, Principal, PrincipalId, PrincipalKind, ScopeSet, ServiceTypeId, Subject,
+};
 use std::fmt::Debug;
 use uuid::Uuid;
 
@@ -13,6 +16,24 @@ pub const HERE: MissionId = MissionId(Uuid::from_u128(0x4e4e));
 pub const OTHER: MissionId = MissionId(Uuid::from_u128(0x07e4));
 pub const OWNER: Uuid = Uuid::from_u128(0x0c17);
 pub const MEMBER: Uuid = Uuid::from_u128(0x05aff);
+/// The service the tables' requests, appointments and attached documents are of.
+pub const SERVICE: ServiceTypeId = ServiceTypeId(Uuid::from_u128(0x5e7));
+/// Another service, which the out-of-scope representative's mandate covers.
+pub const ELSEWHERE: ServiceTypeId = ServiceTypeId(Uuid::from_u128(0xe15e));
+
+/// OWNER's object of SERVICE in HERE: a request, an appointment, a document attached to
+/// a request.
+pub const OBJECT: Owned = Owned { citizen: CitizenId(OWNER), mission: HERE, service: Some(SERVICE) };
+/// OWNER's object of no service: a document attached to no request.
+pub const LOOSE: Owned = Owned { service: None, ..OBJECT };
+
+/// A citizen's token of `mission` acting for `dependant` under `services`.
+fn representative(dependant: Uuid, mission: MissionId, services: ServiceScope) -> Principal {
+    let mut actor = who(PrincipalKind::Citizen, Uuid::now_v7(), "citizen", Some(mission));
+    actor.acting_for =
+        Some(Mandate { dependant: CitizenId(dependant), mission, services, representations: Vec::new() });
+    actor
+}
 
 fn who(kind: PrincipalKind, id: Uuid, scopes: &str, mission: Option<MissionId>) -> Principal {
     Principal {
@@ -21,6 +42,7 @@ fn who(kind: PrincipalKind, id: Uuid, scopes: &str, mission: Option<MissionId>) 
         mission,
         scopes: ScopeSet::parse(scopes).unwrap(),
         address: None,
+        acting_for: None,
     }
 }
 
@@ -45,6 +67,14 @@ pub fn caller(label: &str) -> Principal {
         "owner elsewhere" => who(Citizen, OWNER, "citizen", Some(OTHER)),
         "citizen here" => who(Citizen, anyone, "citizen", Some(HERE)),
         "citizen elsewhere" => who(Citizen, anyone, "citizen", Some(OTHER)),
+        // Someone acting for OWNER (`On-Behalf-Of`, a representation in force): in every
+        // service, in SERVICE, in another service only; someone acting for another
+        // citizen; and OWNER's id named through a client of another mission.
+        "representative" => representative(OWNER, HERE, ServiceScope::All),
+        "representative in scope" => representative(OWNER, HERE, ServiceScope::Only(vec![SERVICE])),
+        "representative out of scope" => representative(OWNER, HERE, ServiceScope::Only(vec![ELSEWHERE])),
+        "representative of another" => representative(anyone, HERE, ServiceScope::All),
+        "representative elsewhere" => representative(OWNER, OTHER, ServiceScope::All),
         other => panic!("no caller `{other}` in the tables"),
     }
 }
@@ -69,11 +99,19 @@ pub fn show_value<T: Debug>(value: T) -> String {
 }
 
 fn name_ids(shown: &str) -> String {
-    [(HERE.0, "HERE"), (OTHER.0, "OTHER"), (OWNER, "OWNER"), (MEMBER, "MEMBER")]
-        .into_iter()
-        .fold(shown.to_owned(), |text, (id, name)| text.replace(&id.to_string(), name))
-        .replace("MissionId(", "(")
-        .replace("CitizenId(", "(")
+    [
+        (HERE.0, "HERE"),
+        (OTHER.0, "OTHER"),
+        (OWNER, "OWNER"),
+        (MEMBER, "MEMBER"),
+        (SERVICE.0, "SERVICE"),
+        (ELSEWHERE.0, "ELSEWHERE"),
+    ]
+    .into_iter()
+    .fold(shown.to_owned(), |text, (id, name)| text.replace(&id.to_string(), name))
+    .replace("MissionId(", "(")
+    .replace("CitizenId(", "(")
+    .replace("ServiceTypeId(", "(")
 }
 
 /// Checks every row: `decide` answers each column for the row's caller.

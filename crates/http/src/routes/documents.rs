@@ -546,6 +546,8 @@ pub async fn list_documents(
         request_id: params.request_id.map(RequestId),
         kind: crate::extract::query_text("kind", params.kind, 1, 64)?,
         statuses: params.status.unwrap_or_default().into_iter().map(Into::into).collect(),
+        // Set by the use case from the caller's mandate, never by the query.
+        within_services: None,
     };
     let documents = state.documents.list(&actor, filter, page).await?;
     Ok(list(&req, documents, |d| DocumentBody::from(&d)))

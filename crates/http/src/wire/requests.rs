@@ -538,6 +538,8 @@ impl From<RequestListParams> for RequestFilter {
             assignee_id: params.assignee_id.map(StaffId),
             overdue: params.overdue,
             overdue_at: None,
+            // Set by the use case from the caller's mandate, never by the query.
+            within_services: None,
         }
     }
 }
