@@ -462,6 +462,75 @@ async fn appointments_are_listed_in_start_order_by_every_filter(db: Database) {
     }
 }
 
+/// A representative lists the dependant's appointments of the mandate's services only
+/// (docs/representation.md "Acting"): `within_services` keeps the bookings of those
+/// service types (none for an empty list, every one without it), with the other filters,
+/// the start order and the keyset pages as before.
+async fn appointments_are_listed_within_a_mandates_services(db: Database) {
+    let s = setting(&db).await;
+    let both = |hours| Slot { service_types: vec![s.passport, s.visa], ..slot(&s, hours, 5) };
+    let early = stored_slot(&db, both(30)).await;
+    let late = stored_slot(&db, both(60)).await;
+    let mut all = Vec::new();
+    for x in [&late, &early] {
+        for service_type in [s.passport, s.visa] {
+            let a = Appointment::book(x, s.citizen, service_type, None, citizen_subject(s.citizen), now());
+            assert_eq!(book(&db, &a).await, BookOutcome::Booked);
+            all.push(a);
+        }
+    }
+    let for_request = booking(&s, &early, Some(s.request));
+    assert_eq!(book(&db, &for_request).await, BookOutcome::Booked);
+    all.push(for_request);
+    all.sort_by_key(|a| (a.starts_at, a.id));
+    let of = |types: &[ServiceTypeId]| {
+        all.iter().filter(|a| types.contains(&a.service_type_id)).map(|a| a.id).collect::<Vec<_>>()
+    };
+    // Every page, two at a time: their concatenation must be the whole listing.
+    let listed = async |filter: AppointmentFilter| {
+        let whole = db.list(filter.clone(), StartPageRequest { limit: 100, after: None }).await.unwrap();
+        let mut paged = Vec::new();
+        let mut after = None;
+        loop {
+            let page = db.list(filter.clone(), StartPageRequest { limit: 2, after }).await.unwrap();
+            paged.extend(page.items.iter().map(|a| a.id));
+            match page.next_after {
+                Some(next) => after = Some(next),
+                None => break,
+            }
+        }
+        let whole: Vec<_> = whole.items.iter().map(|a| a.id).collect();
+        assert_eq!(paged, whole, "pages of {filter:?}");
+        whole
+    };
+    let by_citizen = AppointmentFilter { citizen_id: Some(s.citizen), ..Default::default() };
+    let within = |types: &[ServiceTypeId]| AppointmentFilter {
+        within_services: Some(types.to_vec()),
+        ..by_citizen.clone()
+    };
+    assert_eq!(of(&[s.passport]).len(), 3);
+    assert_eq!(of(&[s.visa]).len(), 2);
+    assert_eq!(listed(within(&[s.passport])).await, of(&[s.passport]));
+    assert_eq!(listed(within(&[s.visa])).await, of(&[s.visa]));
+    assert_eq!(listed(within(&[s.visa, s.passport])).await, of(&[s.passport, s.visa]));
+    assert_eq!(listed(within(&[])).await, [], "an empty mandate reaches nothing");
+    assert_eq!(listed(within(&[ServiceTypeId::new()])).await, []);
+    assert_eq!(listed(by_citizen.clone()).await, of(&[s.passport, s.visa]), "no mandate, no restriction");
+    let early_visas = AppointmentFilter { slot_id: Some(early.id), ..within(&[s.visa]) };
+    let expected: Vec<_> =
+        all.iter().filter(|a| a.slot_id == early.id && a.service_type_id == s.visa).map(|a| a.id).collect();
+    assert_eq!(expected.len(), 1);
+    assert_eq!(listed(early_visas).await, expected);
+
+    // Still read from the citizen's index, in order.
+    for after in [None, Some(consular_domain::StartCursor { starts_at: now(), id: uuid::Uuid::now_v7() })] {
+        let plan = db.explain_appointment_list(within(&[s.visa]), StartPageRequest { limit: 20, after });
+        let plan = plan.await.unwrap();
+        assert_no_full_scan(db.backend(), "appointments", &plan, "within a mandate");
+        assert_ordered_by_index(&plan, "appointments_citizen_idx");
+    }
+}
+
 // ---------------------------------------------------------------- the seat invariant
 
 /// 50 concurrent bookings of a slot of capacity 5: exactly 5 succeed, the rest are told
@@ -840,6 +909,7 @@ on_both_databases!(
     a_reschedule_moves_the_seat_or_changes_nothing,
     availability_shows_open_future_slots_with_free_seats_in_start_order,
     appointments_are_listed_in_start_order_by_every_filter,
+    appointments_are_listed_within_a_mandates_services,
     concurrent_bookings_never_overbook,
     a_booking_stores_its_writes_in_order_or_none,
     concurrent_moves_and_cancellations_keep_the_seat_count,

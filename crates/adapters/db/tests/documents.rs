@@ -11,7 +11,7 @@ use common::*;
 use consular_db::Database;
 use consular_domain::{
     CitizenId, Document, DocumentId, DocumentStatus, MissionId, NewDocument, PageRequest, PrincipalId,
-    PrincipalKind, Reason, RequestId, Role, ScanStatus, Subject,
+    PrincipalKind, Reason, RequestId, Role, ScanStatus, ServiceTypeId, Subject,
 };
 use consular_ports::{
     DocumentFilter, DocumentRepository, ONE_LIVE_DOCUMENT, RepoError, RequestRepository, WriteMeta,
@@ -316,6 +316,7 @@ async fn documents_are_listed_newest_first_by_every_filter(db: Database) {
             request_id: Some(renewal),
             kind: photo,
             statuses: vec![Uploaded],
+            within_services: None,
         },
     ];
     for filter in &filters {
@@ -323,6 +324,70 @@ async fn documents_are_listed_newest_first_by_every_filter(db: Database) {
     }
     assert_eq!(listed(&db, &none).await.len(), all.len() / 4 * 3, "every live document, no tombstone");
     assert!(listed(&db, &DocumentFilter { statuses: vec![Deleted], ..none }).await.is_empty());
+}
+
+/// A representative lists the dependant's documents of the mandate's services only
+/// (docs/representation.md "Acting"): a document is within when its request is of one of
+/// them, so a document of no request never is; none for an empty list, every live one
+/// without it.
+async fn documents_are_listed_within_a_mandates_services(db: Database) {
+    let (all, _, [alice, _], [renewal, visa, rome_renewal]) = library(&db).await;
+    let type_of =
+        async |request| RequestRepository::get(&db, request).await.unwrap().unwrap().service_type_id;
+    let (passport, visa_type, rome_passport) =
+        (type_of(renewal).await, type_of(visa).await, type_of(rome_renewal).await);
+    assert!(passport != visa_type && passport != rome_passport && visa_type != rome_passport);
+    // The live documents of `requests`, newest first.
+    let of = |requests: &[RequestId]| {
+        let mut ids: Vec<DocumentId> = all
+            .iter()
+            .filter(|d| d.status != DocumentStatus::Deleted)
+            .filter(|d| d.request_id.is_some_and(|r| requests.contains(&r)))
+            .map(|d| d.id)
+            .collect();
+        ids.sort_by(|a, b| b.cmp(a));
+        ids
+    };
+    let within = |types: &[ServiceTypeId]| DocumentFilter {
+        within_services: Some(types.to_vec()),
+        ..DocumentFilter::default()
+    };
+    assert_eq!(of(&[renewal]).len(), 6);
+    assert_eq!(listed(&db, &within(&[passport])).await, of(&[renewal]));
+    assert_eq!(listed(&db, &within(&[visa_type])).await, of(&[visa]));
+    let every_type = within(&[rome_passport, visa_type, passport]);
+    let attached = of(&[renewal, visa, rome_renewal]);
+    assert_eq!(listed(&db, &every_type).await, attached, "no document of no request");
+    assert_eq!(listed(&db, &within(&[])).await, [], "an empty mandate reaches nothing");
+    assert_eq!(listed(&db, &within(&[ServiceTypeId::new()])).await, []);
+    let everything = listed(&db, &DocumentFilter::default()).await;
+    assert_eq!(everything, expected_list(&all, &DocumentFilter::default()));
+    assert_eq!(everything.len(), attached.len() + 12, "no mandate: the unattached ones too");
+
+    // With the other filters, and paged.
+    let alice_photos = DocumentFilter {
+        citizen_id: Some(alice),
+        kind: Some("passport_photo".to_owned()),
+        ..within(&[visa_type, rome_passport])
+    };
+    let expected: Vec<DocumentId> = of(&[visa])
+        .into_iter()
+        .filter(|id| all.iter().any(|d| d.id == *id && d.kind == "passport_photo"))
+        .collect();
+    assert_eq!(expected.len(), 2, "rejected and uploaded");
+    assert_eq!(listed(&db, &alice_photos).await, expected);
+    let mut paged = Vec::new();
+    let mut after = None;
+    loop {
+        let page =
+            DocumentRepository::list(&db, every_type.clone(), PageRequest { limit: 4, after }).await.unwrap();
+        paged.extend(page.items.iter().map(|d| d.id));
+        match page.next_after {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(paged, attached);
 }
 
 async fn document_pages_have_no_gaps_or_duplicates(db: Database) {
@@ -412,6 +477,13 @@ async fn the_document_list_can_use_an_index_for_every_filter(db: Database) {
             request_id: Some(RequestId::new()),
             kind: Some("passport_photo".to_owned()),
             statuses: vec![Uploaded, Verified],
+            within_services: Some(vec![ServiceTypeId::new(), ServiceTypeId::new()]),
+        },
+        DocumentFilter { within_services: Some(vec![ServiceTypeId::new()]), ..none.clone() },
+        DocumentFilter {
+            citizen_id: Some(CitizenId::new()),
+            within_services: Some(vec![ServiceTypeId::new(), ServiceTypeId::new()]),
+            ..none.clone()
         },
     ];
     for filter in &filters {
@@ -510,6 +582,7 @@ on_both_databases!(
     the_table_refuses_inconsistent_documents,
     a_second_live_document_of_a_kind_is_refused,
     documents_are_listed_newest_first_by_every_filter,
+    documents_are_listed_within_a_mandates_services,
     document_pages_have_no_gaps_or_duplicates,
     a_requests_documents_are_its_live_ones_oldest_first,
     known_blob_keys_are_those_of_live_documents,

@@ -15,6 +15,7 @@ use crate::appointments::{
 };
 use crate::citizens::citizens;
 use crate::failure::Failure;
+use crate::shared::columns::service_type_ids;
 use crate::shared::not_updated;
 use crate::shared::sql_types::{DbTime, DbUuid};
 use consular_domain::{
@@ -633,7 +634,8 @@ pub(crate) async fn explain_availability(
 type AppointmentListQuery = BoxedSelect<appointments::table, AppointmentRow>;
 
 /// Appointments in start order (then id): the mission, citizen and slot filters each have
-/// an index `(column, starts_at, id)` that yields that order from the keyset bound.
+/// an index `(column, starts_at, id)` that yields that order from the keyset bound; a
+/// mandate's services (`within_services`) are checked on the rows the citizen's index reads.
 fn list_query(filter: &AppointmentFilter, page: &StartPageRequest) -> AppointmentListQuery {
     let mut q = appointments::table
         .select(AppointmentRow::as_select())
@@ -662,6 +664,9 @@ fn list_query(filter: &AppointmentFilter, page: &StartPageRequest) -> Appointmen
     }
     if let Some(before) = filter.starts_before {
         q = q.filter(appointments::starts_at.lt(DbTime(before)));
+    }
+    if let Some(within) = &filter.within_services {
+        q = q.filter(appointments::service_type_id.eq_any(service_type_ids(within)));
     }
     if let Some(after) = page.after {
         q = q.filter(appointments::starts_at.ge(DbTime(after.starts_at))).filter(

@@ -3,10 +3,13 @@
 use super::{BoxedSelect, Conn, explain, write_meta};
 use crate::documents::{DocumentRow, documents};
 use crate::failure::Failure;
+use crate::requests::service_requests;
+use crate::shared::columns::service_type_ids;
 use crate::shared::sql_types::DbUuid;
 use crate::shared::update_versioned;
 use consular_domain::{Document, DocumentId, DocumentStatus, Page, PageRequest, RequestId};
 use consular_ports::{DocumentFilter, WriteMeta};
+use diesel::dsl::exists;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use std::collections::HashSet;
@@ -59,7 +62,8 @@ type ListQuery = BoxedSelect<documents::table, DocumentRow>;
 /// Live documents newest first (`ORDER BY id DESC`), the ids below `page.after`,
 /// `page.fetch_limit()` rows: no OFFSET, no count. Every equality filter has an index
 /// `(column, id)` that serves it with the order and the keyset bound; no filter reads the
-/// primary key backwards. Tombstones are filtered on the way.
+/// primary key backwards. Tombstones are filtered on the way, and so are the documents
+/// outside a mandate's services (`within_services`), each by its request's primary key.
 fn list_query(filter: &DocumentFilter, page: &PageRequest) -> ListQuery {
     let mut query = documents::table
         .select(DocumentRow::as_select())
@@ -75,6 +79,13 @@ fn list_query(filter: &DocumentFilter, page: &PageRequest) -> ListQuery {
     }
     if let Some(request) = filter.request_id {
         query = query.filter(documents::request_id.eq(DbUuid(request.0)));
+    }
+    if let Some(within) = &filter.within_services {
+        // The document's request is of one of them: a document of no request is outside.
+        let of_request = service_requests::table
+            .filter(service_requests::id.nullable().eq(documents::request_id))
+            .filter(service_requests::service_type_id.eq_any(service_type_ids(within)));
+        query = query.filter(exists(of_request));
     }
     if let Some(kind) = &filter.kind {
         query = query.filter(documents::kind.eq(kind.clone()));

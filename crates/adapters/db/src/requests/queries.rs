@@ -10,7 +10,7 @@ use crate::requests::{
     HistoryRow, MessageRow, NoteRow, OPEN, RequestRow, request_history, request_messages, request_notes,
     service_requests,
 };
-use crate::shared::columns::from_json;
+use crate::shared::columns::{from_json, service_type_ids};
 use crate::shared::sql_types::{DbJson, DbTime, DbUuid};
 use crate::shared::update_versioned;
 use crate::staff::{staff_assignments, staff_members, staff_workloads};
@@ -189,7 +189,9 @@ type ListQuery = BoxedSelect<service_requests::table, RequestRow>;
 /// Newest first (`ORDER BY id DESC`), the ids below `page.after`, `page.fetch_limit()` rows:
 /// no OFFSET, no count. Every equality filter has an index `(column, id)` that serves it
 /// with the order and the keyset bound; the others are read from the id index, or
-/// `submitted_at` / the open-SLA partial index, whichever the planner prefers.
+/// `submitted_at` / the open-SLA partial index, whichever the planner prefers. A
+/// mandate's services (`within_services`) come with the dependant's `citizen_id`, whose
+/// index reads the few rows they are checked on.
 fn list_query(filter: &RequestFilter, page: &PageRequest) -> Result<ListQuery, Failure> {
     let mut query = service_requests::table
         .select(RequestRow::as_select())
@@ -213,6 +215,9 @@ fn list_query(filter: &RequestFilter, page: &PageRequest) -> Result<ListQuery, F
     }
     if let Some(service_type) = filter.service_type_id {
         query = query.filter(service_requests::service_type_id.eq(DbUuid(service_type.0)));
+    }
+    if let Some(within) = &filter.within_services {
+        query = query.filter(service_requests::service_type_id.eq_any(service_type_ids(within)));
     }
     if let Some(from) = filter.submitted_from {
         query = query.filter(service_requests::submitted_at.ge(DbTime(from)));

@@ -5,7 +5,7 @@
 
 use crate::failure::Failure;
 use crate::shared::sql_types::{DbJson, DbUuid};
-use consular_domain::{PrincipalKind, Stage, Subject};
+use consular_domain::{PrincipalKind, ServiceTypeId, Stage, Subject};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +42,13 @@ impl From<StageDoc> for Stage {
     fn from(doc: StageDoc) -> Self {
         Stage { name: doc.name, description: doc.description }
     }
+}
+
+/// Service type ids bound for `service_type_id IN (…)` (`= ANY($1)` on PostgreSQL), as a
+/// mandate's services restrict a listing (docs/representation.md "Acting"): an empty list
+/// matches no row.
+pub(crate) fn service_type_ids(ids: &[ServiceTypeId]) -> Vec<DbUuid> {
+    ids.iter().map(|t| DbUuid(t.0)).collect()
 }
 
 /// A principal stored as two columns, `<x>_kind` and `<x>_id`.

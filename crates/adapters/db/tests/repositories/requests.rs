@@ -152,6 +152,7 @@ fn expected_list(all: &[ServiceRequest], f: &RequestFilter) -> Vec<RequestId> {
         .filter(|r| f.citizen_id.is_none_or(|c| r.citizen_id == c))
         .filter(|r| f.statuses.is_empty() || f.statuses.contains(&r.status))
         .filter(|r| f.service_type_id.is_none_or(|t| r.service_type_id == t))
+        .filter(|r| f.within_services.as_ref().is_none_or(|within| within.contains(&r.service_type_id)))
         .filter(|r| f.submitted_from.is_none_or(|from| r.submitted_at >= from))
         .filter(|r| f.submitted_to.is_none_or(|to| r.submitted_at < to))
         .filter(|r| f.assignee_id.is_none_or(|a| r.assignee_id == Some(a)))
@@ -281,10 +282,23 @@ async fn requests_are_listed_newest_first_by_every_filter(db: Database) {
             assignee_id: Some(bob.id),
             overdue: Some(false),
             overdue_at,
+            within_services: Some(vec![visa.id, passport.id]),
         },
         RequestFilter { mission_id: Some(lyon.id), citizen_id: Some(alice.id), ..none.clone() },
         // `overdue_at` alone filters nothing.
         RequestFilter { overdue_at, ..none.clone() },
+        // A mandate's services (docs/representation.md "Acting"): only, none, all.
+        RequestFilter { within_services: Some(vec![visa.id]), ..none.clone() },
+        RequestFilter { within_services: Some(vec![]), ..none.clone() },
+        RequestFilter { within_services: Some(vec![passport.id, visa.id]), ..none.clone() },
+        RequestFilter { within_services: Some(vec![ServiceTypeId::new()]), ..none.clone() },
+        RequestFilter { citizen_id: Some(alice.id), within_services: Some(vec![visa.id]), ..none.clone() },
+        RequestFilter {
+            citizen_id: Some(carol.id),
+            statuses: vec![Submitted, ActionRequired],
+            within_services: Some(vec![passport.id]),
+            ..none.clone()
+        },
     ];
     for filter in &filters {
         assert_eq!(listed_requests(&db, filter).await, expected_list(&all, filter), "{filter:?}");
@@ -299,6 +313,12 @@ async fn requests_are_listed_newest_first_by_every_filter(db: Database) {
     assert_eq!(listed_requests(&db, &filters[15]).await, ids(&[0, 3]));
     assert_eq!(listed_requests(&db, &filters[19]).await, ids(&[6]));
     assert_eq!(listed_requests(&db, &filters[20]).await, []);
+    assert_eq!(listed_requests(&db, &filters[22]).await, ids(&[1, 3, 5]), "the visas only");
+    assert_eq!(listed_requests(&db, &filters[23]).await, [], "an empty mandate reaches nothing");
+    assert_eq!(listed_requests(&db, &filters[24]).await, ids(&[0, 1, 2, 3, 4, 5, 6, 7, 8]));
+    assert_eq!(listed_requests(&db, &filters[25]).await, []);
+    assert_eq!(listed_requests(&db, &filters[26]).await, ids(&[1]));
+    assert_eq!(listed_requests(&db, &filters[27]).await, ids(&[8]));
 }
 
 async fn request_pages_have_no_gaps_or_duplicates(db: Database) {
@@ -556,6 +576,13 @@ async fn the_request_list_can_use_an_index_for_every_filter(db: Database) {
             assignee_id: Some(StaffId::new()),
             overdue: Some(false),
             overdue_at: at,
+            within_services: Some(vec![ServiceTypeId::new(), ServiceTypeId::new()]),
+        },
+        RequestFilter { within_services: Some(vec![ServiceTypeId::new()]), ..none.clone() },
+        RequestFilter {
+            citizen_id: Some(CitizenId::new()),
+            within_services: Some(vec![ServiceTypeId::new(), ServiceTypeId::new()]),
+            ..none.clone()
         },
     ];
     for filter in &filters {
