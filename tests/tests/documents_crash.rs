@@ -41,6 +41,7 @@ async fn sweep(app: &TestApp, ahead: time::Duration) -> SweepReport {
         citizens: db.clone(),
         service_types: db.clone(),
         idempotency: db.clone(),
+        missions: db.clone(),
         audit: db.clone(),
         access: consular_application::access_log::AccessRecorder::new(db.clone()),
         blobs: Arc::new(app.blob_store()),

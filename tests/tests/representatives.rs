@@ -31,13 +31,14 @@ async fn minor_with_certificate(app: &TestApp, w: &World) -> (Issued, String) {
     body["given_name"] = json!("Mia");
     body["date_of_birth"] = json!(day(-10 * 365));
     let mia = app.citizen_with_client(&w.admin, body).await;
-    // Under a kind the world's catalog requires (uploads of other kinds are refused).
-    let certificate = upload(app, &mia.token, "old_passport").await;
+    // Under a kind the world's catalog requires (uploads of other kinds are refused); by
+    // the mission's staff, since a minor acts only through a parent or guardian.
+    let certificate = upload(app, &w.staff_x.token, &mia.id, "old_passport").await;
     (mia, certificate)
 }
 
-async fn upload(app: &TestApp, token: &str, kind: &str) -> String {
-    let fields = [("kind", kind)];
+async fn upload(app: &TestApp, token: &str, citizen: &str, kind: &str) -> String {
+    let fields = [("kind", kind), ("citizen_id", citizen)];
     let pdf = consular_tests::files::pdf(500, 3);
     text(&app.upload_ok(token, &fields, pdf, "scan.pdf", "application/pdf").await, "id")
 }
@@ -177,7 +178,7 @@ async fn every_refused_field_is_a_422_at_its_pointer(backend: Backend) {
     let w = app.world().await;
     let (mia, certificate) = minor_with_certificate(&app, &w).await;
     let alice = &w.citizen_a;
-    let alices = upload(&app, &alice.token, "passport_photo").await;
+    let alices = upload(&app, &alice.token, &alice.id, "passport_photo").await;
     let codes = |problem: &Value| error_codes(problem);
     let refused = |dependant: &str, body: Value| {
         let (app, path) = (&app, representatives(dependant));

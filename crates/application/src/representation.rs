@@ -1,7 +1,8 @@
 //! Representations (docs/representation.md): who may act for whom. The mission's staff
 //! create one after checking its evidence and end it; the dependant and the mission read
-//! them; a representative lists the dependants they act for now. Acting itself (the
-//! `On-Behalf-Of` header) is not here yet.
+//! them; a representative lists the dependants they act for now, and acts for one by
+//! naming them (`On-Behalf-Of`): [`RepresentationService::mandate`] resolves it at each
+//! call (docs/representation.md "Acting").
 
 use crate::ServiceError;
 use crate::access_log::{AccessRecorder, Whose};
@@ -11,8 +12,9 @@ use consular_domain::analytics::local_date;
 use consular_domain::policy::representation as policy;
 use consular_domain::representation::{NewRepresentation, end_reason, is_minor};
 use consular_domain::{
-    AccessEntry, AccessedData, AuditAction, AuditRecord, Citizen, CitizenId, MissionId, Page, PageRequest,
-    Principal, RegistrationStatus, Representation, RepresentationId, ServiceScope, ValidationErrors,
+    AccessEntry, AccessedData, AuditAction, AuditRecord, Citizen, CitizenId, Mandate, MissionId, Page,
+    PageRequest, Principal, RegistrationStatus, Representation, RepresentationId, ServiceScope,
+    ValidationErrors,
 };
 use consular_ports::{
     CitizenRepository, Clock, DocumentRepository, MissionRepository, ONE_REPRESENTATION, RepoError,
@@ -291,6 +293,28 @@ impl RepresentationService {
             // Another request ended it first.
             None => Err(already_ended(id)),
         }
+    }
+
+    /// The mandate under which `actor` (a citizen's token) acts for `dependant` at this
+    /// moment: the representations between the two that are in force now, read from the
+    /// primary at each call (never cached, so an ending stops the next call on every
+    /// node), their services united. None in force, or a dependant of another mission or
+    /// erased: 404, as for a citizen the caller cannot see. A token that is not a
+    /// citizen's is 403 `insufficient_scope`.
+    pub async fn mandate(&self, actor: &Principal, dependant: CitizenId) -> Result<Mandate, ServiceError> {
+        let (me, mission) = policy::own(actor)?;
+        let held = self.ports.representations.between(me, dependant).await?;
+        if held.iter().all(|r| r.mission_id != mission) {
+            return Err(ServiceError::NotFound);
+        }
+        let citizen = match self.ports.citizens.get(dependant).await? {
+            Some(c) if c.mission_id == mission && c.registration_status != RegistrationStatus::Erased => c,
+            _ => return Err(ServiceError::NotFound),
+        };
+        let (now, today) = self.today(mission).await?;
+        let in_force =
+            held.iter().filter(|r| r.mission_id == mission && r.in_force(now, today, citizen.date_of_birth));
+        Mandate::of(in_force).ok_or(ServiceError::NotFound)
     }
 
     /// The representations the caller (a citizen's token) holds that are in force now,

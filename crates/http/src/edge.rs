@@ -9,6 +9,10 @@ use actix_web::http::header::{self, HeaderMap, HeaderName};
 use ipnet::IpNet;
 use std::net::{IpAddr, SocketAddr};
 
+/// The header a representative's citizen token names the dependant it acts for in
+/// (docs/representation.md "Acting"); read by `extract::Authenticated`.
+pub const ON_BEHALF_OF: &str = "on-behalf-of";
+
 /// The client's address, resolved once per request by the conventions middleware
 /// ([`EdgePolicy::client_address`]); `None` when the connection has no IP peer.
 #[derive(Debug, Clone, Copy)]
@@ -120,6 +124,7 @@ impl EdgePolicy {
                 header::IF_MATCH,
                 header::IF_NONE_MATCH,
                 HeaderName::from_static("idempotency-key"),
+                HeaderName::from_static(ON_BEHALF_OF),
                 HeaderName::from_static("x-request-id"),
             ])
             .expose_headers([

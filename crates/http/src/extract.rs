@@ -1,7 +1,7 @@
 //! The request-side conventions every handler shares: the authenticated principal, JSON
 //! bodies, query strings, pagination, `If-Match` and `Idempotency-Key`.
 
-use crate::edge::ClientAddress;
+use crate::edge::{ClientAddress, ON_BEHALF_OF};
 use crate::problem::ApiError;
 use crate::state::AppState;
 use actix_web::dev::Payload;
@@ -16,7 +16,7 @@ use consular_domain::page::{DEFAULT_LIMIT, MAX_LIMIT};
 use consular_domain::validation::{
     CONTROL_CHARACTER, NO_CONTROL_IN_LINE, NO_CONTROL_IN_TEXT, refused_in_line, refused_in_text,
 };
-use consular_domain::{PageRequest, Principal, StartCursor, ValidationErrors};
+use consular_domain::{CitizenId, PageRequest, Principal, StartCursor, ValidationErrors};
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
 use serde::Deserialize;
@@ -31,9 +31,25 @@ use uuid::Uuid;
 pub const JSON_LIMIT: usize = 64 * 1024;
 
 /// The principal behind the request's bearer token. Every authenticated handler takes
-/// this; scope and object checks happen in the use cases.
+/// this; scope and object checks happen in the use cases. A call naming a dependant in
+/// [`ON_BEHALF_OF`] acts for them: the mandate is resolved here, at each call, by the
+/// representation use case (docs/representation.md "Acting").
 #[derive(Debug, Clone)]
 pub struct Authenticated(pub Principal);
+
+/// The dependant a request names in [`ON_BEHALF_OF`]: a citizen id, else 400.
+pub fn on_behalf_of(headers: &HeaderMap) -> Result<Option<CitizenId>, ApiError> {
+    let Some(value) = headers.get(ON_BEHALF_OF) else { return Ok(None) };
+    value.to_str().ok().and_then(|v| Uuid::parse_str(v.trim()).ok()).map(|id| Some(CitizenId(id))).ok_or_else(
+        || {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_on_behalf_of",
+                "On-Behalf-Of must be a citizen id (a UUID)",
+            )
+        },
+    )
+}
 
 fn unauthorized(detail: &'static str, error: Option<&'static str>) -> ApiError {
     let challenge = match error {
@@ -78,6 +94,9 @@ impl FromRequest for Authenticated {
             let state = req.app_data::<web::Data<AppState>>().ok_or_else(ApiError::internal)?;
             let mut principal = state.tokens.authenticate_bearer(&token).await?;
             principal.address = req.extensions().get::<ClientAddress>().and_then(|a| a.0);
+            if let Some(dependant) = on_behalf_of(req.headers())? {
+                principal.acting_for = Some(state.representation.mandate(&principal, dependant).await?);
+            }
             req.extensions_mut().insert(principal.clone());
             Ok(Authenticated(principal))
         })
@@ -607,6 +626,13 @@ pub fn fingerprinted(req: &HttpRequest, key: &str, body: &[u8]) -> IdempotencyRe
     hasher.update([0]);
     hasher.update(req.path());
     hasher.update([0]);
+    // Whom the call acts for is part of what it asks: the same key and body for another
+    // dependant is another request, not a replay.
+    // (A call without the header keeps the fingerprint it always had.)
+    if let Some(dependant) = req.headers().get(ON_BEHALF_OF) {
+        hasher.update(dependant.as_bytes());
+        hasher.update([0]);
+    }
     hasher.update(body);
     let fingerprint = URL_SAFE_NO_PAD.encode(hasher.finalize());
     IdempotencyRequest { key: key.to_owned(), fingerprint }

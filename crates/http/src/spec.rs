@@ -110,7 +110,56 @@ fn add(op: &mut Value, status: &str, response: Value) {
     }
 }
 
+/// The operations a representative's citizen token may call for a dependant, naming them
+/// in `On-Behalf-Of` (docs/representation.md "Acting"): the dependant's profile, and their
+/// requests, messages, documents and appointments. Elsewhere the header is refused (403:
+/// not done on someone's behalf) and not declared.
+pub const ACTING_OPERATIONS: [&str; 17] = [
+    "get_citizen",
+    "list_requests",
+    "submit_request",
+    "get_request",
+    "cancel_request",
+    "list_request_messages",
+    "post_request_message",
+    "list_request_documents",
+    "list_documents",
+    "upload_document",
+    "get_document",
+    "delete_document",
+    "list_appointments",
+    "book_appointment",
+    "get_appointment",
+    "reschedule_appointment",
+    "cancel_appointment",
+];
+
+/// Declares `On-Behalf-Of` on an operation a representative may call for a dependant,
+/// with what it may answer: 400 for a value that is no id, 404 for a citizen the caller
+/// does not act for now.
+fn declare_on_behalf_of(op: &mut Value) {
+    let acting = op["operationId"].as_str().is_some_and(|id| ACTING_OPERATIONS.contains(&id));
+    if !acting {
+        return;
+    }
+    let header = json!({
+        "name": "On-Behalf-Of",
+        "in": "header",
+        "required": false,
+        "description": "Acts for this dependant (a citizen id), under the representations in force now \
+                        between the caller's citizen and them (docs/representation.md \"Acting\")",
+        "schema": { "type": "string", "format": "uuid" }
+    });
+    match op.get_mut("parameters").and_then(Value::as_array_mut) {
+        Some(params) => params.push(header),
+        None => op["parameters"] = json!([header]),
+    }
+    add(op, "400", problem("Malformed query string or body, or an On-Behalf-Of that is not an id"));
+    add(op, "404", problem("No such resource, not visible to the caller, or no representation in force"));
+}
+
 fn complete_operation(op: &mut Value, method: &str) {
+    declare_on_behalf_of(op);
     if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
         for param in params.iter_mut().filter(|p| p["name"] == "Idempotency-Key") {
             param["schema"] =

@@ -99,3 +99,30 @@ fn the_server_is_the_deployment_itself_or_its_configured_public_address() {
     rest["servers"] = spec.document()["servers"].clone();
     assert_eq!(&rest, spec.document(), "nothing else changes");
 }
+
+/// `On-Behalf-Of` is declared on exactly the operations a representative may call for a
+/// dependant, each of which exists and documents the 400 and 404 it may answer.
+#[test]
+fn on_behalf_of_is_declared_where_a_representative_acts() {
+    let spec = consular_http::api_spec();
+    let declared: Vec<String> = operations(spec.document())
+        .into_iter()
+        .filter(|(_, op)| {
+            op["parameters"]
+                .as_array()
+                .is_some_and(|params| params.iter().any(|p| p["name"] == "On-Behalf-Of"))
+        })
+        .map(|(_, op)| {
+            for status in ["400", "404"] {
+                assert!(op["responses"].get(status).is_some(), "{} documents {status}", op["operationId"]);
+            }
+            op["operationId"].as_str().unwrap_or_default().to_owned()
+        })
+        .collect();
+    let mut expected: Vec<String> =
+        consular_http::spec::ACTING_OPERATIONS.iter().map(|s| s.to_string()).collect();
+    let mut declared = declared;
+    declared.sort();
+    expected.sort();
+    assert_eq!(declared, expected);
+}

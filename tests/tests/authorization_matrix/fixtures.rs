@@ -168,7 +168,6 @@ impl Fixtures {
             let token = app.forge(json!({}), claims).await;
             callers.push(Caller { token, ..callers[like.index()].clone() });
         }
-        assert_eq!(callers.len(), Who::COUNT);
         let mut ids: [Vec<(String, String)>; 2] = Default::default();
         let mut note =
             |side: usize, what: &str, id: &str| ids[side].push((id.to_lowercase(), what.to_owned()));
@@ -190,8 +189,9 @@ impl Fixtures {
 
         let kinds = |from: usize| (from..from + KINDS).map(|i| format!("kind_{i:02}")).collect::<Vec<_>>();
         let service = service_type(app, &ga, "matrix_a", &kinds(1)).await;
-        // A second type makes `kind_31`... kinds of the catalog, for the fresh documents.
-        service_type(app, &ga, "matrix_b", &kinds(31)).await;
+        // A second type makes `kind_31`... kinds of the catalog, for the fresh documents;
+        // the out-of-scope representative acts in it only.
+        let other_service = service_type(app, &ga, "matrix_b", &kinds(31)).await;
 
         // The owner's request with a message and an internal note; the same in mission 2.
         let mut threads = Vec::new();
@@ -265,6 +265,43 @@ impl Fixtures {
         let path = format!("/api/v1/citizens/{}/representatives", owner.id);
         let representation = text(&created(app, &path, &w.staff_x.token, &representation).await, "id");
         ids[0].push((representation.clone(), "representation".to_owned()));
+
+        // The citizens of mission 1 who call naming the owner in `On-Behalf-Of`, each a
+        // guardian: over every service, over the other service type only, ended, and from
+        // a month on (`Who::acts_for_owner`).
+        let acting = [
+            (Who::Representative, None, day(-1), false),
+            (Who::OutOfScope, Some(&other_service), day(-1), false),
+            (Who::EndedRepresentative, None, day(-1), true),
+            (Who::FutureRepresentative, None, day(30), false),
+        ];
+        for (who, services, valid_from, ended) in acting {
+            let person =
+                app.citizen_with_client(&w.admin_x.token, new_citizen(&w.x, 900 + who.index())).await;
+            let mut body = json!({
+                "representative_id": person.id,
+                "kind": "guardian",
+                "valid_from": valid_from,
+                "evidence_document_id": document,
+            });
+            if let Some(service) = services {
+                body["service_type_ids"] = json!([service]);
+            }
+            let made = text(&created(app, &path, &w.staff_x.token, &body).await, "id");
+            if ended {
+                let end = json!({ "reason": "The court order was lifted" });
+                let response = app.post_json(&format!("{path}/{made}/end"), &w.staff_x.token, &end).await;
+                assert_eq!(response.status(), StatusCode::OK, "ending: {:?}", response.text().await);
+            }
+            ids[0].extend([
+                (made, "representation".to_owned()),
+                (person.id.clone(), "representative".to_owned()),
+                (person.client_id.clone(), "representative's client".to_owned()),
+            ]);
+            assert_eq!(callers.len(), who.index(), "the callers in the order of Who::ALL");
+            callers.push(issued(&person));
+        }
+        assert_eq!(callers.len(), Who::COUNT);
 
         // Slots: two in mission 1 (the owner's bookings, and where they move), one in 2.
         let mut slots = Vec::new();

@@ -241,7 +241,11 @@ async fn every_operation_answers_every_principal_as_the_policy_says(backend: Bac
             }
             n += 1;
             let call = calls::call(op, headers, who, &f, n);
-            let response = call.build(&app, &f.caller(who).token).send().await.expect("a response");
+            let mut request = call.build(&app, &f.caller(who).token);
+            if who.acts_for_owner() {
+                request = request.header("on-behalf-of", &f.owner);
+            }
+            let response = request.send().await.expect("a response");
             let status = response.status().as_u16();
             let mut headers = String::new();
             for name in ["location", "link", "content-disposition"] {

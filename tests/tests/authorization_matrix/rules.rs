@@ -35,6 +35,16 @@ pub enum Who {
     /// The same for staff: a staff token of mission 2 whose principal is staff member
     /// m1's id.
     StaffImpostor,
+    /// A citizen of mission 1 calling with `On-Behalf-Of: <the owner>` under a
+    /// guardianship in force over every service (docs/representation.md "Acting").
+    Representative,
+    /// The same under a guardianship in force over another service type only: the owner's
+    /// objects (all of the matrix's service type) are out of its scope.
+    OutOfScope,
+    /// The same whose guardianship was ended: no representation in force.
+    EndedRepresentative,
+    /// The same whose guardianship starts in a month: none in force yet.
+    FutureRepresentative,
 }
 
 /// The mission a principal is bound to.
@@ -47,7 +57,7 @@ pub enum Side {
 }
 
 impl Who {
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 15;
 
     pub const ALL: [Who; Who::COUNT] = [
         Who::Anonymous,
@@ -61,6 +71,10 @@ impl Who {
         Who::GlobalAdmin,
         Who::Impostor,
         Who::StaffImpostor,
+        Who::Representative,
+        Who::OutOfScope,
+        Who::EndedRepresentative,
+        Who::FutureRepresentative,
     ];
 
     pub fn name(self) -> &'static str {
@@ -76,12 +90,27 @@ impl Who {
             Who::GlobalAdmin => "global admin",
             Who::Impostor => "m2 client as owner",
             Who::StaffImpostor => "m2 client as staff m1",
+            Who::Representative => "acting for the owner",
+            Who::OutOfScope => "acting, out of scope",
+            Who::EndedRepresentative => "acting, ended",
+            Who::FutureRepresentative => "acting, not yet valid",
         }
+    }
+
+    /// Whether its calls name the owner in `On-Behalf-Of`.
+    pub fn acts_for_owner(self) -> bool {
+        matches!(
+            self,
+            Who::Representative | Who::OutOfScope | Who::EndedRepresentative | Who::FutureRepresentative
+        )
     }
 
     pub fn side(self) -> Side {
         match self {
             Who::Owner | Who::Neighbour | Who::StaffM1 | Who::AdminM1 => Side::M1,
+            Who::Representative | Who::OutOfScope | Who::EndedRepresentative | Who::FutureRepresentative => {
+                Side::M1
+            }
             Who::Foreigner | Who::StaffM2 | Who::AdminM2 | Who::Impostor | Who::StaffImpostor => Side::M2,
             Who::Anonymous | Who::GlobalAdmin => Side::Unbound,
         }
@@ -172,8 +201,18 @@ pub enum Rule {
     AdminOfM1,
     /// A client of mission 1: a mission admin elsewhere does not see it.
     ClientOfM1,
-    /// The owner's object: the owner, staff and admins of mission 1, global admins.
+    /// The owner's object: the owner, staff and admins of mission 1, global admins; a
+    /// representative acting for the owner within the mandate's services.
     OwnerAndWorkers,
+    /// The owner's profile: as [`Rule::OwnerAndWorkers`], and a representative acting for
+    /// the owner in whatever services (acting needs the name).
+    Profile,
+    /// The owner's representations: the owner, staff and admins of mission 1, global
+    /// admins; never a representative acting (nothing of the other representatives).
+    Representations,
+    /// The owner's data rights read or started by someone else (their access log, an
+    /// export): admins of mission 1 and global admins; not on the owner's behalf.
+    DataRights,
     /// Creating for the owner (submission, booking, upload): the same callers; anyone
     /// else names a citizen they cannot act for.
     ForOwner,
@@ -215,6 +254,9 @@ impl Rule {
         use Outcome::{Allowed, Denied, Ignored};
         use Refusal::*;
         use Who::*;
+        if who.acts_for_owner() {
+            return self.acting(who);
+        }
         // An impostor is a citizen (staff member) of mission 2 to every rule, whatever
         // its id, but for the preferences of the person whose id it carries.
         if self == Rule::Myself && who == Impostor {
@@ -237,6 +279,9 @@ impl Rule {
                 | Rule::AdminOfM1
                 | Rule::ClientOfM1
                 | Rule::OwnerAndWorkers
+                | Rule::Profile
+                | Rule::Representations
+                | Rule::DataRights
                 | Rule::ForOwner
                 | Rule::Workers
                 | Rule::ProfileEditors
@@ -296,7 +341,7 @@ impl Rule {
                 AdminM2 => Denied(NotFound),
                 _ => Denied(Scope),
             },
-            Rule::OwnerAndWorkers => match who {
+            Rule::OwnerAndWorkers | Rule::Profile | Rule::Representations => match who {
                 Owner | StaffM1 | AdminM1 | GlobalAdmin => Allowed,
                 _ => Denied(NotFound),
             },
@@ -309,7 +354,7 @@ impl Rule {
                 _ if citizen => Denied(Scope),
                 _ => Denied(NotFound),
             },
-            Rule::ProfileEditors => match who {
+            Rule::ProfileEditors | Rule::DataRights => match who {
                 Owner | AdminM1 | GlobalAdmin => Allowed,
                 StaffM1 => Denied(Scope),
                 _ => Denied(NotFound),
@@ -348,6 +393,41 @@ impl Rule {
                     Denied(NotFound)
                 }
             }
+        }
+    }
+}
+
+impl Rule {
+    /// What a citizen of mission 1 calling with `On-Behalf-Of: <the owner>` gets
+    /// (docs/representation.md "Acting"). Without a representation in force every call
+    /// with a bearer token is 404, as for a citizen the caller cannot see; in force, the
+    /// owner's objects are theirs within the mandate's services, their profile is read,
+    /// and what is the owner's alone is refused. What takes no bearer token ignores the
+    /// header: as for the neighbour.
+    fn acting(self, who: Who) -> Outcome {
+        use Outcome::{Allowed, Denied};
+        use Refusal::*;
+        let bearer = !matches!(
+            self,
+            Rule::Public
+                | Rule::SignedUrl
+                | Rule::ClientCredentials
+                | Rule::OwnersRefreshToken
+                | Rule::OwnersRevocation
+        );
+        let in_scope = who == Who::Representative;
+        match self {
+            _ if !bearer => self.outcome(Who::Neighbour),
+            _ if matches!(who, Who::EndedRepresentative | Who::FutureRepresentative) => Denied(NotFound),
+            Rule::OwnerAndWorkers if in_scope => Allowed,
+            Rule::OwnerAndWorkers => Denied(NotFound),
+            Rule::ForOwner if in_scope => Allowed,
+            Rule::ForOwner => Denied(UnknownCitizen),
+            Rule::Profile => Allowed,
+            Rule::Representations | Rule::DataRights | Rule::Recipient => Denied(NotFound),
+            Rule::Myself | Rule::Citizens | Rule::OwnCitizen | Rule::OwnPreferences => Denied(Forbidden),
+            Rule::ProfileEditors => Denied(Scope),
+            _ => self.outcome(Who::Neighbour),
         }
     }
 }
@@ -412,16 +492,16 @@ pub const OPERATIONS: &[Operation] = &[
     // Citizens (policy/citizens.rs).
     op("list_citizens", "GET", "/api/v1/citizens", Rule::AnyAdmin),
     op("register_citizen", "POST", "/api/v1/citizens", Rule::AdminOfM1),
-    op("get_citizen", "GET", "/api/v1/citizens/{id}", Rule::OwnerAndWorkers),
+    op("get_citizen", "GET", "/api/v1/citizens/{id}", Rule::Profile),
     op("update_citizen", "PATCH", "/api/v1/citizens/{id}", Rule::ProfileEditors),
     // Access logs (policy/access_log.rs).
     op("list_my_access_log", "GET", "/api/v1/citizens/me/access-log", Rule::Myself),
-    op("list_citizen_access_log", "GET", "/api/v1/citizens/{id}/access-log", Rule::ProfileEditors),
+    op("list_citizen_access_log", "GET", "/api/v1/citizens/{id}/access-log", Rule::DataRights),
     // Exports (policy/exports.rs): a running export makes the next start 409.
     op("start_my_export", "POST", "/api/v1/citizens/me/export", Rule::Citizens).or_conflict(),
     op("get_my_export", "GET", "/api/v1/citizens/me/exports/{export_id}", Rule::OwnCitizen),
-    op("start_citizen_export", "POST", "/api/v1/citizens/{id}/export", Rule::ProfileEditors).or_conflict(),
-    op("get_citizen_export", "GET", "/api/v1/citizens/{id}/exports/{export_id}", Rule::ProfileEditors),
+    op("start_citizen_export", "POST", "/api/v1/citizens/{id}/export", Rule::DataRights).or_conflict(),
+    op("get_citizen_export", "GET", "/api/v1/citizens/{id}/exports/{export_id}", Rule::DataRights),
     op("download_export_archive", "GET", "/api/v1/exports/{export_id}/archive", Rule::SignedUrl),
     // Representations (policy/representation.rs): staff and admins of the dependant's
     // mission create and end them (a citizen's token lacks the scope); the dependant reads
@@ -430,8 +510,8 @@ pub const OPERATIONS: &[Operation] = &[
     op("list_my_representatives", "GET", "/api/v1/citizens/me/representatives", Rule::Myself),
     op("list_my_dependants", "GET", "/api/v1/citizens/me/dependants", Rule::Myself),
     op("create_representative", "POST", "/api/v1/citizens/{id}/representatives", Rule::Workers).or_conflict(),
-    op("list_representatives", "GET", "/api/v1/citizens/{id}/representatives", Rule::OwnerAndWorkers),
-    op("get_representative", "GET", "/api/v1/citizens/{id}/representatives/{rid}", Rule::OwnerAndWorkers),
+    op("list_representatives", "GET", "/api/v1/citizens/{id}/representatives", Rule::Representations),
+    op("get_representative", "GET", "/api/v1/citizens/{id}/representatives/{rid}", Rule::Representations),
     // Staff (policy/staff.rs, policy/requests.rs `queue`).
     op("list_staff", "GET", "/api/v1/staff", Rule::AnyAdmin),
     op("create_staff", "POST", "/api/v1/staff", Rule::AdminOfM1),

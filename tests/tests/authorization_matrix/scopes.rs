@@ -28,6 +28,9 @@ impl Who {
         match self {
             Who::Anonymous => None,
             Who::Owner | Who::Neighbour | Who::Foreigner | Who::Impostor => Some("citizen"),
+            Who::Representative | Who::OutOfScope | Who::EndedRepresentative | Who::FutureRepresentative => {
+                Some("citizen")
+            }
             Who::StaffM1 | Who::StaffM2 | Who::StaffImpostor => Some("staff"),
             Who::AdminM1 | Who::AdminM2 | Who::GlobalAdmin => Some("admin"),
         }
@@ -76,10 +79,13 @@ pub fn check(operation: &Value, seen: &[Seen]) -> Vec<String> {
 
     // What the server enforces, scope by scope. A caller who may not see the object is
     // answered 404 before its scope is looked at (`policy::citizens::change`: staff of
-    // another mission), so one refusal of a scope is enough to say it is refused.
+    // another mission), so one refusal of a scope is enough to say it is refused. A call
+    // acting for someone is refused what the citizen themself may do (their profile's
+    // changes) whatever the scope: it says nothing of the scope.
     let mut accepted = BTreeSet::new();
     for scope in SCOPES {
-        let calls: Vec<&Seen> = seen.iter().filter(|s| s.who.scope() == Some(scope)).collect();
+        let calls: Vec<&Seen> =
+            seen.iter().filter(|s| s.who.scope() == Some(scope) && !s.who.acts_for_owner()).collect();
         if calls.is_empty() {
             problems.push(format!("no caller with the `{scope}` scope called it"));
         } else if !calls.iter().any(|s| s.refused_for_scope()) {

@@ -18,7 +18,7 @@ use consular_domain::{
 };
 use consular_ports::{AppointmentFilter, BookOutcome, StartPage, StartPageRequest, WriteMeta};
 use std::collections::HashMap;
-use time::Date;
+use time::{Date, OffsetDateTime};
 
 /// An appointment with what a response shows beside it: its mission's time zone (local
 /// times) and, for calendar files, the mission's and the service type's names. Stored as
@@ -101,6 +101,7 @@ impl AppointmentService {
             }
             _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
         };
+        self.refuse_minor_alone(actor, now).await?;
         let slot = match ports.appointments.get_slot(booking.slot_id).await? {
             Some(s) if s.mission_id == citizen.mission_id => s,
             _ => return Err(ServiceError::unknown("/slot_id", "no such slot at the citizen's mission")),
@@ -166,6 +167,12 @@ impl AppointmentService {
         })
     }
 
+    /// Refuses a minor's own token what a minor does through a parent or guardian.
+    async fn refuse_minor_alone(&self, actor: &Principal, now: OffsetDateTime) -> Result<(), ServiceError> {
+        let ports = &self.ports;
+        crate::acting::refuse_minor_alone(&*ports.citizens, &*ports.missions, actor, now).await
+    }
+
     /// The appointment, if the caller may read it, with what its responses show.
     pub async fn get(&self, actor: &Principal, id: AppointmentId) -> Result<AppointmentView, ServiceError> {
         let appointment = self.found(id).await?;
@@ -191,6 +198,7 @@ impl AppointmentService {
         // A move takes a seat in another slot: it counts as a booking attempt
         // (docs/appointments.md "Attempt caps").
         self.count_attempt(actor, self.ports.clock.now()).await?;
+        self.refuse_minor_alone(actor, self.ports.clock.now()).await?;
         let stored_version = appointment.version;
         require_version(expected_versions, stored_version)?;
         let from = self.slot_of(&appointment).await?;
@@ -243,6 +251,7 @@ impl AppointmentService {
         retry_unconditional(expected_versions, || async {
             let mut appointment = self.found(id).await?;
             let role = policy::change(actor, &Owned::from(&appointment))?;
+            self.refuse_minor_alone(actor, self.ports.clock.now()).await?;
             let stored_version = appointment.version;
             require_version(expected_versions, stored_version)?;
             let slot = self.slot_of(&appointment).await?;

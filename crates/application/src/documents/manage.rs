@@ -234,6 +234,8 @@ impl DocumentService {
         let stored_version = document.version;
         require_version(expected_versions, stored_version)?;
         let now = self.ports.clock.now();
+        let ports = &self.ports;
+        crate::acting::refuse_minor_alone(&*ports.citizens, &*ports.missions, actor, now).await?;
         let event = document.delete(role, actor.subject, now).map_err(illegal)?;
         let meta = WriteMeta {
             audit: vec![audit(actor, now, AuditAction::Deleted, &document, &["status"])],

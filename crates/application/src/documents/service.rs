@@ -11,7 +11,7 @@ use consular_domain::{AuditAction, AuditRecord, Document, Principal};
 use consular_ports::AccessLogRepository;
 use consular_ports::{
     AuditRepository, BlobError, BlobStore, CitizenRepository, Clock, DocumentRepository,
-    IdempotencyRepository, MalwareScanner, RequestRepository, ServiceTypeRepository,
+    IdempotencyRepository, MalwareScanner, MissionRepository, RequestRepository, ServiceTypeRepository,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,6 +49,8 @@ pub struct DocumentPorts {
     pub citizens: Arc<dyn CitizenRepository>,
     pub service_types: Arc<dyn ServiceTypeRepository>,
     pub idempotency: Arc<dyn IdempotencyRepository>,
+    /// The mission's time zone: whether a citizen acting alone is a minor.
+    pub missions: Arc<dyn MissionRepository>,
     pub audit: Arc<dyn AuditRepository>,
     /// The node's access log recorder, shared by every use case (`Services::new`).
     pub access: AccessRecorder,
@@ -65,6 +67,7 @@ where
         + CitizenRepository
         + ServiceTypeRepository
         + IdempotencyRepository
+        + MissionRepository
         + AuditRepository
         + AccessLogRepository
         + 'static,
@@ -72,6 +75,7 @@ where
     fn from(adapters: &Adapters<D>) -> Self {
         let db = &adapters.database;
         DocumentPorts {
+            missions: db.clone(),
             documents: db.clone(),
             requests: db.clone(),
             citizens: db.clone(),

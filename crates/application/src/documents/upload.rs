@@ -316,7 +316,7 @@ impl DocumentService {
         };
         let written = match new.validate() {
             Ok(()) => {
-                let document = Document::upload(new, stored.key.clone(), actor.subject, now);
+                let document = Document::upload(new, stored.key.clone(), actor, now);
                 self.insert_unless_present(actor, &document, idempotency_key.as_ref())
                     .await
                     .map(|()| document)
@@ -392,6 +392,7 @@ impl DocumentService {
             Some(c) if policy::upload_for(actor, &Owned::new_for(&c, service)).is_ok() => c,
             _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
         };
+        crate::acting::refuse_minor_alone(&*ports.citizens, &*ports.missions, actor, now).await?;
         self.check_kind(actor, form, &citizen).await?;
         validate_file_name(&file.file_name)?;
         // Checked before any byte is stored; the insert is the check that holds when two

@@ -12,7 +12,7 @@ use consular_domain::{ChecklistItem, Principal, RequestId, ServiceRequest};
 use consular_ports::AccessLogRepository;
 use consular_ports::{
     AppointmentRepository, CitizenRepository, Clock, DocumentRepository, IdempotencyRepository,
-    RequestRepository, ServiceTypeRepository, StaffRepository,
+    MissionRepository, RequestRepository, ServiceTypeRepository, StaffRepository,
 };
 use std::sync::Arc;
 use time::OffsetDateTime;
@@ -54,6 +54,8 @@ pub struct RequestPorts {
     pub staff: Arc<dyn StaffRepository>,
     pub documents: Arc<dyn DocumentRepository>,
     pub idempotency: Arc<dyn IdempotencyRepository>,
+    /// The mission's time zone: whether a citizen acting alone is a minor.
+    pub missions: Arc<dyn MissionRepository>,
     /// The node's access log recorder, shared by every use case (`Services::new`).
     pub access: AccessRecorder,
     pub clock: Arc<dyn Clock>,
@@ -68,12 +70,14 @@ where
         + StaffRepository
         + DocumentRepository
         + IdempotencyRepository
+        + MissionRepository
         + AccessLogRepository
         + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
         let db = &adapters.database;
         RequestPorts {
+            missions: db.clone(),
             requests: db.clone(),
             appointments: db.clone(),
             citizens: db.clone(),
@@ -115,6 +119,16 @@ impl RequestService {
 
     pub(super) async fn fetch(&self, id: RequestId) -> Result<ServiceRequest, ServiceError> {
         self.ports.requests.get(id).await.or_not_found()
+    }
+
+    /// Refuses a minor's own token what a minor does through a parent or guardian.
+    pub(super) async fn refuse_minor_alone(
+        &self,
+        actor: &Principal,
+        now: OffsetDateTime,
+    ) -> Result<(), ServiceError> {
+        let ports = &self.ports;
+        crate::acting::refuse_minor_alone(&*ports.citizens, &*ports.missions, actor, now).await
     }
 
     /// The request, if the caller may read it (and its thread).

@@ -40,6 +40,7 @@ impl RequestService {
             }
             _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
         };
+        self.refuse_minor_alone(actor, now).await?;
         // An erased citizen is deregistered too (docs/data-protection.md "Retention and erasure").
         if matches!(
             citizen.registration_status,
@@ -61,7 +62,7 @@ impl RequestService {
         }
         let assignee = self.ports.requests.least_loaded_staff(citizen.mission_id, service_type.id).await?;
         let (request, first, events) =
-            ServiceRequest::submit(&input, &citizen, &service_type, assignee, actor.subject, now);
+            ServiceRequest::submit(&input, &citizen, &service_type, assignee, actor, now);
         let meta = WriteMeta {
             audit: vec![AuditRecord::new(
                 Some(actor),

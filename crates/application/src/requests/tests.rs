@@ -99,6 +99,7 @@ impl Fixture {
             staff: Arc::new(self.staff),
             documents: Arc::new(self.documents),
             idempotency: Arc::new(self.idempotency),
+            missions: Arc::new(crate::fixtures::any_mission()),
             access: crate::fixtures::access_recorder(),
             clock,
         })

@@ -100,6 +100,7 @@ impl RequestService {
         let stored_version = request.version;
         require_version(expected_versions, stored_version)?;
         let now = self.ports.clock.now();
+        self.refuse_minor_alone(actor, now).await?;
         self.write(actor, &mut request, role, RequestChange::cancellation(reason), now, stored_version)
             .await?;
         Ok(RequestView::at(request, now))
@@ -118,7 +119,7 @@ impl RequestService {
     ) -> Result<(), ServiceError> {
         let before = request.status;
         let action = change.action;
-        let changed = request.change(role, change, Some(actor.subject), now).map_err(|e| {
+        let changed = request.change(role, change, Some(actor.into()), now).map_err(|e| {
             ServiceError::IllegalTransition {
                 detail: e.to_string(),
                 allowed: e.allowed.iter().map(ToString::to_string).collect(),

@@ -52,6 +52,19 @@ pub fn change(actor: &Principal, id: CitizenId, mission: MissionId) -> Access<Ed
     Ok(Editor::Admin)
 }
 
+/// Acting as the citizen themself (submitting, uploading, booking, messaging, cancelling,
+/// deleting): not for a minor, who acts through a parent or guardian
+/// (docs/representation.md "Minors"); reading is not acting. `minor`: whether the caller's
+/// own citizen is a minor today in their mission's time zone. Staff, admins and a
+/// representative acting for someone are not judged by it.
+pub fn act_alone(actor: &Principal, minor: bool) -> Access {
+    if minor && actor.acting_for.is_none() && actor.subject.kind == PrincipalKind::Citizen {
+        Err(super::Denied::Forbidden("a minor acts through a parent or guardian"))
+    } else {
+        Ok(())
+    }
+}
+
 /// The citizen a submission, an upload or a booking is for: a citizen acts for themself
 /// (naming themself or nobody), or for the dependant named in `On-Behalf-Of` (naming
 /// them or nobody); staff and admins name the citizen. Whether the caller may
@@ -114,6 +127,25 @@ mod tests {
                     show(list(actor, Some(OTHER))),
                 ]
             },
+        );
+    }
+
+    #[test]
+    fn a_minor_reads_but_acts_only_through_a_representative() {
+        let forbidden = "403 forbidden";
+        check(
+            ["adult acts", "minor acts"],
+            &[
+                ("owner", ["ok", forbidden]),
+                ("citizen here", ["ok", forbidden]),
+                // A representative acting for a minor is who acts for them; staff and
+                // admins act for minors as for anyone.
+                ("representative", ["ok", "ok"]),
+                ("staff here", ["ok", "ok"]),
+                ("admin here", ["ok", "ok"]),
+                ("global admin", ["ok", "ok"]),
+            ],
+            |actor| [show(act_alone(actor, false)), show(act_alone(actor, true))],
         );
     }
 
