@@ -35,8 +35,9 @@ text_enum!(
     AccessRole ("access role") {
         Admin = "admin",
         Staff = "staff",
-        /// Never written while the policy lets a citizen read only their own data (which
-        /// is not logged); kept so that every principal has a role.
+        /// A representative reading a dependant's data, acting for them or listing their
+        /// dependants (docs/representation.md); a citizen's reads of their own data are
+        /// not logged.
         Citizen = "citizen",
     }
 );
