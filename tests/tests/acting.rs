@@ -83,6 +83,18 @@ async fn listed(app: &TestApp, path: &str, token: &str, dependant: Option<&str>)
     page["items"].as_array().into_iter().flatten().map(|item| text(item, "id")).collect()
 }
 
+/// Whether `token`'s own access log holds a read of `what` (`object`) by citizen
+/// `reader`, in the role of a citizen.
+async fn logged(app: &TestApp, token: &str, reader: &str, what: &str, object: &str) -> bool {
+    let log = json_of(app.get("/api/v1/citizens/me/access-log", token).await, StatusCode::OK).await;
+    log["items"].as_array().into_iter().flatten().any(|e| {
+        e["actor"]["id"] == reader
+            && e["actor_role"] == "citizen"
+            && e["what"] == what
+            && e["object_id"] == object
+    })
+}
+
 /// The notifications of `token`'s own inbox.
 async fn inbox(app: &TestApp, token: &str) -> Vec<Value> {
     let page = json_of(app.get("/api/v1/notifications?limit=100", token).await, StatusCode::OK).await;
@@ -167,6 +179,12 @@ async fn a_parent_submits_uploads_and_books_for_their_child_and_hears_of_it(back
     expect_problem(app.get(&mias, &bruno.token).await, 404, "not_found").await;
     let read = acting(app.authed(Method::GET, &mias, &bruno.token), &mia.id).send().await.expect("GET");
     json_of(read, StatusCode::OK).await;
+    // That read is someone else's read of her data: an entry of her access log, in the
+    // role of a citizen (docs/data-protection.md "Access log").
+    eventually(Duration::from_secs(5), "the read in Mia's access log", || {
+        logged(&app, &mia.token, &bruno.id, "request", &request_id)
+    })
+    .await;
 
     // He hears of what happened to her, in his own inbox, marked as about her; she, a
     // minor with a parent who hears it, does not.
