@@ -167,6 +167,7 @@ pub fn notification(recipient: PrincipalId, kind: PrincipalKind, now: OffsetDate
         kind: NotificationKind::RequestSubmitted,
         mission_id: None,
         request_id: None,
+        on_behalf_of: None,
         details: Details::default(),
         created_at: now,
         read_at: None,

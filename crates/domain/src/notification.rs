@@ -7,12 +7,14 @@
 //! of an email (GOV.UK Notify's statuses): temporary failures are retried with
 //! exponential backoff and jitter until a horizon, then become permanent.
 //!
-//! `kind.rs` holds the kinds and the table, `email.rs` an email's life and `inbox.rs` what
-//! an event becomes; this module only gathers them.
+//! `kind.rs` holds the kinds and the table, `email.rs` an email's life, `inbox.rs` what
+//! an event becomes and `represented.rs` which of a citizen's representatives hear of it
+//! too; this module only gathers them.
 
 mod email;
 mod inbox;
 mod kind;
+mod represented;
 
 pub use email::{AfterAttempt, AttemptOutcome, EmailStatus, RetryPolicy};
 pub use inbox::{
@@ -21,6 +23,7 @@ pub use inbox::{
 };
 
 pub use kind::{Audience, Category, NotificationKind, audience};
+pub use represented::representatives_hearing;
 
 pub use crate::event::EventKind;
 

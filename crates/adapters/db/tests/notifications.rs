@@ -19,8 +19,8 @@ use consular_domain::{
     PrincipalId, PrincipalKind, RequestId, Role, ServiceTypeId, Slot, Subject,
 };
 use consular_ports::{
-    AppointmentRepository, Backlog, Claim, MissionRepository, NotificationRepository, NotificationWithEmail,
-    OutboxEvent, SlotUpsert, WriteMeta,
+    AppointmentRepository, Backlog, CitizenRepository, Claim, Erasure, ErasureRepository, MissionRepository,
+    NotificationRepository, NotificationWithEmail, OutboxEvent, SlotUpsert, WriteMeta,
 };
 use std::collections::BTreeSet;
 use time::{Duration, OffsetDateTime};
@@ -94,6 +94,8 @@ fn produced(
         kind: EventKind::RequestSubmitted,
         author: None,
         citizen: Some(person(recipient, email.then_some("alice@example.org"))),
+        citizen_minor: false,
+        representatives: Vec::new(),
         assignee: None,
         mission_id: Some(s.mission),
         request_id: Some(s.request),
@@ -104,7 +106,32 @@ fn produced(
             ..Details::default()
         },
     };
-    produce(&facts, at).unwrap()
+    produce(&facts, at).remove(0)
+}
+
+/// What the worker makes of `event` for the adult citizen `dependant` and their
+/// `representatives` at `at`: the dependant's first, then one about them each.
+fn fanned_out(
+    s: &Setting,
+    event: &OutboxEvent,
+    dependant: CitizenId,
+    representatives: &[CitizenId],
+    at: OffsetDateTime,
+) -> Vec<Produced> {
+    let citizen = |id: CitizenId| person(PrincipalId(id.0), Some("someone@example.org"));
+    let facts = EventFacts {
+        event_id: event.id,
+        kind: EventKind::RequestSubmitted,
+        author: None,
+        citizen: Some(citizen(dependant)),
+        citizen_minor: false,
+        representatives: representatives.iter().copied().map(citizen).collect(),
+        assignee: None,
+        mission_id: Some(s.mission),
+        request_id: Some(s.request),
+        details: Details { status: Some("submitted".to_owned()), ..Details::default() },
+    };
+    produce(&facts, at)
 }
 
 fn alice(s: &Setting) -> PrincipalId {
@@ -597,4 +624,86 @@ on_both_databases!(
     an_expired_sending_lease_is_claimed_again,
     a_sender_renews_an_email_lease_only_while_it_holds_it,
     reminders_are_scheduled_once_per_start_time,
+    a_fanned_out_event_stores_one_notification_per_recipient_marked_about_the_dependant,
+    an_erasure_deletes_what_representatives_were_told_about_the_citizen_and_refuses_more,
 );
+
+// ---------------------------------------------------------------- representatives
+
+async fn a_fanned_out_event_stores_one_notification_per_recipient_marked_about_the_dependant(db: Database) {
+    let s = setting(&db).await;
+    let bob = stored_citizen(&db, s.mission, "BOB1").await.id;
+    let t = now();
+    let events = stored_events(&db, &[s.request.0]).await;
+    let made = fanned_out(&s, &events[0], s.citizen, &[bob], t);
+    assert_eq!(made.len(), 2);
+    assert_eq!(db.complete_events("a", &ids(&events), &made, t).await.unwrap(), 2);
+    assert_eq!(db.count_rows("emails").await.unwrap(), 2, "an email each");
+
+    let (alices, bobs) = (&made[0].notification, &made[1].notification);
+    assert_eq!((alices.on_behalf_of, bobs.on_behalf_of), (None, Some(s.citizen)));
+    for p in &made {
+        assert_eq!(
+            NotificationRepository::get(&db, p.notification.id).await.unwrap().as_ref(),
+            Some(&p.notification)
+        );
+        assert_eq!(email_of(&db, p).await, p.email.clone().unwrap());
+    }
+    let inbox = |id: CitizenId| Recipient {
+        id: PrincipalId(id.0),
+        kind: PrincipalKind::Citizen,
+        mission: Some(s.mission),
+    };
+    let page = PageRequest { limit: 10, after: None };
+    let listed = NotificationRepository::list(&db, inbox(bob), false, page).await.unwrap();
+    assert_eq!(listed.items, std::slice::from_ref(bobs), "Bob's inbox shows whom it is about");
+    let listed = NotificationRepository::list(&db, inbox(s.citizen), false, page).await.unwrap();
+    assert_eq!(listed.items, std::slice::from_ref(alices));
+    let deliveries = NotificationRepository::for_request(&db, s.request).await.unwrap();
+    let about: BTreeSet<_> =
+        deliveries.iter().map(|d| (d.notification.recipient_id, d.notification.on_behalf_of)).collect();
+    assert_eq!(about, BTreeSet::from([(alices.recipient_id, None), (bobs.recipient_id, Some(s.citizen))]));
+
+    // Handled again: still one per (event, recipient).
+    let again = fanned_out(&s, &events[0], s.citizen, &[bob], t + Duration::SECOND);
+    assert_eq!(db.complete_events("b", &ids(&events), &again, t).await.unwrap(), 0);
+    assert_eq!(db.count_rows("notifications").await.unwrap(), 2);
+}
+
+async fn an_erasure_deletes_what_representatives_were_told_about_the_citizen_and_refuses_more(db: Database) {
+    let s = setting(&db).await;
+    let alice = CitizenRepository::get(&db, s.citizen).await.unwrap().unwrap();
+    let bob = stored_citizen(&db, s.mission, "BOB2").await.id;
+    let t = now();
+    // Bob hears of Alice's open request, and of his own.
+    let events = stored_events(&db, &[s.request.0, s.request.0]).await;
+    let mut made = fanned_out(&s, &events[0], s.citizen, &[bob], t);
+    made.extend(fanned_out(&s, &events[1], bob, &[], t));
+    assert_eq!(db.complete_events("a", &ids(&events), &made, t).await.unwrap(), 3);
+
+    // The open request is kept; what was told about Alice goes all the same.
+    let erasure = Erasure {
+        citizen: Some((consular_domain::erasure::erased(&alice, t), alice.version)),
+        citizen_id: alice.id,
+        requests: Vec::new(),
+        at: t,
+    };
+    db.erase(&erasure, &WriteMeta::default()).await.unwrap();
+    let left = NotificationRepository::for_request(&db, s.request).await.unwrap();
+    assert_eq!(
+        left.iter().map(|d| (d.notification.recipient_id, d.notification.on_behalf_of)).collect::<Vec<_>>(),
+        [(PrincipalId(bob.0), None)],
+        "only Bob's news of his own"
+    );
+    assert_eq!(db.count_rows("emails").await.unwrap(), 1);
+
+    // A fan-out about Alice that the worker looked up before the erasure is refused.
+    let late = stored_events(&db, &[s.request.0]).await;
+    let about_alice: Vec<Produced> = fanned_out(&s, &late[0], s.citizen, &[bob], t)
+        .into_iter()
+        .filter(|p| p.notification.recipient_id.0 == bob.0)
+        .collect();
+    assert_eq!(about_alice.len(), 1);
+    assert!(db.complete_events("a", &ids(&late), &about_alice, t).await.is_err());
+    assert_eq!(db.count_rows("notifications").await.unwrap(), 1, "nothing written about Alice");
+}

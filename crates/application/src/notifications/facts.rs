@@ -1,15 +1,20 @@
 //! What the worker looks up about an outbox event before the domain decides what it
 //! produces: the request it is about, the person who hears it (by the domain's
-//! `audience` table: only that person is looked up), and the details the notification
-//! may carry. One [`Lookups`] serves a batch, so a request, a person or a mission that
-//! several events share is read once.
+//! `audience` table: only that person is looked up) and, for a citizen with
+//! representatives, those of them the domain says hear it too, and the details the
+//! notification may carry. One [`Lookups`] serves a batch, so a request, a person or a
+//! mission that several events share is read once.
 
 use super::service::NotificationService;
 use crate::ServiceError;
-use consular_domain::notification::{Audience, Details, EventFacts, Language, Person, audience};
+use consular_domain::analytics::local_date;
+use consular_domain::notification::{
+    Audience, Details, EventFacts, Language, Person, audience, representatives_hearing,
+};
+use consular_domain::representation::is_minor;
 use consular_domain::{
-    CitizenId, DomainEvent, LocalSlot, Mission, MissionId, PrincipalId, PrincipalKind, RegistrationStatus,
-    RequestId, ServiceRequest, ServiceTypeId, StaffId,
+    AppointmentId, Citizen, CitizenId, DomainEvent, LocalSlot, Mission, MissionId, PageRequest, PrincipalId,
+    PrincipalKind, RegistrationStatus, Representation, RequestId, ServiceRequest, ServiceTypeId, StaffId,
 };
 use consular_ports::OutboxEvent;
 use std::collections::HashMap;
@@ -22,8 +27,13 @@ use uuid::Uuid;
 pub(super) struct Lookups {
     requests: HashMap<RequestId, Option<ServiceRequest>>,
     people: HashMap<Uuid, Option<Person>>,
+    citizens: HashMap<CitizenId, Option<Citizen>>,
     missions: HashMap<MissionId, Option<Mission>>,
     services: HashMap<ServiceTypeId, Option<String>>,
+    /// A citizen's representations not ended (`Some`: `cached` stores what it finds).
+    representations: HashMap<CitizenId, Option<Vec<Representation>>>,
+    /// An appointment's service type.
+    appointment_services: HashMap<AppointmentId, Option<ServiceTypeId>>,
 }
 
 /// Who wrote a `message.posted`.
@@ -110,19 +120,108 @@ impl NotificationService {
         })
     }
 
-    /// The citizen `id` as a recipient, in their preferred language.
-    async fn citizen(&self, cache: &mut Lookups, id: CitizenId) -> Result<Option<Person>, ServiceError> {
-        cached(&mut cache.people, id.as_uuid(), async {
-            // An erased citizen hears nothing (docs/data-protection.md "Retention and erasure").
+    /// The citizen `id`, unless erased: an erased citizen hears nothing, and nobody hears
+    /// of them (docs/data-protection.md "Retention and erasure").
+    async fn citizen_record(
+        &self,
+        cache: &mut Lookups,
+        id: CitizenId,
+    ) -> Result<Option<Citizen>, ServiceError> {
+        cached(&mut cache.citizens, id, async {
             let found = self.ports.citizens.get(id).await?;
-            let Some(citizen) = found.filter(|c| c.registration_status != RegistrationStatus::Erased) else {
-                return Ok(None);
-            };
-            let language = Language::for_preference(&citizen.preferred_language);
-            let principal = PrincipalId(id.as_uuid());
-            Ok(Some(self.person(principal, PrincipalKind::Citizen, citizen.email, language).await?))
+            Ok(found.filter(|c| c.registration_status != RegistrationStatus::Erased))
         })
         .await
+    }
+
+    /// The citizen `id` as a recipient, in their preferred language.
+    async fn citizen(&self, cache: &mut Lookups, id: CitizenId) -> Result<Option<Person>, ServiceError> {
+        if let Some(found) = cache.people.get(&id.as_uuid()) {
+            return Ok(found.clone());
+        }
+        let person = match self.citizen_record(cache, id).await? {
+            Some(citizen) => {
+                let language = Language::for_preference(&citizen.preferred_language);
+                let principal = PrincipalId(id.as_uuid());
+                Some(self.person(principal, PrincipalKind::Citizen, citizen.email, language).await?)
+            }
+            None => None,
+        };
+        cache.people.insert(id.as_uuid(), person.clone());
+        Ok(person)
+    }
+
+    /// The representations of `dependant` not ended, every page of them (a handful).
+    async fn representations(
+        &self,
+        cache: &mut Lookups,
+        dependant: CitizenId,
+    ) -> Result<Vec<Representation>, ServiceError> {
+        let found = cached(&mut cache.representations, dependant, async {
+            let mut open = Vec::new();
+            let mut page = PageRequest { limit: consular_domain::page::MAX_LIMIT, after: None };
+            loop {
+                let found = self.ports.representations.for_dependant(dependant, page).await?;
+                open.extend(found.items.into_iter().filter(|r| r.ended_at.is_none()));
+                match found.next_after {
+                    Some(after) => page = PageRequest { after: Some(after), ..page },
+                    None => return Ok(Some(open)),
+                }
+            }
+        })
+        .await?;
+        Ok(found.unwrap_or_default())
+    }
+
+    /// The service an event is about: an appointment's service type, else its request's
+    /// (a document's request's); `None` for a document of no request.
+    async fn service_of(
+        &self,
+        cache: &mut Lookups,
+        event: &DomainEvent,
+        request: Option<&ServiceRequest>,
+    ) -> Result<Option<ServiceTypeId>, ServiceError> {
+        let Some(appointment) = event.appointment() else {
+            return Ok(request.map(|r| r.service_type_id));
+        };
+        let id = appointment.appointment_id;
+        cached(&mut cache.appointment_services, id, async {
+            Ok(self.ports.appointments.get(id).await?.map(|a| a.service_type_id))
+        })
+        .await
+    }
+
+    /// Whether the citizen `dependant` is a minor at `now`, and those of their
+    /// representatives who hear of `event` (the domain's `representatives_hearing`), as
+    /// recipients. A citizen without representations costs one read.
+    async fn represented(
+        &self,
+        cache: &mut Lookups,
+        facts: &mut EventFacts,
+        dependant: CitizenId,
+        event: &DomainEvent,
+        request: Option<&ServiceRequest>,
+        now: OffsetDateTime,
+    ) -> Result<(), ServiceError> {
+        let representations = self.representations(cache, dependant).await?;
+        if representations.is_empty() {
+            return Ok(());
+        }
+        let Some(citizen) = self.citizen_record(cache, dependant).await? else { return Ok(()) };
+        let Some(mission) = self.mission(cache, citizen.mission_id).await? else { return Ok(()) };
+        let today = local_date(&mission.timezone, now).ok_or_else(|| {
+            ServiceError::Internal(format!("mission {} has no valid time zone", mission.id))
+        })?;
+        facts.citizen_minor = is_minor(citizen.date_of_birth, today);
+        let service = self.service_of(cache, event, request).await?;
+        for representative in
+            representatives_hearing(&representations, service, now, today, citizen.date_of_birth)
+        {
+            if let Some(person) = self.citizen(cache, representative).await? {
+                facts.representatives.push(person);
+            }
+        }
+        Ok(())
     }
 
     /// The staff member `id` as a recipient, while active (staff write in English).
@@ -142,6 +241,7 @@ impl NotificationService {
         &self,
         cache: &mut Lookups,
         event: &OutboxEvent,
+        now: OffsetDateTime,
     ) -> Result<Option<EventFacts>, ServiceError> {
         let raised = match event.event() {
             Ok(raised) => raised,
@@ -157,6 +257,8 @@ impl NotificationService {
             kind,
             author,
             citizen: None,
+            citizen_minor: false,
+            representatives: Vec::new(),
             assignee: None,
             mission_id: named_mission(&raised),
             request_id: raised.request_id(),
@@ -177,6 +279,9 @@ impl NotificationService {
                 let citizen = named_citizen(&raised).or(request.as_ref().map(|r| r.citizen_id));
                 if let Some(citizen) = citizen {
                     facts.citizen = self.citizen(cache, citizen).await?;
+                    if facts.citizen.is_some() {
+                        self.represented(cache, &mut facts, citizen, &raised, request.as_ref(), now).await?;
+                    }
                 }
             }
             Audience::Assignee => {

@@ -6,8 +6,8 @@ use crate::access_log::AccessRecorder;
 use crate::adapters::Adapters;
 use consular_domain::notification::RetryPolicy;
 use consular_ports::{
-    CitizenRepository, Clock, Mailer, MissionRepository, NotificationRepository, RequestRepository,
-    ServiceTypeRepository, StaffRepository,
+    AppointmentRepository, CitizenRepository, Clock, Mailer, MissionRepository, NotificationRepository,
+    RepresentationRepository, RequestRepository, ServiceTypeRepository, StaffRepository,
 };
 use std::sync::Arc;
 use time::Duration;
@@ -23,6 +23,10 @@ pub struct NotificationPorts {
     pub staff: Arc<dyn StaffRepository>,
     pub missions: Arc<dyn MissionRepository>,
     pub service_types: Arc<dyn ServiceTypeRepository>,
+    /// A citizen's representations, who hear of what concerns them too.
+    pub representations: Arc<dyn RepresentationRepository>,
+    /// An appointment's service type (which representatives' mandates cover it).
+    pub appointments: Arc<dyn AppointmentRepository>,
     /// None: no SMTP server configured, in-app notifications only (no email is made).
     pub mailer: Option<Arc<dyn Mailer>>,
     /// The node's access log recorder, shared by every use case (`Services::new`).
@@ -38,6 +42,8 @@ where
         + StaffRepository
         + MissionRepository
         + ServiceTypeRepository
+        + RepresentationRepository
+        + AppointmentRepository
         + consular_ports::AccessLogRepository
         + 'static,
 {
@@ -50,6 +56,8 @@ where
             staff: db.clone(),
             missions: db.clone(),
             service_types: db.clone(),
+            representations: db.clone(),
+            appointments: db.clone(),
             mailer: adapters.mailer.clone(),
             access: AccessRecorder::new(db.clone()),
             clock: adapters.clock.clone(),

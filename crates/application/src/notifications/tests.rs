@@ -8,13 +8,16 @@ use crate::fixtures::{alice, any_mission, principal, service_type};
 use consular_domain::notification::{
     AfterAttempt, Email, EmailPreferences, EmailStatus, Language, Notification, NotificationKind, Produced,
 };
+use consular_domain::representation::{RepresentationKind, ServiceScope};
 use consular_domain::{
     Appointment, CitizenId, DocumentId, DocumentRef, DomainEvent, EmailId, MissionId, NotificationId,
     PrincipalId, PrincipalKind, RequestStatus, ServiceRequest, Slot, StaffMember, Subject, fixtures,
 };
+use consular_domain::{AppointmentRef, Citizen, Page, Representation, ServiceTypeId};
 use consular_ports::{
-    Claim, MailError, Mailer, MockCitizenRepository, MockClock, MockMailer, MockNotificationRepository,
-    MockRequestRepository, MockServiceTypeRepository, MockStaffRepository, OutboxEvent, RepoError,
+    Claim, MailError, Mailer, MockAppointmentRepository, MockCitizenRepository, MockClock, MockMailer,
+    MockNotificationRepository, MockRepresentationRepository, MockRequestRepository,
+    MockServiceTypeRepository, MockStaffRepository, OutboxEvent, RepoError,
 };
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -66,11 +69,34 @@ fn world() -> World {
     World { request, staff }
 }
 
-/// The ports of `world`, with `notifications` and `mailer` given.
+/// The ports of `world`, with `notifications` and `mailer` given; the citizen has no
+/// representative.
 fn service(
     world: &World,
     notifications: MockNotificationRepository,
     mailer: Option<MockMailer>,
+) -> NotificationService {
+    service_in(world, notifications, mailer, Household::default())
+}
+
+/// What a test of representatives adds to `world`: the citizen's birth date, their
+/// representations (ended ones included, as the port gives them), the other citizens
+/// (the representatives), and the service type of the appointments.
+#[derive(Default)]
+struct Household {
+    born: Option<time::Date>,
+    representations: Vec<Representation>,
+    others: Vec<Citizen>,
+    appointment_service: Option<ServiceTypeId>,
+}
+
+/// The ports of `world` and `household`, with `notifications` and `mailer` given. The
+/// representations are paged one per page, and read once per batch.
+fn service_in(
+    world: &World,
+    notifications: MockNotificationRepository,
+    mailer: Option<MockMailer>,
+    household: Household,
 ) -> NotificationService {
     let (request, staff) = (world.request.clone(), world.staff.clone());
     let mut requests = MockRequestRepository::new();
@@ -78,10 +104,34 @@ fn service(
     let mut citizens = MockCitizenRepository::new();
     let mission = world.request.mission_id;
     let citizen_id = world.request.citizen_id;
-    citizens.expect_get().returning(move |_| {
+    let Household { born, representations, others, appointment_service } = household;
+    citizens.expect_get().returning(move |id| {
+        if let Some(other) = others.iter().find(|c| c.id == id) {
+            return Ok(Some(other.clone()));
+        }
         let mut new = alice(mission);
         new.preferred_language = "fr-BE".into();
-        Ok(Some(new.into_citizen(citizen_id, NOW)))
+        let citizen = new.into_citizen(citizen_id, NOW);
+        Ok(Some(Citizen { date_of_birth: born.unwrap_or(citizen.date_of_birth), ..citizen }))
+    });
+    let mut held = MockRepresentationRepository::new();
+    let reads = held.expect_for_dependant();
+    if !representations.is_empty() {
+        // Once per batch: a page each.
+        reads.times(representations.len());
+    }
+    reads.returning(move |dependant, page| {
+        assert_eq!(dependant, citizen_id, "only the citizen an event concerns has representatives read");
+        let start = page.after.map_or(0, |after| {
+            representations.iter().position(|r| r.id.as_uuid() == after).map_or(0, |i| i + 1)
+        });
+        let items: Vec<_> = representations.iter().skip(start).take(1).cloned().collect();
+        let next_after = (start + 1 < representations.len()).then(|| items[0].id.as_uuid());
+        Ok(Page { items, next_after })
+    });
+    let mut appointments = MockAppointmentRepository::new();
+    appointments.expect_get().returning(move |id| {
+        Ok(appointment_service.map(|service| Appointment { id, service_type_id: service, ..booked(mission) }))
     });
     let mut members = MockStaffRepository::new();
     members.expect_get().returning(move |_| Ok(Some(staff.clone())));
@@ -95,6 +145,8 @@ fn service(
             staff: Arc::new(members),
             missions: Arc::new(any_mission()),
             service_types: Arc::new(service_types),
+            representations: Arc::new(held),
+            appointments: Arc::new(appointments),
             mailer: mailer.map(|m| Arc::new(m) as Arc<dyn Mailer>),
             access: crate::fixtures::access_recorder(),
             clock: clock(),
@@ -369,4 +421,137 @@ async fn reminders_are_written_for_due_appointments_only() {
         Ok(true)
     });
     assert_eq!(service(&world, repo, None).schedule_reminders().await.unwrap(), 1);
+}
+
+// ---------------------------------------------------------------------- representatives
+
+/// An appointment of mission `mission` booked a week before `NOW`, in two days.
+fn booked(mission: MissionId) -> Appointment {
+    let starts_at = NOW + time::Duration::days(2);
+    let slot = fixtures::slot(mission, starts_at, NOW - time::Duration::days(7));
+    let by = Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() };
+    Appointment::book(&slot, CitizenId::new(), ServiceTypeId::new(), None, by, NOW - time::Duration::days(7))
+}
+
+/// A citizen of `world`'s mission writing in `language` at `address`.
+fn representative(world: &World, language: &str, address: &str) -> Citizen {
+    let mut new = alice(world.request.mission_id);
+    new.preferred_language = language.into();
+    new.email = address.into();
+    new.into_citizen(CitizenId::new(), NOW)
+}
+
+/// A representation of `world`'s citizen held by `by`, from a year before `NOW`.
+fn held(world: &World, by: &Citizen, kind: RepresentationKind, services: ServiceScope) -> Representation {
+    Representation {
+        dependant_id: world.request.citizen_id,
+        representative_id: by.id,
+        mission_id: world.request.mission_id,
+        kind,
+        services,
+        valid_from: NOW.date() - time::Duration::days(365),
+        ..fixtures::representation()
+    }
+}
+
+/// Who each produced notification went to, about whom.
+fn told(produced: &[Produced]) -> Vec<(Uuid, Option<CitizenId>)> {
+    produced.iter().map(|p| (p.notification.recipient_id.as_uuid(), p.notification.on_behalf_of)).collect()
+}
+
+#[tokio::test]
+async fn a_minors_news_goes_to_the_representatives_in_force_whose_mandate_covers_its_service() {
+    let world = world();
+    let child = world.request.citizen_id;
+    let (visa, passport) = (world.request.service_type_id, ServiceTypeId::new());
+    let mother = representative(&world, "en-GB", "mother@example.org");
+    let uncle = representative(&world, "fr", "uncle@example.org");
+    let father = representative(&world, "fr", "father@example.org");
+    let household = Household {
+        born: Some(NOW.date() - time::Duration::days(365 * 10)),
+        representations: vec![
+            held(&world, &mother, RepresentationKind::Parent, ServiceScope::All),
+            held(&world, &uncle, RepresentationKind::Guardian, ServiceScope::Only(vec![passport])),
+            Representation {
+                ended_at: Some(NOW - time::Duration::days(1)),
+                ended_by: Some(Subject { kind: PrincipalKind::Staff, id: PrincipalId::new() }),
+                end_reason: Some("custody".into()),
+                ..held(&world, &father, RepresentationKind::Parent, ServiceScope::All)
+            },
+        ],
+        others: vec![mother.clone(), uncle.clone(), father],
+        appointment_service: Some(passport),
+    };
+    let status = event(DomainEvent::RequestStatusChanged {
+        request_id: world.request.id,
+        from: RequestStatus::Submitted,
+        to: RequestStatus::InReview,
+        reason: None,
+    });
+    let appointment =
+        AppointmentRef { citizen_id: child, ..AppointmentRef::of(&booked(world.request.mission_id)) };
+    let reminder = event(DomainEvent::AppointmentReminder { appointment });
+    let completed = Arc::new(Mutex::new(Vec::new()));
+    let service = service_in(
+        &world,
+        claiming(vec![status, reminder], completed.clone()),
+        Some(MockMailer::new()),
+        household,
+    );
+    let dispatched = service.dispatch().await.unwrap();
+    assert_eq!(dispatched.notifications, 3);
+    let produced = &completed.lock().unwrap()[0].1;
+    let about = Some(child);
+    assert_eq!(
+        told(produced),
+        [(mother.id.as_uuid(), about), (mother.id.as_uuid(), about), (uncle.id.as_uuid(), about)],
+        "the visa request's status to the mother (all services) only; the passport appointment to \
+         both; never the child while a representative hears, never the ended father's"
+    );
+    assert_eq!(visa, world.request.service_type_id);
+    let emails: Vec<_> =
+        produced.iter().filter_map(|p| p.email.as_ref().map(|e| (e.to.as_str(), e.language))).collect();
+    assert_eq!(
+        emails,
+        [
+            ("mother@example.org", Language::En),
+            ("mother@example.org", Language::En),
+            ("uncle@example.org", Language::Fr)
+        ],
+        "each in their own language, at their own address"
+    );
+}
+
+#[tokio::test]
+async fn an_adult_hears_beside_their_representative_and_a_minor_alone_when_none_is_in_force() {
+    let world = world();
+    let attorney = representative(&world, "fr", "attorney@example.org");
+    let cases = [
+        (
+            None,
+            RepresentationKind::AuthorisedRepresentative,
+            vec![
+                (world.request.citizen_id.as_uuid(), None),
+                (attorney.id.as_uuid(), Some(world.request.citizen_id)),
+            ],
+        ),
+        (
+            Some(NOW.date() - time::Duration::days(365 * 10)),
+            RepresentationKind::AuthorisedRepresentative,
+            vec![(world.request.citizen_id.as_uuid(), None)],
+        ),
+    ];
+    for (born, kind, expected) in cases {
+        let household = Household {
+            born,
+            representations: vec![held(&world, &attorney, kind, ServiceScope::All)],
+            others: vec![attorney.clone()],
+            appointment_service: None,
+        };
+        let completed = Arc::new(Mutex::new(Vec::new()));
+        let service =
+            service_in(&world, claiming(vec![submitted(&world)], completed.clone()), None, household);
+        service.dispatch().await.unwrap();
+        assert_eq!(told(&completed.lock().unwrap()[0].1), expected, "born {born:?}");
+    }
 }

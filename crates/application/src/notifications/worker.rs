@@ -18,8 +18,8 @@ const REMINDER_BATCH: u32 = 500;
 pub struct Dispatched {
     /// Events claimed and marked delivered.
     pub events: usize,
-    /// Notifications stored (fewer than the events: some are heard by nobody, and an
-    /// event handled twice produces nothing the second time).
+    /// Notifications stored: one per recipient (some events are heard by nobody, others
+    /// by a citizen and their representatives), none the second time an event is handled.
     pub notifications: u64,
 }
 
@@ -52,8 +52,8 @@ impl NotificationService {
         let mut cache = Lookups::default();
         let mut produced = Vec::new();
         for event in &events {
-            let Some(facts) = self.facts(&mut cache, event).await? else { continue };
-            if let Some(mut made) = produce(&facts, now) {
+            let Some(facts) = self.facts(&mut cache, event, now).await? else { continue };
+            for mut made in produce(&facts, now) {
                 if !self.sends_email() {
                     made.email = None;
                 }

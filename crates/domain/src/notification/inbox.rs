@@ -7,7 +7,7 @@ use super::email::EmailStatus;
 use super::kind::{Audience, Category, NotificationKind, audience};
 use crate::event::EventKind;
 use crate::text_enum::text_enum;
-use crate::{EmailId, MissionId, NotificationId, PrincipalId, PrincipalKind, RequestId};
+use crate::{CitizenId, EmailId, MissionId, NotificationId, PrincipalId, PrincipalKind, RequestId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use time::{Duration, OffsetDateTime};
@@ -64,6 +64,10 @@ pub struct Notification {
     /// The mission the event happened at (staff see emails of their mission).
     pub mission_id: Option<MissionId>,
     pub request_id: Option<RequestId>,
+    /// The citizen it is about when it went to one of their representatives (their
+    /// dependant: docs/representation.md "Notifications"); `None` when it is about its
+    /// recipient's own request, document or appointment, or went to staff.
+    pub on_behalf_of: Option<CitizenId>,
     pub details: Details,
     pub created_at: OffsetDateTime,
     pub read_at: Option<OffsetDateTime>,
@@ -168,6 +172,14 @@ pub struct EventFacts {
     pub author: Option<PrincipalKind>,
     /// The citizen the request or appointment belongs to.
     pub citizen: Option<Person>,
+    /// Whether that citizen is a minor at delivery (on the date in their mission's time
+    /// zone): a minor hears of what concerns them only when none of their representatives
+    /// does.
+    pub citizen_minor: bool,
+    /// That citizen's representatives who hear of this event
+    /// ([`representatives_hearing`](super::representatives_hearing): in force at delivery,
+    /// their mandate covering the event's service), as recipients of their own.
+    pub representatives: Vec<Person>,
     /// The staff member the request is assigned to after the event.
     pub assignee: Option<Person>,
     pub mission_id: Option<MissionId>,
@@ -175,23 +187,52 @@ pub struct EventFacts {
     pub details: Details,
 }
 
-/// What one event produces: a notification, and its email unless the recipient has no
-/// address or turned the category off.
+/// What one event produces for one recipient: a notification, and its email unless the
+/// recipient has no address or turned the category off.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Produced {
     pub notification: Notification,
     pub email: Option<Email>,
 }
 
-/// The notification (and email) `facts` produce at `now`, by the table of [`audience`];
-/// None when nobody hears the event or the person who would is unknown (a request nobody
-/// is assigned to).
-pub fn produce(facts: &EventFacts, now: OffsetDateTime) -> Option<Produced> {
-    let (kind, who) = audience(facts.kind, facts.author)?;
-    let person = match who {
-        Audience::Citizen => facts.citizen.as_ref()?,
-        Audience::Assignee => facts.assignee.as_ref()?,
-    };
+/// What `facts` produce at `now`, by the table of [`audience`]: one [`Produced`] per
+/// recipient, none when nobody hears the event or the person who would is unknown (a
+/// request nobody is assigned to, an erased citizen). What concerns a citizen goes to each
+/// of `facts.representatives` (marked `on_behalf_of` the citizen), and to the citizen
+/// themself, first, if an adult, or if a minor whom no representative hears of it
+/// (docs/notifications.md "Who hears what").
+pub fn produce(facts: &EventFacts, now: OffsetDateTime) -> Vec<Produced> {
+    let Some((kind, who)) = audience(facts.kind, facts.author) else { return Vec::new() };
+    match who {
+        Audience::Assignee => {
+            facts.assignee.iter().map(|staff| made(facts, kind, staff, None, now)).collect()
+        }
+        Audience::Citizen => {
+            let Some(citizen) = &facts.citizen else { return Vec::new() };
+            let about = CitizenId(citizen.id.as_uuid());
+            let mut produced: Vec<Produced> = facts
+                .representatives
+                .iter()
+                .filter(|r| r.id != citizen.id)
+                .map(|r| made(facts, kind, r, Some(about), now))
+                .collect();
+            if !facts.citizen_minor || produced.is_empty() {
+                produced.insert(0, made(facts, kind, citizen, None, now));
+            }
+            produced
+        }
+    }
+}
+
+/// The notification of `kind` to `person` (and its email, unless they have no address or
+/// turned its category off).
+fn made(
+    facts: &EventFacts,
+    kind: NotificationKind,
+    person: &Person,
+    on_behalf_of: Option<CitizenId>,
+    now: OffsetDateTime,
+) -> Produced {
     let notification = Notification {
         id: NotificationId::new(),
         recipient_id: person.id,
@@ -200,6 +241,7 @@ pub fn produce(facts: &EventFacts, now: OffsetDateTime) -> Option<Produced> {
         kind,
         mission_id: facts.mission_id,
         request_id: facts.request_id,
+        on_behalf_of,
         details: facts.details.clone(),
         created_at: now,
         read_at: None,
@@ -219,7 +261,7 @@ pub fn produce(facts: &EventFacts, now: OffsetDateTime) -> Option<Produced> {
         updated_at: now,
         delivered_at: None,
     });
-    Some(Produced { notification, email })
+    Produced { notification, email }
 }
 
 /// How long before an appointment its reminder goes out.

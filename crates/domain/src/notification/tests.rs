@@ -172,6 +172,8 @@ fn facts(
         kind,
         author,
         citizen: Some(citizen),
+        citizen_minor: false,
+        representatives: Vec::new(),
         assignee,
         mission_id: Some(crate::MissionId::new()),
         request_id: Some(crate::RequestId::new()),
@@ -179,11 +181,17 @@ fn facts(
     }
 }
 
+/// The one notification (and email) an event produced.
+fn only(mut produced: Vec<Produced>) -> Produced {
+    assert_eq!(produced.len(), 1, "{produced:?}");
+    produced.remove(0)
+}
+
 #[test]
 fn an_event_produces_the_recipients_notification_and_email_in_their_language() {
     let citizen = person(PrincipalKind::Citizen, Some("ana@example.org"), &[]);
     let event = facts(EventKind::RequestStatusChanged, None, citizen.clone(), None);
-    let produced = produce(&event, CREATED).expect("the citizen hears a status change");
+    let produced = only(produce(&event, CREATED));
     let n = &produced.notification;
     assert_eq!(
         (n.recipient_id, n.recipient_kind, n.event_id),
@@ -192,7 +200,7 @@ fn an_event_produces_the_recipients_notification_and_email_in_their_language() {
     assert_eq!(n.kind, NotificationKind::RequestStatusChanged);
     assert_eq!((n.mission_id, n.request_id), (event.mission_id, event.request_id));
     assert_eq!(n.details.status.as_deref(), Some("in_review"));
-    assert_eq!(n.read_at, None);
+    assert_eq!((n.read_at, n.on_behalf_of), (None, None));
     let email = produced.email.expect("an email");
     assert_eq!(
         (email.to.as_str(), email.language, email.status),
@@ -204,14 +212,12 @@ fn an_event_produces_the_recipients_notification_and_email_in_their_language() {
 #[test]
 fn preferences_and_missing_addresses_keep_email_off_but_never_in_app() {
     let quiet = person(PrincipalKind::Citizen, Some("ana@example.org"), &[Category::Requests]);
-    let produced =
-        produce(&facts(EventKind::RequestSubmitted, None, quiet.clone(), None), CREATED).expect("in-app");
+    let produced = only(produce(&facts(EventKind::RequestSubmitted, None, quiet.clone(), None), CREATED));
     assert_eq!(produced.email, None, "requests turned off");
-    let produced = produce(&facts(EventKind::DocumentVerified, None, quiet, None), CREATED).expect("in-app");
+    let produced = only(produce(&facts(EventKind::DocumentVerified, None, quiet, None), CREATED));
     assert!(produced.email.is_some(), "documents still on");
     let no_address = person(PrincipalKind::Citizen, None, &[]);
-    let produced =
-        produce(&facts(EventKind::RequestSubmitted, None, no_address, None), CREATED).expect("in-app");
+    let produced = only(produce(&facts(EventKind::RequestSubmitted, None, no_address, None), CREATED));
     assert_eq!(produced.email, None);
 }
 
@@ -221,20 +227,18 @@ fn the_assignee_hears_citizen_messages_and_nobody_hears_unassigned_ones() {
     let staff = person(PrincipalKind::Staff, Some("clerk@mission.example"), &[]);
     let event =
         facts(EventKind::MessagePosted, Some(PrincipalKind::Citizen), citizen.clone(), Some(staff.clone()));
-    let produced = produce(&event, CREATED).expect("the assignee hears it");
+    let produced = only(produce(&event, CREATED));
     assert_eq!(produced.notification.recipient_id, staff.id);
     assert_eq!(produced.notification.kind, NotificationKind::MessageFromCitizen);
     let unassigned = facts(EventKind::MessagePosted, Some(PrincipalKind::Citizen), citizen.clone(), None);
-    assert_eq!(produce(&unassigned, CREATED), None);
-    assert_eq!(produce(&facts(EventKind::DocumentUploaded, None, citizen, Some(staff)), CREATED), None);
+    assert_eq!(produce(&unassigned, CREATED), []);
+    assert_eq!(produce(&facts(EventKind::DocumentUploaded, None, citizen, Some(staff)), CREATED), []);
 }
 
 #[test]
 fn reading_twice_keeps_the_first_time() {
     let citizen = person(PrincipalKind::Citizen, None, &[]);
-    let mut n = produce(&facts(EventKind::RequestSubmitted, None, citizen, None), CREATED)
-        .expect("in-app")
-        .notification;
+    let mut n = only(produce(&facts(EventKind::RequestSubmitted, None, citizen, None), CREATED)).notification;
     assert!(n.mark_read(CREATED + Duration::minutes(1)));
     assert!(!n.mark_read(CREATED + Duration::minutes(2)));
     assert_eq!(n.read_at, Some(CREATED + Duration::minutes(1)));
@@ -268,5 +272,138 @@ fn a_reminder_is_due_the_day_before_for_bookings_made_earlier() {
     ];
     for (now, changed, due) in table {
         assert_eq!(reminder_due(starts, changed, now), due, "{now} {changed}");
+    }
+}
+
+// ---------------------------------------------------------------------- representatives
+
+mod representatives {
+    use super::*;
+    use crate::representation::{RepresentationKind, ServiceScope};
+    use crate::{CitizenId, Representation, ServiceTypeId};
+    use time::Date;
+    use time::macros::date;
+
+    const TODAY: Date = date!(2026 - 06 - 01);
+    const MINOR: Date = date!(2015 - 03 - 04);
+    const ADULT: Date = date!(1990 - 03 - 04);
+
+    fn held(
+        representative: CitizenId,
+        kind: RepresentationKind,
+        services: ServiceScope,
+        valid_from: Date,
+    ) -> Representation {
+        Representation {
+            representative_id: representative,
+            kind,
+            services,
+            valid_from,
+            ..crate::fixtures::representation()
+        }
+    }
+
+    /// Who hears of an event about a service, with the dependant a minor or an adult, and
+    /// representations in force or not, in scope or not.
+    #[test]
+    fn representatives_in_force_whose_services_cover_the_events_hear_it() {
+        use RepresentationKind::{AuthorisedRepresentative, Guardian, Parent};
+        let (passport, visa) = (ServiceTypeId::new(), ServiceTypeId::new());
+        let [parent, guardian, attorney, ended, future] = [(); 5].map(|()| CitizenId::new());
+        let since = date!(2026 - 01 - 01);
+        let representations = vec![
+            held(parent, Parent, ServiceScope::All, since),
+            held(guardian, Guardian, ServiceScope::Only(vec![passport]), since),
+            // The guardian's second representation: its services join the first's.
+            held(guardian, Guardian, ServiceScope::Only(vec![visa]), since),
+            held(attorney, AuthorisedRepresentative, ServiceScope::Only(vec![passport]), since),
+            Representation {
+                ended_at: Some(CREATED - Duration::days(1)),
+                ..held(ended, Guardian, ServiceScope::All, since)
+            },
+            held(future, Guardian, ServiceScope::All, TODAY + Duration::days(1)),
+        ];
+        let table: &[(Option<ServiceTypeId>, Date, &[CitizenId], &str)] = &[
+            (Some(passport), MINOR, &[parent, guardian], "a parent of a minor, a guardian in scope"),
+            (Some(visa), MINOR, &[parent, guardian], "the guardian's second representation"),
+            (Some(ServiceTypeId::new()), MINOR, &[parent], "another service: the parent's mandate is all"),
+            (None, MINOR, &[parent], "no service: only a mandate over every service"),
+            (Some(passport), ADULT, &[guardian, attorney], "an adult: no parent, the attorney"),
+            (None, ADULT, &[], "an adult, no service: nobody holds all in force"),
+        ];
+        for (service, born, expected, why) in table {
+            let hearing = representatives_hearing(&representations, *service, CREATED, TODAY, *born);
+            assert_eq!(hearing, *expected, "{why}");
+        }
+        assert_eq!(representatives_hearing(&[], Some(passport), CREATED, TODAY, MINOR), [], "none at all");
+    }
+
+    fn with(citizen: Person, minor: bool, representatives: Vec<Person>, kind: EventKind) -> EventFacts {
+        EventFacts { citizen_minor: minor, representatives, ..facts(kind, None, citizen, None) }
+    }
+
+    #[test]
+    fn each_representative_gets_their_own_notification_about_the_dependant() {
+        let child = person(PrincipalKind::Citizen, Some("child@example.org"), &[]);
+        let mother = Person {
+            language: Language::En,
+            ..person(PrincipalKind::Citizen, Some("mother@example.org"), &[Category::Appointments])
+        };
+        let father = person(PrincipalKind::Citizen, Some("father@example.org"), &[]);
+        let event =
+            with(child.clone(), true, vec![mother.clone(), father.clone()], EventKind::AppointmentBooked);
+        let produced = produce(&event, CREATED);
+        let about = Some(CitizenId(child.id.as_uuid()));
+        let told: Vec<_> = produced
+            .iter()
+            .map(|p| (p.notification.recipient_id, p.notification.on_behalf_of, p.notification.event_id))
+            .collect();
+        assert_eq!(told, [(mother.id, about, event.event_id), (father.id, about, event.event_id)], "a minor");
+        assert!(produced.iter().all(|p| p.notification.kind == NotificationKind::AppointmentBooked));
+        assert_eq!(produced[0].email, None, "the mother turned appointments' emails off");
+        let email = produced[1].email.as_ref().map(|e| (e.to.as_str(), e.language));
+        assert_eq!(email, Some(("father@example.org", Language::Fr)), "in the father's language");
+        let ids: std::collections::BTreeSet<_> = produced.iter().map(|p| p.notification.id).collect();
+        assert_eq!(ids.len(), 2, "a notification each");
+    }
+
+    #[test]
+    fn an_adult_hears_too_and_a_minor_whom_no_representative_hears() {
+        let dependant = person(PrincipalKind::Citizen, Some("ana@example.org"), &[]);
+        let guardian = person(PrincipalKind::Citizen, None, &[]);
+        let recipients = |minor: bool, representatives: Vec<Person>| -> Vec<_> {
+            let event = with(dependant.clone(), minor, representatives, EventKind::RequestStatusChanged);
+            produce(&event, CREATED)
+                .iter()
+                .map(|p| (p.notification.recipient_id, p.notification.on_behalf_of))
+                .collect()
+        };
+        let about = Some(CitizenId(dependant.id.as_uuid()));
+        assert_eq!(recipients(false, vec![guardian.clone()]), [(dependant.id, None), (guardian.id, about)]);
+        assert_eq!(recipients(true, vec![guardian.clone()]), [(guardian.id, about)]);
+        assert_eq!(recipients(true, vec![]), [(dependant.id, None)], "a minor with none in force");
+        assert_eq!(recipients(false, vec![]), [(dependant.id, None)]);
+    }
+
+    #[test]
+    fn nobody_hears_of_an_unknown_or_erased_dependant_and_staff_events_stay_staffs() {
+        let guardian = person(PrincipalKind::Citizen, None, &[]);
+        let dependant = person(PrincipalKind::Citizen, None, &[]);
+        let erased = EventFacts {
+            citizen: None,
+            ..with(dependant.clone(), true, vec![guardian.clone()], EventKind::RequestSubmitted)
+        };
+        assert_eq!(produce(&erased, CREATED), []);
+        let staff = person(PrincipalKind::Staff, None, &[]);
+        let message = EventFacts {
+            author: Some(PrincipalKind::Citizen),
+            assignee: Some(staff.clone()),
+            ..with(dependant, false, vec![guardian], EventKind::MessagePosted)
+        };
+        let told: Vec<_> = produce(&message, CREATED)
+            .iter()
+            .map(|p| (p.notification.recipient_id, p.notification.on_behalf_of))
+            .collect();
+        assert_eq!(told, [(staff.id, None)], "the assignee alone hears a citizen's message");
     }
 }

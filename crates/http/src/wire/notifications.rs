@@ -79,6 +79,9 @@ pub struct NotificationBody {
     pub kind: String,
     /// The request it is about, when there is one.
     pub request_id: Option<Uuid>,
+    /// The citizen it is about when it went to one of their representatives (the
+    /// dependant's id); null when it is about its recipient themself, or went to staff.
+    pub on_behalf_of: Option<Uuid>,
     pub details: NotificationDetails,
     pub read: bool,
     #[serde(with = "time::serde::rfc3339::option")]
@@ -95,6 +98,7 @@ impl From<Notification> for NotificationBody {
             id: n.id.as_uuid(),
             kind: n.kind.as_str().to_owned(),
             request_id: n.request_id.map(|r| r.as_uuid()),
+            on_behalf_of: n.on_behalf_of.map(|c| c.as_uuid()),
             details: n.details.into(),
             read: n.read_at.is_some(),
             read_at: n.read_at,

@@ -280,7 +280,8 @@ async fn discard(conn: &mut Conn, doomed: &Doomed<'_>, at: DbTime) -> Result<Vec
     )
     .load(conn)
     .await?;
-    // Notifications (and their emails) addressed to the citizen, about a request that
+    // Notifications (and their emails) addressed to the citizen or to their
+    // representatives about them (`on_behalf_of`, migration 000029), about a request that
     // goes, or made from an event that goes; then the events filed under what goes.
     let recipient = doomed.citizen.unwrap_or(DbUuid(uuid::Uuid::nil()));
     let told: Vec<DbUuid> = notifications::table
@@ -288,7 +289,8 @@ async fn discard(conn: &mut Conn, doomed: &Doomed<'_>, at: DbTime) -> Result<Vec
             notifications::event_id
                 .eq_any(events.clone())
                 .or(notifications::request_id.eq_any(requests.clone()))
-                .or(notifications::recipient_id.eq(recipient)),
+                .or(notifications::recipient_id.eq(recipient))
+                .or(notifications::on_behalf_of.eq(recipient)),
         )
         .select(notifications::id)
         .load(conn)

@@ -49,6 +49,7 @@ diesel::table! {
         details -> PortableJson,
         created_at -> PortableTimestamp,
         read_at -> Nullable<PortableTimestamp>,
+        on_behalf_of -> Nullable<PortableUuid>,
     }
 }
 
@@ -253,6 +254,9 @@ pub(crate) struct NotificationRow {
     pub details: DbJson,
     pub created_at: DbTime,
     pub read_at: Option<DbTime>,
+    /// The citizen it is about, when it went to one of their representatives (migration
+    /// 000029).
+    pub on_behalf_of: Option<DbUuid>,
 }
 
 impl TryFrom<&Notification> for NotificationRow {
@@ -269,6 +273,7 @@ impl TryFrom<&Notification> for NotificationRow {
             details: to_json("notification details", &DetailsDoc::from(&n.details))?,
             created_at: DbTime(n.created_at),
             read_at: n.read_at.map(DbTime),
+            on_behalf_of: n.on_behalf_of.map(|c| DbUuid(c.0)),
         })
     }
 }
@@ -287,6 +292,7 @@ impl TryFrom<NotificationRow> for Notification {
             kind: notification_kind(&row.kind)?,
             mission_id: row.mission_id.map(|m| m.0.into()),
             request_id: row.request_id.map(|r| r.0.into()),
+            on_behalf_of: row.on_behalf_of.map(|c| c.0.into()),
             details: details(row.details)?,
             created_at: row.created_at.0,
             read_at: row.read_at.map(|t| t.0),
