@@ -1,7 +1,7 @@
 //! The audit trail: who changed what, when, through which client.
 
 use crate::text_enum::text_enum;
-use crate::{AuditEventId, ClientId, Principal, Subject};
+use crate::{AuditEventId, CitizenId, ClientId, Principal, Subject};
 use std::net::IpAddr;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -44,6 +44,31 @@ pub struct AuditRecord {
     pub resource_type: String,
     pub resource_id: Uuid,
     pub changed_fields: Vec<String>,
+    /// Whom the actor acted for (`On-Behalf-Of`): the dependant's id, `None` when the
+    /// actor acted for themself (docs/representation.md "Traceability").
+    pub on_behalf_of: Option<CitizenId>,
+}
+
+/// Who a trace records: the actor (a representative acting for someone stays the actor)
+/// and whom they acted for. Every history, message and document built by a principal is
+/// built from the principal (`Trace::from(&principal)`), so that the dependant is never
+/// dropped; a bare `Subject` acted for themself (the system's jobs, fixtures).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trace {
+    pub actor: Subject,
+    pub on_behalf_of: Option<CitizenId>,
+}
+
+impl From<&Principal> for Trace {
+    fn from(principal: &Principal) -> Self {
+        Trace { actor: principal.subject, on_behalf_of: principal.on_behalf_of() }
+    }
+}
+
+impl From<Subject> for Trace {
+    fn from(actor: Subject) -> Self {
+        Trace { actor, on_behalf_of: None }
+    }
 }
 
 impl AuditRecord {
@@ -65,6 +90,37 @@ impl AuditRecord {
             resource_type: resource_type.to_owned(),
             resource_id,
             changed_fields,
+            on_behalf_of: actor.and_then(Principal::on_behalf_of),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{MissionId, fixtures};
+
+    #[test]
+    fn an_entry_records_whom_an_acting_principal_acted_for() {
+        let dependant = CitizenId::new();
+        let acting = fixtures::acting_for(MissionId::new(), dependant);
+        let at = OffsetDateTime::UNIX_EPOCH;
+        let record =
+            AuditRecord::new(Some(&acting), at, AuditAction::Created, "request", Uuid::nil(), vec![]);
+        assert_eq!((record.actor, record.on_behalf_of), (Some(acting.subject), Some(dependant)));
+
+        let own = Principal { acting_for: None, ..acting.clone() };
+        let record = AuditRecord::new(Some(&own), at, AuditAction::Created, "request", Uuid::nil(), vec![]);
+        assert_eq!((record.actor, record.on_behalf_of), (Some(own.subject), None));
+        let system = AuditRecord::new(None, at, AuditAction::Erased, "request", Uuid::nil(), vec![]);
+        assert_eq!((system.actor, system.on_behalf_of), (None, None));
+    }
+
+    #[test]
+    fn a_trace_keeps_the_representative_as_the_actor() {
+        let dependant = CitizenId::new();
+        let acting = fixtures::acting_for(MissionId::new(), dependant);
+        assert_eq!(Trace::from(&acting), Trace { actor: acting.subject, on_behalf_of: Some(dependant) });
+        assert_eq!(Trace::from(acting.subject), Trace { actor: acting.subject, on_behalf_of: None });
     }
 }

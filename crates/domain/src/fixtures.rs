@@ -133,7 +133,16 @@ pub fn service_request(
 /// A history entry moving a request to `to_status` at stage `to_stage` at `at`, by the
 /// system (no actor), from nowhere recorded and without a reason.
 pub fn history_entry(at: OffsetDateTime, to_status: RequestStatus, to_stage: usize) -> HistoryEntry {
-    HistoryEntry { at, actor: None, from_status: None, to_status, from_stage: None, to_stage, reason: None }
+    HistoryEntry {
+        at,
+        actor: None,
+        from_status: None,
+        to_status,
+        from_stage: None,
+        to_stage,
+        reason: None,
+        on_behalf_of: None,
+    }
 }
 
 /// An open slot of `mission` from `starts_at`, 30 minutes long, with one free seat, the
@@ -213,5 +222,23 @@ pub fn representation() -> crate::Representation {
         ended_at: None,
         ended_by: None,
         end_reason: None,
+    }
+}
+
+/// A citizen's token of `mission` acting for `dependant` in every service
+/// (`On-Behalf-Of`), as the representation use case resolves it.
+pub fn acting_for(mission: MissionId, dependant: CitizenId) -> crate::Principal {
+    crate::Principal {
+        subject: Subject { kind: PrincipalKind::Citizen, id: PrincipalId::new() },
+        client_id: crate::ClientId::new(),
+        mission: Some(mission),
+        scopes: crate::ScopeSet::only(crate::Scope::Citizen),
+        address: None,
+        acting_for: Some(crate::Mandate {
+            dependant,
+            mission,
+            services: crate::ServiceScope::All,
+            representations: vec![crate::RepresentationId::new()],
+        }),
     }
 }

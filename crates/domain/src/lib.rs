@@ -41,7 +41,7 @@ pub use appointment::{
     LocalSlot, OpeningHours, RecurringSchedule, RescheduleRefused, Slot, SlotConflict, SlotKey, SlotPlan,
     SlotTemplate, StartCursor,
 };
-pub use audit::{AuditAction, AuditRecord};
+pub use audit::{AuditAction, AuditRecord, Trace};
 pub use catalog::{
     DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, Money, NewServiceType, ServiceType, ServiceTypeChanges, Stage,
 };

@@ -16,8 +16,8 @@ pub use reason::{MAX_TEXT, Reason};
 pub use status::RequestStatus;
 
 use crate::{
-    Citizen, CitizenId, MissionId, ServiceType, ServiceTypeId, StaffId, Stage, Subject, ValidationErrors,
-    rules,
+    Citizen, CitizenId, MissionId, ServiceType, ServiceTypeId, StaffId, Stage, Subject, Trace,
+    ValidationErrors, rules,
 };
 use std::borrow::Cow;
 use std::fmt;
@@ -163,6 +163,8 @@ pub struct HistoryEntry {
     pub from_stage: Option<usize>,
     pub to_stage: usize,
     pub reason: Option<String>,
+    /// Whom the actor acted for (docs/representation.md "Traceability").
+    pub on_behalf_of: Option<CitizenId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -237,9 +239,10 @@ impl ServiceRequest {
         citizen: &Citizen,
         service_type: &ServiceType,
         assignee: Option<StaffId>,
-        actor: Subject,
+        actor: impl Into<Trace>,
         now: OffsetDateTime,
     ) -> (ServiceRequest, HistoryEntry, Vec<crate::DomainEvent>) {
+        let actor = actor.into();
         // Every field named, so that a new one of `NewRequest` fails to compile here
         // until it is carried into the request; the references were resolved by the
         // caller into `citizen` and `service_type`.
@@ -261,12 +264,13 @@ impl ServiceRequest {
         };
         let first = HistoryEntry {
             at: now,
-            actor: Some(actor),
+            actor: Some(actor.actor),
             from_status: None,
             to_status: RequestStatus::Submitted,
             from_stage: None,
             to_stage: 0,
             reason: None,
+            on_behalf_of: actor.on_behalf_of,
         };
         let mut events = vec![crate::DomainEvent::RequestSubmitted {
             request_id: request.id,
@@ -281,12 +285,25 @@ impl ServiceRequest {
     /// Applies `action` by `role` as a change of its own (the version moves), returning
     /// the history entry it makes; refuses an illegal one and names the allowed actions.
     /// The reason is recorded as given: what a caller sends goes through `RequestChange`
-    /// (and `Reason`) first, as the use cases do with `change`.
+    /// (and `Reason`) first, as the use cases do with `change`. `actor` acted for
+    /// themself: a principal's change goes through `change`, which records whom it acted
+    /// for.
     pub fn apply(
         &mut self,
         role: Role,
         action: Action,
         actor: Option<Subject>,
+        reason: Option<String>,
+        now: OffsetDateTime,
+    ) -> Result<HistoryEntry, IllegalTransition> {
+        self.apply_traced(role, action, actor.map(Trace::from), reason, now)
+    }
+
+    fn apply_traced(
+        &mut self,
+        role: Role,
+        action: Action,
+        actor: Option<Trace>,
         reason: Option<String>,
         now: OffsetDateTime,
     ) -> Result<HistoryEntry, IllegalTransition> {
@@ -307,12 +324,13 @@ impl ServiceRequest {
         self.touch(now);
         Ok(HistoryEntry {
             at: now,
-            actor,
+            actor: actor.map(|a| a.actor),
             from_status: Some(from_status),
             to_status: self.status,
             from_stage: Some(from_stage),
             to_stage: self.current_stage,
             reason,
+            on_behalf_of: actor.and_then(|a| a.on_behalf_of),
         })
     }
 
@@ -331,12 +349,14 @@ impl ServiceRequest {
         &mut self,
         role: Role,
         change: RequestChange,
-        actor: Option<Subject>,
+        actor: Option<Trace>,
         now: OffsetDateTime,
     ) -> Result<Changed, IllegalTransition> {
         let (from, from_stage) = (self.status, self.current_stage);
         let entry = match change.action {
-            Some(action) => Some(self.apply(role, action, actor, change.reason.map(String::from), now)?),
+            Some(action) => {
+                Some(self.apply_traced(role, action, actor, change.reason.map(String::from), now)?)
+            }
             None => None,
         };
         let previous_assignee = change.assignee.and_then(|assignee| self.swap_assignee(assignee));
@@ -565,6 +585,33 @@ mod tests {
         );
     }
 
+    /// A representative's submission and change record the dependant beside the
+    /// representative (docs/representation.md "Traceability"); `apply`, the system's and
+    /// fixtures' way, acted for itself.
+    #[test]
+    fn entries_of_an_acting_principal_record_whom_it_acted_for() {
+        let citizen = crate::citizen::tests::alice(MissionId::new())
+            .into_citizen(CitizenId::new(), OffsetDateTime::UNIX_EPOCH);
+        let service_type = crate::catalog::tests::renewal()
+            .into_service_type(ServiceTypeId::new(), OffsetDateTime::UNIX_EPOCH);
+        let parent = crate::fixtures::acting_for(citizen.mission_id, citizen.id);
+        let now = OffsetDateTime::UNIX_EPOCH;
+        let input = NewRequest::for_service(service_type.id);
+        let (mut r, first, _) = ServiceRequest::submit(&input, &citizen, &service_type, None, &parent, now);
+        assert_eq!((first.actor, first.on_behalf_of), (Some(parent.subject), Some(citizen.id)));
+
+        let cancel = RequestChange { action: Some(Action::To(Cancelled)), reason: None, assignee: None };
+        let changed = r.change(Role::Citizen, cancel, Some(Trace::from(&parent)), now).unwrap();
+        let entry = changed.entry.unwrap();
+        assert_eq!((entry.actor, entry.on_behalf_of), (Some(parent.subject), Some(citizen.id)));
+
+        let (mut own, first, _) =
+            ServiceRequest::submit(&input, &citizen, &service_type, None, parent.subject, now);
+        assert_eq!(first.on_behalf_of, None);
+        let entry = own.apply(Role::Citizen, Action::To(Cancelled), Some(parent.subject), None, now).unwrap();
+        assert_eq!(entry.on_behalf_of, None);
+    }
+
     #[test]
     fn a_submission_sets_every_field_and_its_first_history_entry() {
         let citizen = crate::citizen::tests::alice(MissionId::new())
@@ -599,6 +646,7 @@ mod tests {
             from_stage: None,
             to_stage: 0,
             reason: None,
+            on_behalf_of: None,
         };
         assert_eq!(first, expected);
     }

@@ -54,6 +54,10 @@ pub struct Message {
     pub id: Uuid,
     pub request_id: RequestId,
     pub author: Subject,
+    /// Whom the author wrote for, when acting for someone (docs/representation.md
+    /// "Traceability").
+    #[serde(default)]
+    pub on_behalf_of: Option<CitizenId>,
     pub body: String,
     pub created_at: OffsetDateTime,
 }

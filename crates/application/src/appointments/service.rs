@@ -134,7 +134,7 @@ pub(super) fn change(
     let change = event.appointment_change().ok_or_else(|| {
         ServiceError::Internal(format!("a {} event is no change of an appointment", event.kind()))
     })?;
-    let entry = AppointmentEntry::of(appointment, change, actor.subject)
+    let entry = AppointmentEntry::of(appointment, change, actor)
         .map_err(|mismatch| ServiceError::Internal(mismatch.to_string()))?;
     Ok((OutboxEvent::new(event, now)?, entry))
 }

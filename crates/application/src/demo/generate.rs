@@ -583,7 +583,7 @@ impl Walk {
                 .map_err(DemoError::Plan)?,
             assignee: self.request.assignee_id.is_none().then_some(Some(handler)),
         };
-        let changed = self.request.change(Role::Staff, change, Some(staff), self.at)?;
+        let changed = self.request.change(Role::Staff, change, Some(staff.into()), self.at)?;
         self.history.extend(changed.entry);
 
         let last = profile.stages.len() - 1;

@@ -141,6 +141,7 @@ fn world(exports: MockExportRepository, blobs: MockBlobStore) -> World {
             id: Uuid::now_v7(),
             request_id: request.id,
             author,
+            on_behalf_of: None,
             body: MESSAGE.to_owned(),
             created_at: NOW,
         }],

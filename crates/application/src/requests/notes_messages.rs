@@ -82,8 +82,14 @@ impl RequestService {
             return Ok(replayed);
         }
         validate_post_body(&body)?;
-        let message =
-            Message { id: Uuid::now_v7(), request_id: id, author: actor.subject, body, created_at: now };
+        let message = Message {
+            id: Uuid::now_v7(),
+            request_id: id,
+            author: actor.subject,
+            on_behalf_of: actor.on_behalf_of(),
+            body,
+            created_at: now,
+        };
         let meta = WriteMeta {
             audit: vec![AuditRecord::new(
                 Some(actor),

@@ -9,8 +9,8 @@ use consular_domain::policy::requests::{self as policy, RequestReach};
 use consular_domain::policy::{Listing, Owned};
 use consular_domain::{AccessEntry, AccessedData};
 use consular_domain::{
-    AppointmentEntry, ChecklistItem, Document, DocumentId, DocumentStatus, HistoryEntry, Page, PageRequest,
-    Principal, RequestId, ServiceRequest, StaffId, Subject,
+    AppointmentEntry, ChecklistItem, CitizenId, Document, DocumentId, DocumentStatus, HistoryEntry, Page,
+    PageRequest, Principal, RequestId, ServiceRequest, StaffId, Subject,
 };
 use consular_ports::{Consistency, Message, Note, QueueGroup, RequestFilter};
 use time::OffsetDateTime;
@@ -40,6 +40,9 @@ pub struct DocumentEvent {
     pub status: DocumentStatus,
     /// Who did it (unknown only for a deletion recorded before who deleted was kept).
     pub actor: Option<Subject>,
+    /// Whom the actor acted for: set on an upload made for the document's owner
+    /// (`Document::on_behalf_of`); a decision or deletion records it in the audit trail.
+    pub on_behalf_of: Option<CitizenId>,
     /// A rejection's reason.
     pub reason: Option<String>,
 }
@@ -53,6 +56,7 @@ impl DocumentEvent {
             kind: document.kind.clone(),
             status: DocumentStatus::Uploaded,
             actor: Some(document.uploaded_by),
+            on_behalf_of: document.on_behalf_of,
             reason: None,
         };
         let decided = match (document.decided_at, document.decision()) {
@@ -60,6 +64,7 @@ impl DocumentEvent {
                 at,
                 status: decision,
                 actor: document.decided_by,
+                on_behalf_of: None,
                 reason: document.rejection_reason.as_ref().map(|r| r.as_str().to_owned()),
                 ..uploaded.clone()
             }),
@@ -69,6 +74,7 @@ impl DocumentEvent {
             at,
             status: DocumentStatus::Deleted,
             actor: document.deleted_by,
+            on_behalf_of: None,
             ..uploaded.clone()
         });
         std::iter::once(uploaded).chain(decided).chain(deleted).collect()

@@ -4,7 +4,7 @@
 
 use super::model::{Appointment, AppointmentStatus, CancelledBy};
 use crate::text_enum::text_enum;
-use crate::{AppointmentId, RequestId, SlotId, Subject};
+use crate::{AppointmentId, CitizenId, RequestId, SlotId, Subject, Trace};
 use time::OffsetDateTime;
 
 text_enum!(
@@ -30,6 +30,8 @@ pub struct AppointmentEntry {
     pub request_id: Option<RequestId>,
     pub change: AppointmentChange,
     pub actor: Subject,
+    /// Whom the actor acted for (docs/representation.md "Traceability").
+    pub on_behalf_of: Option<CitizenId>,
     pub at: OffsetDateTime,
     pub slot_id: SlotId,
     pub starts_at: OffsetDateTime,
@@ -51,8 +53,9 @@ impl AppointmentEntry {
     pub fn of(
         appointment: &Appointment,
         change: AppointmentChange,
-        actor: Subject,
+        actor: impl Into<Trace>,
     ) -> Result<Self, ChangeMismatch> {
+        let actor = actor.into();
         use AppointmentChange as C;
         let matches = match change {
             C::Booked => appointment.status == AppointmentStatus::Booked && appointment.version == 1,
@@ -76,7 +79,8 @@ impl AppointmentEntry {
             version: appointment.version,
             request_id: appointment.request_id,
             change,
-            actor,
+            actor: actor.actor,
+            on_behalf_of: actor.on_behalf_of,
             at: appointment.updated_at,
             slot_id: appointment.slot_id,
             starts_at: appointment.starts_at,

@@ -501,6 +501,18 @@ fn names_read_back_and_snapshots_round_trip() {
     assert_eq!(serde_json::from_value::<Slot>(serde_json::to_value(&s).unwrap()).unwrap(), s);
 }
 
+/// An entry made by a representative records the dependant it acted for; one made by a
+/// subject alone, nobody.
+#[test]
+fn a_history_entry_records_whom_its_actor_acted_for() {
+    let a = booking(&slot(3, 1), Booked);
+    let parent = crate::fixtures::acting_for(a.mission_id, a.citizen_id);
+    let entry = AppointmentEntry::of(&a, AppointmentChange::Booked, &parent).unwrap();
+    assert_eq!((entry.actor, entry.on_behalf_of), (parent.subject, Some(a.citizen_id)));
+    let own = AppointmentEntry::of(&a, AppointmentChange::Booked, a.booked_by).unwrap();
+    assert_eq!((own.actor, own.on_behalf_of), (a.booked_by, None));
+}
+
 /// Each change's entry is accepted exactly for the state that change leaves.
 #[test]
 fn history_entries_match_the_change_that_left_the_appointment() {

@@ -24,7 +24,9 @@ pub use model::{Document, DocumentStatus, ScanStatus};
 use crate::event::{DocumentRef, DomainEvent};
 use crate::text_enum::text_enum;
 use crate::validation::{CONTROL_CHARACTER, NO_CONTROL_IN_LINE, refused_in_line};
-use crate::{CitizenId, DocumentId, MissionId, Reason, RequestId, Role, Subject, ValidationErrors, rules};
+use crate::{
+    CitizenId, DocumentId, MissionId, Reason, RequestId, Role, Subject, Trace, ValidationErrors, rules,
+};
 use std::borrow::Cow;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -195,7 +197,13 @@ impl NewDocument {
 impl Document {
     /// A new `uploaded` document at version 1, its bytes stored under `blob_key`.
     /// `new` has passed `validate()`; the file name kept is its last path segment.
-    pub fn upload(new: NewDocument, blob_key: String, uploaded_by: Subject, now: OffsetDateTime) -> Document {
+    pub fn upload(
+        new: NewDocument,
+        blob_key: String,
+        uploaded_by: impl Into<Trace>,
+        now: OffsetDateTime,
+    ) -> Document {
+        let uploaded_by = uploaded_by.into();
         Document {
             id: DocumentId::new(),
             mission_id: new.mission_id,
@@ -210,7 +218,8 @@ impl Document {
             blob_key,
             scan: new.scan,
             rejection_reason: None,
-            uploaded_by,
+            uploaded_by: uploaded_by.actor,
+            on_behalf_of: uploaded_by.on_behalf_of,
             decided_by: None,
             decided_at: None,
             deleted_at: None,
@@ -465,6 +474,25 @@ pub(crate) mod tests {
         assert_eq!(document(Uploaded).decision(), None);
     }
 
+    /// A representative's upload is the dependant's document, uploaded by the
+    /// representative for them.
+    #[test]
+    fn an_upload_by_an_acting_principal_records_whom_it_was_for() {
+        let new = new_document("passport_photo");
+        let parent = crate::fixtures::acting_for(new.mission_id, new.citizen_id);
+        let d = Document::upload(new.clone(), new_blob_key(), &parent, OffsetDateTime::UNIX_EPOCH);
+        assert_eq!(
+            (d.citizen_id, d.uploaded_by, d.on_behalf_of),
+            (new.citizen_id, parent.subject, Some(new.citizen_id))
+        );
+        let json = serde_json::to_value(&d).unwrap();
+        assert_eq!(serde_json::from_value::<Document>(json.clone()).unwrap(), d);
+        let mut before = json;
+        before.as_object_mut().unwrap().remove("on_behalf_of");
+        let stored: Document = serde_json::from_value(before).unwrap();
+        assert_eq!(stored.on_behalf_of, None, "a snapshot written before the field reads as no one");
+    }
+
     #[test]
     fn an_upload_sets_every_field_and_keeps_only_the_last_path_segment() {
         let new = new_document("passport_photo");
@@ -487,6 +515,7 @@ pub(crate) mod tests {
             scan: ScanStatus::NotConfigured,
             rejection_reason: None,
             uploaded_by: by,
+            on_behalf_of: None,
             decided_by: None,
             decided_at: None,
             deleted_at: None,

@@ -47,6 +47,10 @@ pub struct Document {
     #[serde(with = "reason_text")]
     pub rejection_reason: Option<Reason>,
     pub uploaded_by: Subject,
+    /// Whom it was uploaded for, when the uploader acted for someone (the owner,
+    /// `citizen_id`); docs/representation.md "Traceability".
+    #[serde(default)]
+    pub on_behalf_of: Option<CitizenId>,
     /// Who verified or rejected it, and when.
     pub decided_by: Option<Subject>,
     pub decided_at: Option<OffsetDateTime>,

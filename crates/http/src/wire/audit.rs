@@ -18,6 +18,9 @@ pub struct AuditEventBody {
     pub at: OffsetDateTime,
     /// Absent when the operator acted through the command line.
     pub actor: Option<ActorBody>,
+    /// Whom the actor acted for (`On-Behalf-Of`: the dependant's citizen id); null when
+    /// they acted for themself.
+    pub on_behalf_of: Option<Uuid>,
     pub client_id: Option<Uuid>,
     /// The address the change was requested from (behind trusted proxies, the client they
     /// forwarded for); absent for the command line and for entries older than this field.
@@ -35,6 +38,7 @@ impl From<AuditRecord> for AuditEventBody {
             id: r.id.as_uuid(),
             at: r.at,
             actor: r.actor.map(ActorBody::from),
+            on_behalf_of: r.on_behalf_of.map(|c| c.as_uuid()),
             client_id: r.client_id.map(|c| c.as_uuid()),
             client_address: r.client_address.map(|a| a.to_string()),
             action: r.action,

@@ -33,6 +33,9 @@ pub struct DocumentBody {
     pub scan: ScanStatusName,
     pub rejection_reason: Option<String>,
     pub uploaded_by: ActorBody,
+    /// Whom the uploader acted for (`On-Behalf-Of`: the owner, `citizen_id`); null when
+    /// they uploaded for themself.
+    pub on_behalf_of: Option<Uuid>,
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub uploaded_at: OffsetDateTime,
@@ -58,6 +61,7 @@ impl From<&Document> for DocumentBody {
             scan: d.scan.into(),
             rejection_reason: d.rejection_reason.as_ref().map(|r| r.as_str().to_owned()),
             uploaded_by: d.uploaded_by.into(),
+            on_behalf_of: d.on_behalf_of.map(|c| c.as_uuid()),
             uploaded_at: d.created_at,
             decided_at: d.decided_at,
             version: d.version,

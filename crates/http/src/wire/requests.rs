@@ -106,6 +106,9 @@ pub struct HistoryEntryBody {
     #[schema(value_type = String, format = DateTime)]
     pub at: OffsetDateTime,
     pub actor: Option<ActorBody>,
+    /// Whom the actor acted for (`On-Behalf-Of`: the dependant's citizen id); null when
+    /// they acted for themself.
+    pub on_behalf_of: Option<Uuid>,
     /// Absent for the submission.
     pub from_status: Option<RequestStatusName>,
     pub to_status: RequestStatusName,
@@ -119,6 +122,7 @@ impl From<&HistoryEntry> for HistoryEntryBody {
         HistoryEntryBody {
             at: h.at,
             actor: h.actor.map(ActorBody::from),
+            on_behalf_of: h.on_behalf_of.map(|c| c.as_uuid()),
             from_status: h.from_status.map(Into::into),
             to_status: h.to_status.into(),
             from_stage: h.from_stage,
@@ -170,6 +174,10 @@ pub struct TimelineItemBody {
     pub at: OffsetDateTime,
     pub kind: TimelineKind,
     pub actor: Option<ActorBody>,
+    /// Whom the actor acted for (`On-Behalf-Of`: the dependant's citizen id) on a change,
+    /// message, upload or booking change; null when they acted for themself, and on
+    /// notes, document decisions and deletions (those are in the audit trail).
+    pub on_behalf_of: Option<Uuid>,
     /// For status changes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from_status: Option<RequestStatusName>,
@@ -203,6 +211,7 @@ impl TimelineItemBody {
             at,
             kind,
             actor,
+            on_behalf_of: None,
             from_status: None,
             to_status: None,
             to_stage: None,
@@ -229,12 +238,14 @@ impl From<&TimelineItem> for TimelineItemBody {
                     to_status: Some(h.to_status.into()),
                     to_stage: Some(h.to_stage),
                     text: h.reason.clone(),
+                    on_behalf_of: h.on_behalf_of.map(|c| c.as_uuid()),
                     ..TimelineItemBody::new(h.at, kind, h.actor.map(ActorBody::from))
                 }
             }
             TimelineItem::Message(m) => TimelineItemBody {
                 text: Some(m.body.clone()),
                 item_id: Some(m.id),
+                on_behalf_of: m.on_behalf_of.map(|c| c.as_uuid()),
                 ..TimelineItemBody::new(m.created_at, TimelineKind::Message, Some(m.author.into()))
             },
             TimelineItem::Note(n) => TimelineItemBody {
@@ -253,6 +264,7 @@ impl From<&TimelineItem> for TimelineItemBody {
                     text: d.reason.clone(),
                     item_id: Some(d.document_id.as_uuid()),
                     document_kind: Some(d.kind.clone()),
+                    on_behalf_of: d.on_behalf_of.map(|c| c.as_uuid()),
                     ..TimelineItemBody::new(d.at, kind, d.actor.map(Into::into))
                 }
             }
@@ -269,6 +281,7 @@ impl From<&TimelineItem> for TimelineItemBody {
                     item_id: Some(a.appointment_id.as_uuid()),
                     starts_at: Some(a.starts_at),
                     ends_at: Some(a.ends_at),
+                    on_behalf_of: a.on_behalf_of.map(|c| c.as_uuid()),
                     ..TimelineItemBody::new(a.at, kind, Some(a.actor.into()))
                 }
             }
@@ -411,6 +424,9 @@ pub struct PostBody {
     pub id: Uuid,
     pub request_id: Uuid,
     pub author: ActorBody,
+    /// Whom the author wrote a message for (`On-Behalf-Of`: the dependant's citizen id);
+    /// null when they wrote for themself, and on notes.
+    pub on_behalf_of: Option<Uuid>,
     pub body: String,
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
@@ -423,6 +439,7 @@ impl From<&Note> for PostBody {
             id: n.id,
             request_id: n.request_id.as_uuid(),
             author: n.author.into(),
+            on_behalf_of: None,
             body: n.body.clone(),
             created_at: n.created_at,
         }
@@ -435,6 +452,7 @@ impl From<&Message> for PostBody {
             id: m.id,
             request_id: m.request_id.as_uuid(),
             author: m.author.into(),
+            on_behalf_of: m.on_behalf_of.map(|c| c.as_uuid()),
             body: m.body.clone(),
             created_at: m.created_at,
         }

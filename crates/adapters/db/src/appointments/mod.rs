@@ -95,6 +95,7 @@ diesel::table! {
         actor_id -> PortableUuid,
         at -> PortableTimestamp,
         slot_id -> PortableUuid,
+        on_behalf_of -> Nullable<PortableUuid>,
         starts_at -> PortableTimestamp,
         ends_at -> PortableTimestamp,
     }
@@ -471,6 +472,7 @@ pub(crate) struct EntryRow {
     pub actor_id: DbUuid,
     pub at: DbTime,
     pub slot_id: DbUuid,
+    pub on_behalf_of: Option<DbUuid>,
     pub starts_at: DbTime,
     pub ends_at: DbTime,
 }
@@ -486,6 +488,7 @@ impl From<&AppointmentEntry> for EntryRow {
             actor_id: DbUuid(e.actor.id.0),
             at: DbTime(e.at),
             slot_id: DbUuid(e.slot_id.0),
+            on_behalf_of: e.on_behalf_of.map(|c| DbUuid(c.0)),
             starts_at: DbTime(e.starts_at),
             ends_at: DbTime(e.ends_at),
         }
@@ -501,6 +504,7 @@ impl TryFrom<EntryRow> for AppointmentEntry {
             request_id: row.request_id.map(|r| r.0.into()),
             change: row.change.parse().map_err(|e| corrupt("appointment_history.change", e))?,
             actor: subject_from_db("appointment_history.actor_kind", &row.actor_kind, row.actor_id)?,
+            on_behalf_of: row.on_behalf_of.map(|c| c.0.into()),
             at: row.at.0,
             slot_id: row.slot_id.0.into(),
             starts_at: row.starts_at.0,

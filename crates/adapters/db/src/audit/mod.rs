@@ -26,6 +26,7 @@ diesel::table! {
         resource_id -> PortableUuid,
         changed_fields -> Text,
         client_address -> Nullable<Text>,
+        on_behalf_of -> Nullable<PortableUuid>,
     }
 }
 
@@ -60,6 +61,7 @@ pub(crate) struct AuditRow {
     pub resource_id: DbUuid,
     pub changed_fields: String,
     pub client_address: Option<String>,
+    pub on_behalf_of: Option<DbUuid>,
 }
 
 impl TryFrom<&AuditRecord> for AuditRow {
@@ -78,6 +80,7 @@ impl TryFrom<&AuditRecord> for AuditRow {
             changed_fields: serde_json::to_string(&r.changed_fields)
                 .map_err(|e| corrupt("changed fields", e))?,
             client_address: r.client_address.map(|a| a.to_string()),
+            on_behalf_of: r.on_behalf_of.map(|c| DbUuid(c.0)),
         })
     }
 }
@@ -99,6 +102,7 @@ impl TryFrom<AuditRow> for AuditRecord {
                 .client_address
                 .map(|a| a.parse().map_err(|e| corrupt("audit_events.client_address", e)))
                 .transpose()?,
+            on_behalf_of: row.on_behalf_of.map(|c| c.0.into()),
         })
     }
 }

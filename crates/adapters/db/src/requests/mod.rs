@@ -56,6 +56,7 @@ diesel::table! {
         from_stage -> Nullable<Integer>,
         to_stage -> Integer,
         reason -> Nullable<Text>,
+        on_behalf_of -> Nullable<PortableUuid>,
     }
 }
 
@@ -213,6 +214,7 @@ pub(crate) struct HistoryRow {
     pub from_stage: Option<i32>,
     pub to_stage: i32,
     pub reason: Option<String>,
+    pub on_behalf_of: Option<DbUuid>,
 }
 
 impl HistoryRow {
@@ -228,6 +230,7 @@ impl HistoryRow {
             from_stage: e.from_stage.map(|s| stage_to_db("history stage", s)).transpose()?,
             to_stage: stage_to_db("history stage", e.to_stage)?,
             reason: e.reason.clone(),
+            on_behalf_of: e.on_behalf_of.map(|c| DbUuid(c.0)),
         })
     }
 }
@@ -246,14 +249,16 @@ impl TryFrom<HistoryRow> for HistoryEntry {
             from_stage: row.from_stage.map(|s| stage_from_db("request_history.from_stage", s)).transpose()?,
             to_stage: stage_from_db("request_history.to_stage", row.to_stage)?,
             reason: row.reason,
+            on_behalf_of: row.on_behalf_of.map(|c| c.0.into()),
         })
     }
 }
 
 /// `request_notes` and `request_messages` have the same shape; so do `Note` and `Message`:
-/// the table, its row and their conversions, once for both.
+/// the table, its row and their conversions, once for both. A message also records whom
+/// its author wrote for (`on_behalf_of`, migration 000028), named as the last argument.
 macro_rules! thread_table {
-    ($table:ident, $row:ident, $item:ident) => {
+    ($table:ident, $row:ident, $item:ident $(, $on_behalf_of:ident)?) => {
         diesel::table! {
             use diesel::sql_types::*;
             use crate::shared::sql_types::{PortableTimestamp, PortableUuid};
@@ -265,6 +270,7 @@ macro_rules! thread_table {
                 author_id -> PortableUuid,
                 body -> Text,
                 created_at -> PortableTimestamp,
+                $($on_behalf_of -> Nullable<PortableUuid>,)?
             }
         }
 
@@ -278,6 +284,7 @@ macro_rules! thread_table {
             pub author_id: DbUuid,
             pub body: String,
             pub created_at: DbTime,
+            $(pub $on_behalf_of: Option<DbUuid>,)?
         }
 
         impl From<&$item> for $row {
@@ -289,6 +296,7 @@ macro_rules! thread_table {
                     author_id: DbUuid(x.author.id.0),
                     body: x.body.clone(),
                     created_at: DbTime(x.created_at),
+                    $($on_behalf_of: x.$on_behalf_of.map(|c| DbUuid(c.0)),)?
                 }
             }
         }
@@ -306,6 +314,7 @@ macro_rules! thread_table {
                     )?,
                     body: row.body,
                     created_at: row.created_at.0,
+                    $($on_behalf_of: row.$on_behalf_of.map(|c| c.0.into()),)?
                 })
             }
         }
@@ -313,7 +322,7 @@ macro_rules! thread_table {
 }
 
 thread_table!(request_notes, NoteRow, Note);
-thread_table!(request_messages, MessageRow, Message);
+thread_table!(request_messages, MessageRow, Message, on_behalf_of);
 
 #[cfg(test)]
 mod tests {

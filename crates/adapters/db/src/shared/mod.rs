@@ -197,6 +197,7 @@ mod tests {
             from_stage: None,
             to_stage: 0,
             reason: None,
+            on_behalf_of: None,
         };
         let insert = diesel::insert_into(request_history::table).values(&row);
         assert!(insert.is_safe_to_cache_prepared(&Pg).unwrap());

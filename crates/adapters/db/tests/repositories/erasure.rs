@@ -31,6 +31,7 @@ fn message(request: RequestId, citizen: CitizenId, body: &str) -> Message {
         id: Uuid::now_v7(),
         request_id: request,
         author: Subject { kind: PrincipalKind::Citizen, id: PrincipalId(citizen.0) },
+        on_behalf_of: None,
         body: body.to_owned(),
         created_at: now(),
     }

@@ -18,6 +18,7 @@ mod conversations;
 mod erasure;
 mod exports;
 mod missions;
+mod on_behalf_of;
 mod rate_limits;
 mod representations;
 mod requests;
@@ -117,6 +118,7 @@ fn message(request: RequestId, body: &str, kind: PrincipalKind) -> Message {
         id: Uuid::now_v7(),
         request_id: request,
         author: Subject { kind, id: PrincipalId::new() },
+        on_behalf_of: None,
         body: body.to_owned(),
         created_at: now(),
     }
