@@ -146,6 +146,52 @@ async fn a_citizen_submits_for_themself_and_the_least_loaded_member_is_assigned(
     assert_eq!((submitted.value.request.citizen_id, submitted.value.overdue), (alice_id, false));
 }
 
+/// A parent acting for their child (`On-Behalf-Of`) submits and writes for the child: the
+/// request is the child's, and its first history entry, its message and their audit
+/// entries record the parent as the actor and the child as whom they acted for
+/// (docs/representation.md "Traceability").
+#[tokio::test]
+async fn a_representatives_submission_and_message_record_whom_they_acted_for() {
+    let mission = MissionId::new();
+    let child = citizen(mission);
+    let visa = service_type(true);
+    let parent = fixtures::acting_for(mission, child.id);
+    let (child_id, parent_subject) = (child.id, parent.subject);
+    let mut fixture = Fixture::new().with_citizen(child.clone()).with_type(visa.clone());
+    fixture.requests.expect_least_loaded_staff().returning(|_, _| Ok(None));
+    fixture
+        .requests
+        .expect_insert()
+        .withf(move |r, first, meta| {
+            r.citizen_id == child_id
+                && (first.actor, first.on_behalf_of) == (Some(parent_subject), Some(child_id))
+                && meta
+                    .audit
+                    .iter()
+                    .all(|a| (a.actor, a.on_behalf_of) == (Some(parent_subject), Some(child_id)))
+        })
+        .times(1)
+        .returning(|_, _, _| Ok(()));
+    let stored = stored_request(mission, child.id, RequestStatus::Submitted);
+    let stored_id = stored.id;
+    fixture.requests.expect_get().returning(move |id| Ok((id == stored_id).then(|| stored.clone())));
+    fixture
+        .requests
+        .expect_add_message()
+        .withf(move |m, meta| {
+            (m.author, m.on_behalf_of) == (parent_subject, Some(child_id))
+                && meta.audit.iter().all(|a| a.on_behalf_of == Some(child_id))
+        })
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let service = fixture.service();
+
+    let submitted = service.submit(&parent, NewRequest::for_service(visa.id), None).await.unwrap();
+    assert_eq!(submitted.value.request.citizen_id, child.id);
+    let posted = service.post_message(&parent, stored_id, "For my daughter".to_owned(), None).await.unwrap();
+    assert_eq!((posted.value.author, posted.value.on_behalf_of), (parent.subject, Some(child.id)));
+}
+
 #[tokio::test]
 async fn a_replayed_submission_answers_as_submitted_however_late() {
     let mission = MissionId::new();
