@@ -21,6 +21,7 @@ pub mod export;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 pub mod ids;
+pub mod mandate;
 pub mod mission;
 pub mod notification;
 pub mod page;

@@ -1,6 +1,7 @@
 //! Who is calling: the principal behind an authenticated token.
 
-use crate::{CitizenId, ClientId, Mandate, MissionId, PrincipalId, Scope, ScopeSet};
+use crate::mandate::Mandate;
+use crate::{CitizenId, ClientId, MissionId, PrincipalId, Scope, ScopeSet};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::IpAddr;

@@ -17,6 +17,8 @@ use crate::{
 use time::{Date, Month, OffsetDateTime};
 use validator::{Validate, ValidationError};
 
+pub use crate::mandate::{Mandate, ServiceScope};
+
 /// The age from which a citizen acts for themself.
 pub const AGE_OF_MAJORITY: i32 = 18;
 
@@ -45,28 +47,6 @@ impl RepresentationKind {
             RepresentationKind::Parent => minor,
             RepresentationKind::Guardian => true,
             RepresentationKind::AuthorisedRepresentative => !minor,
-        }
-    }
-}
-
-/// Which services a representative acts in.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum ServiceScope {
-    /// Every service type, and what belongs to no service (documents not attached to a
-    /// request).
-    All,
-    /// These service types only (1 to [`MAX_SERVICE_TYPES`], no repeats, sorted).
-    Only(Vec<ServiceTypeId>),
-}
-
-impl ServiceScope {
-    /// Whether the scope covers service type `service`; `None` (a document attached to
-    /// no request) is covered by `All` only.
-    pub fn covers(&self, service: Option<ServiceTypeId>) -> bool {
-        match (self, service) {
-            (ServiceScope::All, _) => true,
-            (ServiceScope::Only(services), Some(service)) => services.contains(&service),
-            (ServiceScope::Only(_), None) => false,
         }
     }
 }
@@ -122,19 +102,8 @@ impl Representation {
     }
 }
 
-/// What an acting principal carries (`Principal::acting_for`): whom it acts for and in
-/// which services, resolved at the moment of each call from the representations in force
-/// between the two (docs/representation.md "Acting"). Several in force (a parent who is
-/// also a guardian in some services) give the union of their services.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mandate {
-    pub dependant: CitizenId,
-    pub mission: MissionId,
-    pub services: ServiceScope,
-    /// The representations it rests on, oldest first.
-    pub representations: Vec<RepresentationId>,
-}
-
+/// The mandate is the union of the representations in force (docs/representation.md
+/// "Acting"); `Mandate` itself is a leaf (`mandate.rs`) so that `Principal` can carry it.
 impl Mandate {
     /// The mandate the representations `in_force` (all of one dependant, in force now)
     /// give together; `None` when there are none.
