@@ -5,6 +5,7 @@
 
 use crate::config::Settings;
 use crate::error::StartError;
+use consular_application::access_log::AccessRecorder;
 use consular_application::auth::{KeyPolicy, SigningKeys, TokenConfig};
 use consular_application::demo::{DemoPorts, DemoService};
 use consular_application::documents::accept::AcceptedTypes;
@@ -73,7 +74,11 @@ async fn on_database(settings: &Settings, database: Database) -> Result<Services
         download_url_ttl: Duration::from_secs(u64::from(settings.download_url_ttl_secs)),
         public_base_url: settings.public_base_url.clone(),
     };
-    let adapters = Adapters { database: db, blobs: storage, scanner, mailer: mailer(settings)?, clock };
+    // One access log queue per node, whichever use case reads (docs/data-protection.md
+    // "Access log").
+    let access = AccessRecorder::new(db.clone());
+    let adapters =
+        Adapters { database: db, blobs: storage, scanner, mailer: mailer(settings)?, clock, access };
     Ok(Services::new(
         &adapters,
         ServiceConfig {

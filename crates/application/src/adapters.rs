@@ -1,7 +1,8 @@
 //! What the application runs on, in one value: every area's `<Area>Ports` is built `From`
-//! it in production (`services.rs` gathers the services so built). It names no module of
-//! this crate, so that every area can use it.
+//! it in production (`services.rs` gathers the services so built). It names no area of
+//! this crate (only the recorder's leaf module), so that every area can use it.
 
+use crate::access_recorder::AccessRecorder;
 use consular_ports::{BlobStore, Clock, Mailer, MalwareScanner};
 use std::sync::Arc;
 
@@ -17,4 +18,8 @@ pub struct Adapters<D> {
     /// `None`: notifications are in-app only.
     pub mailer: Option<Arc<dyn Mailer>>,
     pub clock: Arc<dyn Clock>,
+    /// The node's one access log recorder (`AccessRecorder::new(database)`): every area
+    /// that logs reads records through it, so that a graceful stop drains every entry and
+    /// a log read waits for all of them.
+    pub access: AccessRecorder,
 }

@@ -15,7 +15,6 @@ use consular_domain::{
     AuditAction, AuditRecord, Citizen, CitizenChanges, CitizenId, NewCitizen, Page, PageRequest, Principal,
     PrincipalKind, Scope, ScopeSet, Subject, ValidationErrors,
 };
-use consular_ports::AccessLogRepository;
 use consular_ports::{
     CitizenFilter, CitizenRepository, Clock, IdempotencyRepository, MissionRepository, RepoError, WriteMeta,
 };
@@ -36,7 +35,7 @@ pub struct CitizenPorts {
 
 impl<D> From<&Adapters<D>> for CitizenPorts
 where
-    D: CitizenRepository + MissionRepository + IdempotencyRepository + AccessLogRepository + 'static,
+    D: CitizenRepository + MissionRepository + IdempotencyRepository + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
         let db = &adapters.database;
@@ -44,7 +43,7 @@ where
             citizens: db.clone(),
             missions: db.clone(),
             idempotency: db.clone(),
-            access: AccessRecorder::new(db.clone()),
+            access: adapters.access.clone(),
             clock: adapters.clock.clone(),
         }
     }

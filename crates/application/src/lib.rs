@@ -7,6 +7,7 @@
 //! concrete adapter.
 
 pub mod access_log;
+mod access_recorder;
 mod acting;
 mod adapters;
 pub mod analytics;

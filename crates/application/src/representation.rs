@@ -50,7 +50,6 @@ where
         + DocumentRepository
         + ServiceTypeRepository
         + MissionRepository
-        + consular_ports::AccessLogRepository
         + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
@@ -61,7 +60,7 @@ where
             documents: db.clone(),
             service_types: db.clone(),
             missions: db.clone(),
-            access: AccessRecorder::new(db.clone()),
+            access: adapters.access.clone(),
             clock: adapters.clock.clone(),
         }
     }

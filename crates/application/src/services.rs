@@ -110,61 +110,35 @@ impl Services {
             config.tokens,
         );
         let availability = AvailabilityCache::new(config.availability_cache);
-        // One access log queue per node, whichever use case reads (docs/data-protection.md
-        // "Access log").
-        let access_log = AccessLogPorts::from(adapters);
-        let access = access_log.access.clone();
         let exports = ExportConfig {
             node: config.worker.node.clone(),
             download_url_ttl: config.documents.download_url_ttl,
             public_base_url: config.documents.public_base_url.clone(),
             ..ExportConfig::default()
         };
-        let documents = DocumentService::new(
-            DocumentPorts { access: access.clone(), ..DocumentPorts::from(adapters) },
-            config.url_signer,
-            config.documents,
-        );
+        let documents =
+            DocumentService::new(DocumentPorts::from(adapters), config.url_signer, config.documents);
         Services {
             missions: MissionService::new(MissionPorts::from(adapters))
                 .with_availability_cache(availability.clone()),
             clients: ClientService::new(ClientPorts::from(adapters))
                 .with_revocations(tokens.revocation_cache()),
             catalog: CatalogService::new(CatalogPorts::from(adapters)),
-            citizens: CitizenService::new(CitizenPorts {
-                access: access.clone(),
-                ..CitizenPorts::from(adapters)
-            }),
+            citizens: CitizenService::new(CitizenPorts::from(adapters)),
             staff: StaffService::new(StaffPorts::from(adapters)),
             audit: AuditService::new(AuditPorts::from(adapters)),
-            access_log: AccessLogService::new(access_log),
-            requests: RequestService::new(RequestPorts {
-                access: access.clone(),
-                ..RequestPorts::from(adapters)
-            }),
-            exports: ExportService::new(
-                ExportPorts { access: access.clone(), ..ExportPorts::from(adapters) },
-                documents.url_signer(),
-                exports,
-            ),
-            representation: RepresentationService::new(RepresentationPorts {
-                access: access.clone(),
-                ..RepresentationPorts::from(adapters)
-            }),
+            access_log: AccessLogService::new(AccessLogPorts::from(adapters)),
+            requests: RequestService::new(RequestPorts::from(adapters)),
+            exports: ExportService::new(ExportPorts::from(adapters), documents.url_signer(), exports),
+            representation: RepresentationService::new(RepresentationPorts::from(adapters)),
             documents,
             erasure: ErasureService::new(ErasurePorts::from(adapters)),
-            appointments: AppointmentService::new(AppointmentPorts {
-                access: access.clone(),
-                ..AppointmentPorts::from(adapters)
-            })
-            .with_max_active_bookings(config.max_active_bookings)
-            .with_availability_cache(availability)
-            .with_booking_caps(config.booking_caps),
+            appointments: AppointmentService::new(AppointmentPorts::from(adapters))
+                .with_max_active_bookings(config.max_active_bookings)
+                .with_availability_cache(availability)
+                .with_booking_caps(config.booking_caps),
             analytics: AnalyticsService::new(AnalyticsPorts::from(adapters)),
-            notifications: NotificationService::new(
-                NotificationPorts { access, ..NotificationPorts::from(adapters) },
-                config.worker,
-            ),
+            notifications: NotificationService::new(NotificationPorts::from(adapters), config.worker),
             tokens,
             health: HealthService::new(HealthPorts { checks: config.health_checks }),
             reads: ReadService::new(ReadPorts::from(adapters)),

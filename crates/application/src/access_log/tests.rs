@@ -6,6 +6,7 @@ use crate::fixtures::{admin_with, principal};
 use async_trait::async_trait;
 use consular_domain::{AccessedData, Citizen, MissionId, PrincipalKind, fixtures};
 use consular_ports::{MockAccessLogRepository, MockCitizenRepository, RepoError};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use time::OffsetDateTime;

@@ -46,7 +46,6 @@ where
         + ServiceTypeRepository
         + IdempotencyRepository
         + RateLimitRepository
-        + consular_ports::AccessLogRepository
         + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
@@ -59,7 +58,7 @@ where
             service_types: db.clone(),
             idempotency: db.clone(),
             rate_limits: db.clone(),
-            access: AccessRecorder::new(db.clone()),
+            access: adapters.access.clone(),
             clock: adapters.clock.clone(),
         }
     }

@@ -8,7 +8,6 @@ use crate::ServiceError;
 use crate::access_log::AccessRecorder;
 use crate::adapters::Adapters;
 use consular_domain::{AuditAction, AuditRecord, Document, Principal};
-use consular_ports::AccessLogRepository;
 use consular_ports::{
     AuditRepository, BlobError, BlobStore, CitizenRepository, Clock, DocumentRepository,
     IdempotencyRepository, MalwareScanner, MissionRepository, RequestRepository, ServiceTypeRepository,
@@ -69,7 +68,6 @@ where
         + IdempotencyRepository
         + MissionRepository
         + AuditRepository
-        + AccessLogRepository
         + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
@@ -82,7 +80,7 @@ where
             service_types: db.clone(),
             idempotency: db.clone(),
             audit: db.clone(),
-            access: AccessRecorder::new(db.clone()),
+            access: adapters.access.clone(),
             blobs: adapters.blobs.clone(),
             scanner: adapters.scanner.clone(),
             clock: adapters.clock.clone(),

@@ -105,7 +105,7 @@ where
             notifications: db.clone(),
             access_log: db.clone(),
             audit: db.clone(),
-            access: AccessRecorder::new(db.clone()),
+            access: adapters.access.clone(),
             blobs: adapters.blobs.clone(),
             clock: adapters.clock.clone(),
         }

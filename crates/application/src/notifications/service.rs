@@ -44,7 +44,6 @@ where
         + ServiceTypeRepository
         + RepresentationRepository
         + AppointmentRepository
-        + consular_ports::AccessLogRepository
         + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
@@ -59,7 +58,7 @@ where
             representations: db.clone(),
             appointments: db.clone(),
             mailer: adapters.mailer.clone(),
-            access: AccessRecorder::new(db.clone()),
+            access: adapters.access.clone(),
             clock: adapters.clock.clone(),
         }
     }

@@ -9,7 +9,6 @@ use consular_domain::document::checklist;
 use consular_domain::policy::Owned;
 use consular_domain::policy::requests as policy;
 use consular_domain::{ChecklistItem, Principal, RequestId, ServiceRequest};
-use consular_ports::AccessLogRepository;
 use consular_ports::{
     AppointmentRepository, CitizenRepository, Clock, DocumentRepository, IdempotencyRepository,
     MissionRepository, RequestRepository, ServiceTypeRepository, StaffRepository,
@@ -71,7 +70,6 @@ where
         + DocumentRepository
         + IdempotencyRepository
         + MissionRepository
-        + AccessLogRepository
         + 'static,
 {
     fn from(adapters: &Adapters<D>) -> Self {
@@ -85,7 +83,7 @@ where
             staff: db.clone(),
             documents: db.clone(),
             idempotency: db.clone(),
-            access: AccessRecorder::new(db.clone()),
+            access: adapters.access.clone(),
             clock: adapters.clock.clone(),
         }
     }
