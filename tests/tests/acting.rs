@@ -179,6 +179,24 @@ async fn a_parent_submits_uploads_and_books_for_their_child_and_hears_of_it(back
     expect_problem(app.get(&mias, &bruno.token).await, 404, "not_found").await;
     let read = acting(app.authed(Method::GET, &mias, &bruno.token), &mia.id).send().await.expect("GET");
     json_of(read, StatusCode::OK).await;
+    // Every trace names both: Bruno acted, for Mia (docs/representation.md
+    // "Traceability").
+    let details = json_of(app.get(&mias, &w.staff_x.token).await, StatusCode::OK).await;
+    let by_bruno_for_mia =
+        |item: &Value| item["actor"]["id"] == json!(bruno.id) && item["on_behalf_of"] == json!(mia.id);
+    assert!(by_bruno_for_mia(&details["stage_history"][0]), "{details}");
+    for kind in ["submitted", "document_uploaded", "appointment_booked"] {
+        let traced = details["timeline"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|i| i["kind"] == kind && by_bruno_for_mia(i));
+        assert!(traced, "{kind} by Bruno for Mia in {details}");
+    }
+    let audit = format!("/api/v1/audit-events?resource_id={request_id}");
+    let audit = json_of(app.get(&audit, &w.admin).await, StatusCode::OK).await;
+    assert!(by_bruno_for_mia(&audit["items"][0]), "{audit}");
+
     // That read is someone else's read of her data: an entry of her access log, in the
     // role of a citizen (docs/data-protection.md "Access log").
     eventually(Duration::from_secs(5), "the read in Mia's access log", || {
