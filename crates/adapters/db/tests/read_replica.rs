@@ -90,6 +90,7 @@ async fn write(
         mission: Some(mission),
         scopes: ScopeSet::parse("admin").unwrap(),
         address: None,
+        acting_for: None,
     };
     let audited = |resource_type: &str, id: Uuid| WriteMeta {
         events: Vec::new(),

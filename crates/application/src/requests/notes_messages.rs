@@ -76,6 +76,7 @@ impl RequestService {
     ) -> Result<Created<Message>, ServiceError> {
         let request = self.readable(actor, id).await?;
         let now = self.ports.clock.now();
+        self.refuse_minor_alone(actor, now).await?;
         if let Some(replayed) =
             idempotency::replay(&*self.ports.idempotency, actor, idempotency_key, now).await?
         {

@@ -66,6 +66,7 @@ pub(crate) fn admin() -> Principal {
         scopes: ScopeSet::parse("admin").unwrap(),
         // Stored with every audit entry this principal writes (and read back).
         address: Some(std::net::IpAddr::from([192, 0, 2, 10])),
+        acting_for: None,
     }
 }
 

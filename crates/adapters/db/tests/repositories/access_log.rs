@@ -12,6 +12,7 @@ fn staff_of(mission: MissionId) -> Principal {
         mission: Some(mission),
         scopes: ScopeSet::parse("staff").unwrap(),
         address: None,
+        acting_for: None,
     }
 }
 

@@ -14,6 +14,7 @@ fn citizen_key() -> RateKey {
         mission: None,
         scopes: ScopeSet::default(),
         address: None,
+        acting_for: None,
     })
 }
 
