@@ -174,7 +174,8 @@ pub struct EventFacts {
     pub citizen: Option<Person>,
     /// Whether that citizen is a minor at delivery (on the date in their mission's time
     /// zone): a minor hears of what concerns them only when none of their representatives
-    /// does.
+    /// does. The worker works it out only for a citizen with representations; without
+    /// any, `false` changes nothing (nobody else hears it).
     pub citizen_minor: bool,
     /// That citizen's representatives who hear of this event
     /// ([`representatives_hearing`](super::representatives_hearing): in force at delivery,
