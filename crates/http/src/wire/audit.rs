@@ -18,8 +18,9 @@ pub struct AuditEventBody {
     pub at: OffsetDateTime,
     /// Absent when the operator acted through the command line.
     pub actor: Option<ActorBody>,
-    /// Whom the actor acted for (`On-Behalf-Of`: the dependant's citizen id); null when
-    /// they acted for themself.
+    /// Whom the actor acted for (`On-Behalf-Of`: the dependant's citizen id); absent
+    /// when they acted for themself.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub on_behalf_of: Option<Uuid>,
     pub client_id: Option<Uuid>,
     /// The address the change was requested from (behind trusted proxies, the client they

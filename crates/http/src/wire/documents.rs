@@ -33,8 +33,9 @@ pub struct DocumentBody {
     pub scan: ScanStatusName,
     pub rejection_reason: Option<String>,
     pub uploaded_by: ActorBody,
-    /// Whom the uploader acted for (`On-Behalf-Of`: the owner, `citizen_id`); null when
-    /// they uploaded for themself.
+    /// Whom the uploader acted for (`On-Behalf-Of`: the owner, `citizen_id`); absent
+    /// when they uploaded for themself.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub on_behalf_of: Option<Uuid>,
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]

@@ -106,8 +106,9 @@ pub struct HistoryEntryBody {
     #[schema(value_type = String, format = DateTime)]
     pub at: OffsetDateTime,
     pub actor: Option<ActorBody>,
-    /// Whom the actor acted for (`On-Behalf-Of`: the dependant's citizen id); null when
-    /// they acted for themself.
+    /// Whom the actor acted for (`On-Behalf-Of`: the dependant's citizen id); absent
+    /// when they acted for themself.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub on_behalf_of: Option<Uuid>,
     /// Absent for the submission.
     pub from_status: Option<RequestStatusName>,
@@ -175,8 +176,9 @@ pub struct TimelineItemBody {
     pub kind: TimelineKind,
     pub actor: Option<ActorBody>,
     /// Whom the actor acted for (`On-Behalf-Of`: the dependant's citizen id) on a change,
-    /// message, upload or booking change; null when they acted for themself, and on
+    /// message, upload or booking change; absent when they acted for themself, and on
     /// notes, document decisions and deletions (those are in the audit trail).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub on_behalf_of: Option<Uuid>,
     /// For status changes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -425,7 +427,8 @@ pub struct PostBody {
     pub request_id: Uuid,
     pub author: ActorBody,
     /// Whom the author wrote a message for (`On-Behalf-Of`: the dependant's citizen id);
-    /// null when they wrote for themself, and on notes.
+    /// absent when they wrote for themself, and on notes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub on_behalf_of: Option<Uuid>,
     pub body: String,
     #[serde(with = "time::serde::rfc3339")]
