@@ -80,7 +80,8 @@ pub struct NotificationBody {
     /// The request it is about, when there is one.
     pub request_id: Option<Uuid>,
     /// The citizen it is about when it went to one of their representatives (the
-    /// dependant's id); null when it is about its recipient themself, or went to staff.
+    /// dependant's id); absent when it is about its recipient themself, or went to staff.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub on_behalf_of: Option<Uuid>,
     pub details: NotificationDetails,
     pub read: bool,
