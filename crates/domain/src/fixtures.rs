@@ -193,6 +193,7 @@ pub fn email(to: &str, kind: NotificationKind, now: OffsetDateTime) -> Email {
         language: Language::En,
         kind,
         details: Details::default(),
+        about: None,
         status: EmailStatus::Pending,
         attempts: 0,
         next_attempt_at: Some(now),

@@ -94,6 +94,7 @@ fn produced(
         kind: EventKind::RequestSubmitted,
         author: None,
         citizen: Some(person(recipient, email.then_some("alice@example.org"))),
+        citizen_name: None,
         citizen_minor: false,
         representatives: Vec::new(),
         assignee: None,
@@ -109,12 +110,12 @@ fn produced(
     produce(&facts, at).remove(0)
 }
 
-/// What the worker makes of `event` for the adult citizen `dependant` and their
-/// `representatives` at `at`: the dependant's first, then one about them each.
+/// What the worker makes of `event` for the adult citizen `dependant` (given name `name`)
+/// and their `representatives` at `at`: the dependant's first, then one about them each.
 fn fanned_out(
     s: &Setting,
     event: &OutboxEvent,
-    dependant: CitizenId,
+    (dependant, name): (CitizenId, &str),
     representatives: &[CitizenId],
     at: OffsetDateTime,
 ) -> Vec<Produced> {
@@ -124,6 +125,7 @@ fn fanned_out(
         kind: EventKind::RequestSubmitted,
         author: None,
         citizen: Some(citizen(dependant)),
+        citizen_name: Some(name.to_owned()),
         citizen_minor: false,
         representatives: representatives.iter().copied().map(citizen).collect(),
         assignee: None,
@@ -632,11 +634,14 @@ on_both_databases!(
 
 async fn a_fanned_out_event_stores_one_notification_per_recipient_marked_about_the_dependant(db: Database) {
     let s = setting(&db).await;
+    let alice = CitizenRepository::get(&db, s.citizen).await.unwrap().unwrap();
     let bob = stored_citizen(&db, s.mission, "BOB1").await.id;
     let t = now();
     let events = stored_events(&db, &[s.request.0]).await;
-    let made = fanned_out(&s, &events[0], s.citizen, &[bob], t);
+    let made = fanned_out(&s, &events[0], (s.citizen, &alice.given_name), &[bob], t);
     assert_eq!(made.len(), 2);
+    let about: Vec<_> = made.iter().map(|p| p.email.as_ref().and_then(|e| e.about.clone())).collect();
+    assert_eq!(about, [None, Some(alice.given_name.clone())], "Bob's email names Alice, read back below");
     assert_eq!(db.complete_events("a", &ids(&events), &made, t).await.unwrap(), 2);
     assert_eq!(db.count_rows("emails").await.unwrap(), 2, "an email each");
 
@@ -663,9 +668,13 @@ async fn a_fanned_out_event_stores_one_notification_per_recipient_marked_about_t
     let about: BTreeSet<_> =
         deliveries.iter().map(|d| (d.notification.recipient_id, d.notification.on_behalf_of)).collect();
     assert_eq!(about, BTreeSet::from([(alices.recipient_id, None), (bobs.recipient_id, Some(s.citizen))]));
+    for p in &made {
+        let delivery = NotificationWithEmail { notification: p.notification.clone(), email: p.email.clone() };
+        assert!(deliveries.contains(&delivery), "{delivery:?} in the request's deliveries");
+    }
 
     // Handled again: still one per (event, recipient).
-    let again = fanned_out(&s, &events[0], s.citizen, &[bob], t + Duration::SECOND);
+    let again = fanned_out(&s, &events[0], (s.citizen, &alice.given_name), &[bob], t + Duration::SECOND);
     assert_eq!(db.complete_events("b", &ids(&events), &again, t).await.unwrap(), 0);
     assert_eq!(db.count_rows("notifications").await.unwrap(), 2);
 }
@@ -677,8 +686,8 @@ async fn an_erasure_deletes_what_representatives_were_told_about_the_citizen_and
     let t = now();
     // Bob hears of Alice's open request, and of his own.
     let events = stored_events(&db, &[s.request.0, s.request.0]).await;
-    let mut made = fanned_out(&s, &events[0], s.citizen, &[bob], t);
-    made.extend(fanned_out(&s, &events[1], bob, &[], t));
+    let mut made = fanned_out(&s, &events[0], (s.citizen, &alice.given_name), &[bob], t);
+    made.extend(fanned_out(&s, &events[1], (bob, "Bob"), &[], t));
     assert_eq!(db.complete_events("a", &ids(&events), &made, t).await.unwrap(), 3);
 
     // The open request is kept; what was told about Alice goes all the same.
@@ -699,7 +708,7 @@ async fn an_erasure_deletes_what_representatives_were_told_about_the_citizen_and
 
     // A fan-out about Alice that the worker looked up before the erasure is refused.
     let late = stored_events(&db, &[s.request.0]).await;
-    let about_alice: Vec<Produced> = fanned_out(&s, &late[0], s.citizen, &[bob], t)
+    let about_alice: Vec<Produced> = fanned_out(&s, &late[0], (s.citizen, &alice.given_name), &[bob], t)
         .into_iter()
         .filter(|p| p.notification.recipient_id.0 == bob.0)
         .collect();

@@ -125,7 +125,8 @@ fn template_name(env: &Environment<'_>, kind: NotificationKind, language: Langua
 
 /// What the templates see: the language, the format, and only the details that are
 /// present (an absent one is undefined, which renders as nothing and tests false), made
-/// readable (`in_review` → "in review" / "en cours d'examen").
+/// readable (`in_review` → "in review" / "en cours d'examen"), and whom the email is
+/// about when it goes to a representative (`about`).
 fn context(email: &Email, format: &str, subject: Option<&str>) -> Value {
     let Details {
         service,
@@ -169,6 +170,8 @@ fn context(email: &Email, format: &str, subject: Option<&str>) -> Value {
     add("local_time", present(local_time).map(str::to_owned));
     add("timezone", present(timezone).map(str::to_owned));
     add("when", when);
+    // To a representative: the dependant it is about (the bases name them first).
+    add("about", present(&email.about).map(str::to_owned));
     values.into_iter().collect()
 }
 

@@ -191,9 +191,10 @@ impl NotificationService {
         .await
     }
 
-    /// Whether the citizen `dependant` is a minor at `now`, and those of their
-    /// representatives who hear of `event` (the domain's `representatives_hearing`), as
-    /// recipients. A citizen without representations costs one read.
+    /// Whether the citizen `dependant` is a minor at `now`, their given name (which the
+    /// representatives' emails name), and those of their representatives who hear of
+    /// `event` (the domain's `representatives_hearing`), as recipients. A citizen without
+    /// representations costs one read.
     async fn represented(
         &self,
         cache: &mut Lookups,
@@ -213,6 +214,7 @@ impl NotificationService {
             ServiceError::Internal(format!("mission {} has no valid time zone", mission.id))
         })?;
         facts.citizen_minor = is_minor(citizen.date_of_birth, today);
+        facts.citizen_name = Some(citizen.given_name.clone());
         let service = self.service_of(cache, event, request).await?;
         for representative in
             representatives_hearing(&representations, service, now, today, citizen.date_of_birth)
@@ -257,6 +259,7 @@ impl NotificationService {
             kind,
             author,
             citizen: None,
+            citizen_name: None,
             citizen_minor: false,
             representatives: Vec::new(),
             assignee: None,

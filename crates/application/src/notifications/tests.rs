@@ -463,7 +463,8 @@ fn told(produced: &[Produced]) -> Vec<(Uuid, Option<CitizenId>)> {
 async fn a_minors_news_goes_to_the_representatives_in_force_whose_mandate_covers_its_service() {
     let world = world();
     let child = world.request.citizen_id;
-    let (visa, passport) = (world.request.service_type_id, ServiceTypeId::new());
+    // The request is a visa's; the uncle's guardianship and the appointment are passports'.
+    let passport = ServiceTypeId::new();
     let mother = representative(&world, "en-GB", "mother@example.org");
     let uncle = representative(&world, "fr", "uncle@example.org");
     let father = representative(&world, "fr", "father@example.org");
@@ -508,17 +509,17 @@ async fn a_minors_news_goes_to_the_representatives_in_force_whose_mandate_covers
         "the visa request's status to the mother (all services) only; the passport appointment to \
          both; never the child while a representative hears, never the ended father's"
     );
-    assert_eq!(visa, world.request.service_type_id);
-    let emails: Vec<_> =
-        produced.iter().filter_map(|p| p.email.as_ref().map(|e| (e.to.as_str(), e.language))).collect();
+    let name = alice(world.request.mission_id).given_name;
+    let emails: Vec<_> = produced
+        .iter()
+        .filter_map(|p| p.email.as_ref().map(|e| (e.to.as_str(), e.language, e.about.as_deref())))
+        .collect();
+    let mother_en = ("mother@example.org", Language::En, Some(name.as_str()));
+    let uncle_fr = ("uncle@example.org", Language::Fr, Some(name.as_str()));
     assert_eq!(
         emails,
-        [
-            ("mother@example.org", Language::En),
-            ("mother@example.org", Language::En),
-            ("uncle@example.org", Language::Fr)
-        ],
-        "each in their own language, at their own address"
+        [mother_en, mother_en, uncle_fr],
+        "each in their own language, at their own address, naming the child"
     );
 }
 

@@ -128,6 +128,10 @@ pub struct Email {
     /// The notification's kind and details, which the templates render.
     pub kind: NotificationKind,
     pub details: Details,
+    /// The given name of the citizen it is about when it went to one of their
+    /// representatives, so that it says whom it concerns; read with the email from the
+    /// citizen's row (as `kind` and `details` from the notification's), never copied.
+    pub about: Option<String>,
     pub status: EmailStatus,
     /// Attempts made so far (a claim by a sender counts as one).
     pub attempts: u32,
@@ -172,6 +176,8 @@ pub struct EventFacts {
     pub author: Option<PrincipalKind>,
     /// The citizen the request or appointment belongs to.
     pub citizen: Option<Person>,
+    /// Their given name, which an email to one of their representatives names.
+    pub citizen_name: Option<String>,
     /// Whether that citizen is a minor at delivery (on the date in their mission's time
     /// zone): a minor hears of what concerns them only when none of their representatives
     /// does. The worker works it out only for a citizen with representations; without
@@ -254,6 +260,7 @@ fn made(
         language: person.language,
         kind,
         details: facts.details.clone(),
+        about: on_behalf_of.and(facts.citizen_name.clone()),
         status: EmailStatus::Pending,
         attempts: 0,
         next_attempt_at: Some(now),

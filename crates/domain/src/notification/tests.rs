@@ -172,6 +172,7 @@ fn facts(
         kind,
         author,
         citizen: Some(citizen),
+        citizen_name: Some("Ana".into()),
         citizen_minor: false,
         representatives: Vec::new(),
         assignee,
@@ -361,8 +362,12 @@ mod representatives {
         assert_eq!(told, [(mother.id, about, event.event_id), (father.id, about, event.event_id)], "a minor");
         assert!(produced.iter().all(|p| p.notification.kind == NotificationKind::AppointmentBooked));
         assert_eq!(produced[0].email, None, "the mother turned appointments' emails off");
-        let email = produced[1].email.as_ref().map(|e| (e.to.as_str(), e.language));
-        assert_eq!(email, Some(("father@example.org", Language::Fr)), "in the father's language");
+        let email = produced[1].email.as_ref().map(|e| (e.to.as_str(), e.language, e.about.as_deref()));
+        assert_eq!(
+            email,
+            Some(("father@example.org", Language::Fr, Some("Ana"))),
+            "in the father's language, naming the child"
+        );
         let ids: std::collections::BTreeSet<_> = produced.iter().map(|p| p.notification.id).collect();
         assert_eq!(ids.len(), 2, "a notification each");
     }
@@ -380,6 +385,9 @@ mod representatives {
         };
         let about = Some(CitizenId(dependant.id.as_uuid()));
         assert_eq!(recipients(false, vec![guardian.clone()]), [(dependant.id, None), (guardian.id, about)]);
+        let adult = with(dependant.clone(), false, vec![guardian.clone()], EventKind::RequestStatusChanged);
+        let own = produce(&adult, CREATED).remove(0).email.map(|e| e.about);
+        assert_eq!(own, Some(None), "the dependant's own email names nobody");
         assert_eq!(recipients(true, vec![guardian.clone()]), [(guardian.id, about)]);
         assert_eq!(recipients(true, vec![]), [(dependant.id, None)], "a minor with none in force");
         assert_eq!(recipients(false, vec![]), [(dependant.id, None)]);

@@ -4,8 +4,8 @@
 //! preferences and the email queue) and the plans of its claims and inbox list for tests.
 //!
 //! An email row holds its delivery only: the kind and details its templates render
-//! ([`Email::kind`], [`Email::details`]) are its notification's, read by a join, never
-//! copied.
+//! ([`Email::kind`], [`Email::details`]) are its notification's, and the name of the
+//! citizen it is about ([`Email::about`]) that citizen's, read by joins, never copied.
 //!
 //! The claims are the only queries of the adapter whose SQL differs between the databases,
 //! and only by what [`ClaimDialect`] and [`SkipLocked`] add on PostgreSQL: a
@@ -352,8 +352,14 @@ impl TryFrom<&Email> for EmailRow {
 }
 
 impl EmailRow {
-    /// The email, with its notification's `kind` and `details` (its columns' text).
-    pub(crate) fn into_email(self, kind: &str, details_json: DbJson) -> Result<Email, Failure> {
+    /// The email, with its notification's `kind` and `details` (its columns' text), and
+    /// the given name of the citizen the notification is about (`on_behalf_of`), if any.
+    pub(crate) fn into_email(
+        self,
+        kind: &str,
+        details_json: DbJson,
+        about: Option<String>,
+    ) -> Result<Email, Failure> {
         Ok(Email {
             id: self.id.0.into(),
             notification_id: self.notification_id.0.into(),
@@ -361,6 +367,7 @@ impl EmailRow {
             language: self.language.parse().map_err(|e| corrupt("emails.language", e))?,
             kind: notification_kind(kind)?,
             details: details(details_json)?,
+            about,
             status: self.status.parse().map_err(|e| corrupt("emails.status", e))?,
             attempts: u32::try_from(self.attempts).map_err(|e| corrupt("emails.attempts", e))?,
             next_attempt_at: self.next_attempt_at.map(|t| t.0),

@@ -6,6 +6,7 @@
 
 use super::{Backend, BoxedSelect, Conn, explain, write_meta};
 use crate::appointments::{AppointmentRow, appointments};
+use crate::citizens::citizens;
 use crate::failure::Failure;
 use crate::notifications::{
     AWAITING_ATTEMPT, BOOKED, ClaimDialect, EmailRow, NotificationRow, SENDING, SkipLocked,
@@ -376,16 +377,21 @@ pub(crate) async fn for_request(
     conn: &mut Conn,
     request: RequestId,
 ) -> Result<Vec<NotificationWithEmail>, Failure> {
-    let rows: Vec<(NotificationRow, Option<EmailRow>)> = notifications::table
+    let rows: Vec<(NotificationRow, Option<EmailRow>, Option<String>)> = notifications::table
         .left_join(emails::table)
+        .left_join(about())
         .filter(notifications::request_id.eq(DbUuid(request.0)))
         .order(notifications::id.desc())
-        .select((NotificationRow::as_select(), Option::<EmailRow>::as_select()))
+        .select((
+            NotificationRow::as_select(),
+            Option::<EmailRow>::as_select(),
+            citizens::given_name.nullable(),
+        ))
         .load(conn)
         .await?;
     rows.into_iter()
-        .map(|(row, email)| {
-            let email = email.map(|e| e.into_email(&row.kind, row.details.clone())).transpose()?;
+        .map(|(row, email, about)| {
+            let email = email.map(|e| e.into_email(&row.kind, row.details.clone(), about)).transpose()?;
             Ok(NotificationWithEmail { notification: Notification::try_from(row)?, email })
         })
         .collect()
@@ -464,16 +470,32 @@ fn due_query(claim: &Claim, limit: i64) -> EmailClaimQuery {
         .limit(limit)
 }
 
-/// The emails of `ids` with their notifications' kind and details, in the order of `ids`.
+/// The citizen a notification is about (`on_behalf_of`), to join on the left: their given
+/// name is what a representative's email names.
+fn about() -> diesel::dsl::On<
+    citizens::table,
+    diesel::dsl::Eq<diesel::dsl::Nullable<citizens::id>, notifications::on_behalf_of>,
+> {
+    citizens::table.on(citizens::id.nullable().eq(notifications::on_behalf_of))
+}
+
+/// The emails of `ids` with their notifications' kind and details and the name of whom
+/// they are about, in the order of `ids`.
 async fn emails_with_notifications(conn: &mut Conn, ids: &[DbUuid]) -> Result<Vec<Email>, Failure> {
-    let mut rows: Vec<(EmailRow, String, DbJson)> = emails::table
+    let mut rows: Vec<(EmailRow, String, DbJson, Option<String>)> = emails::table
         .inner_join(notifications::table)
+        .left_join(about())
         .filter(emails::id.eq_any(ids.to_vec()))
-        .select((EmailRow::as_select(), notifications::kind, notifications::details))
+        .select((
+            EmailRow::as_select(),
+            notifications::kind,
+            notifications::details,
+            citizens::given_name.nullable(),
+        ))
         .load(conn)
         .await?;
-    rows.sort_by_key(|(email, _, _)| ids.iter().position(|id| *id == email.id));
-    rows.into_iter().map(|(email, kind, details)| email.into_email(&kind, details)).collect()
+    rows.sort_by_key(|(email, _, _, _)| ids.iter().position(|id| *id == email.id));
+    rows.into_iter().map(|(email, kind, details, about)| email.into_email(&kind, details, about)).collect()
 }
 
 pub(crate) async fn claim_emails(conn: &mut Conn, claim: &Claim) -> Result<Vec<Email>, Failure> {

@@ -170,3 +170,26 @@ fn paragraphs_and_tidying() {
     assert_eq!(paragraphs(Value::from("x < y\n\nz")).as_str(), Some("<p>x &lt; y</p>\n<p>z</p>"));
     assert_eq!(tidy("\n\na  \n\n\n\nb\n-- \nc\n\n"), "a\n\nb\n-- \nc\n");
 }
+
+#[test]
+fn an_email_to_a_representative_first_names_whom_it_is_about() {
+    let cases = [
+        (Language::En, "Hello,", "This message is about Mia <Jr>, whom you represent."),
+        (Language::Fr, "Bonjour,", "Ce message concerne Mia <Jr>, que vous représentez."),
+    ];
+    for (language, greeting, line) in cases {
+        let to_parent = Email {
+            about: Some("Mia <Jr>".to_owned()),
+            ..email(NotificationKind::AppointmentBooked, language, full_details())
+        };
+        let rendered = render(&to_parent).unwrap();
+        assert!(rendered.text.starts_with(&format!("{greeting}\n\n{line}\n\n")), "{}", rendered.text);
+        assert!(
+            rendered.html.contains("Mia &lt;Jr&gt;") && !rendered.html.contains("<Jr>"),
+            "{}",
+            rendered.html
+        );
+        let own = render(&email(NotificationKind::AppointmentBooked, language, full_details())).unwrap();
+        assert!(!own.text.contains("Mia") && !own.html.contains("Mia"), "the dependant's own names nobody");
+    }
+}
