@@ -20,7 +20,8 @@
 //!    `limit=1` (cost per row), pgbench with a generic plan and with the `SELECT $1` check
 //!    the pool used to make, JSON encoding of one page.
 //! 5. `GET /api/v1/requests/{id}`, `POST /api/v1/auth/token` and `POST /api/v1/requests`,
-//!    each over HTTP and through pgbench (`more.rs`).
+//!    each over HTTP and through pgbench (`more.rs`); then the detail read by its owner
+//!    and by their guardian naming them in `On-Behalf-Of` (`acting.rs`).
 //! 6. A concurrency sweep of the first scenario against the same server in a process of
 //!    its own (the `consular` binary, same settings and database): 8, 64 and 512
 //!    keep-alive connections, throughput, p50/p99 and the server process's resident memory.
@@ -31,6 +32,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod acting;
 mod calibration;
 mod database;
 mod more;
@@ -93,10 +95,12 @@ async fn run() -> Result<()> {
             more::token(&app, &url, &seeded, warmup, seconds).await?,
             more::submit(&app, &url, &seeded, warmup, seconds).await?,
         ];
+        let acting = acting::acting(&app, &url, &seeded, warmup, seconds).await?;
         let calibration = calibrate(&app, &url, &scenarios[0], &seeded, (seconds * 3 / 10).max(3)).await?;
         let sweep = sweep(&app, &scenarios[0], (seconds / 2).max(3)).await?;
         print_table(&results, &calibration, seconds, warmup, rows);
         print_pairs(&pairs);
+        print_acting(&acting);
         print_sweep(&scenarios[0], &sweep);
         Ok(())
     }
@@ -118,6 +122,7 @@ pub(crate) struct Seeded {
     pub citizen_client_id: String,
     pub citizen_secret: String,
     pub citizen_token: String,
+    pub citizen_id: String,
     /// The first service type.
     pub service_type_id: String,
     /// A request with a thread and notes (`more::detail`).

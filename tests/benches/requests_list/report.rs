@@ -12,6 +12,21 @@ pub(crate) fn print_pairs(pairs: &[more::Pair]) {
     print!("{out}");
 }
 
+/// The detail read by its owner and by their representative (`acting.rs`): what
+/// resolving the mandate at each call costs.
+pub(crate) fn print_acting((own, acting): &(HttpRun, HttpRun)) {
+    println!("\nacting for someone (GET /api/v1/requests/{{id}}, {} clients):", own.clients);
+    for (who, run) in [("the owner", own), ("their guardian, On-Behalf-Of", acting)] {
+        println!(
+            "   {who:<30} {:>8.0} req/s  p50 {:>6.2} ms  p99 {:>6.2} ms  CPU {}",
+            run.per_second,
+            run.p50_ms,
+            run.p99_ms,
+            run.cpu.per_unit(run.requests as f64, "request")
+        );
+    }
+}
+
 /// A scenario's name, its HTTP and pgbench runs, and what pgbench ran (or nothing).
 type Row<'a> = (&'a str, &'a HttpRun, &'a DbRun, &'a str);
 

@@ -98,6 +98,7 @@ pub(crate) async fn seed(app: &TestApp, rows: usize) -> Result<Seeded> {
         citizen_client_id,
         citizen_secret,
         citizen_token,
+        citizen_id: text(&citizen, "id")?,
         service_type_id: type_ids[0].clone(),
         detail_id,
     })
