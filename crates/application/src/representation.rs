@@ -131,7 +131,7 @@ impl RepresentationService {
         let (now, today) = self.today(dependant.mission_id).await?;
         let mut errors = ValidationErrors::new();
         errors.extend(input.validate());
-        self.check_references(&dependant, &input, &mut errors).await?;
+        self.check_references(&dependant, &input, today, &mut errors).await?;
         if !input.kind.fits(is_minor(dependant.date_of_birth, today)) {
             errors.add(
                 "/kind",
@@ -185,24 +185,35 @@ impl RepresentationService {
     }
 
     /// The references of `input` that need reading: the representative (another citizen
-    /// of the dependant's mission, not erased), the evidence (a live document of the
+    /// of the dependant's mission, not erased, an adult on `today`), the evidence (a live document of the
     /// dependant's) and the service types (existing ones). What the caller may not see
     /// answers like what does not exist.
     async fn check_references(
         &self,
         dependant: &Citizen,
         input: &NewRepresentation,
+        today: Date,
         errors: &mut ValidationErrors,
     ) -> Result<(), ServiceError> {
         if input.representative_id == dependant.id {
             errors.add("/representative_id", "same_as_dependant", "a citizen does not represent themself");
         } else {
             let representative = self.ports.citizens.get(input.representative_id).await?;
-            let fits = representative.is_some_and(|r| {
+            let fits = representative.as_ref().is_some_and(|r| {
                 r.mission_id == dependant.mission_id && r.registration_status != RegistrationStatus::Erased
             });
-            if !fits {
-                errors.unknown("/representative_id", "no such citizen in the dependant's mission");
+            match representative {
+                _ if !fits => {
+                    errors.unknown("/representative_id", "no such citizen in the dependant's mission")
+                }
+                // Nobody becomes younger: checked once, here, it holds for as long as the
+                // representation does.
+                Some(r) if is_minor(r.date_of_birth, today) => errors.add(
+                    "/representative_id",
+                    "minor",
+                    "a representative is an adult (a minor acts through a parent or guardian)",
+                ),
+                _ => {}
             }
         }
         let evidence = self.ports.documents.get(input.evidence_document_id).await?;

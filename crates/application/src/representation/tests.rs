@@ -233,6 +233,20 @@ async fn every_refused_field_of_a_creation_is_reported_at_once() {
 }
 
 #[tokio::test]
+async fn a_minor_represents_nobody() {
+    let w = world();
+    let svc = service(&w, MockRepresentationRepository::new());
+    let input = NewRepresentation {
+        representative_id: w.child.id,
+        kind: RepresentationKind::AuthorisedRepresentative,
+        evidence_document_id: w.parents_document.id,
+        ..parent_of_child(&w)
+    };
+    let expected = vec![("/representative_id".to_owned(), "minor".to_owned())];
+    assert_eq!(pointers(svc.create(&staff(w.mission), w.parent.id, input).await), expected);
+}
+
+#[tokio::test]
 async fn a_guardian_fits_any_age_and_a_deleted_document_is_no_evidence() {
     let mut w = world();
     w.evidence.deleted_at = Some(NOW);
