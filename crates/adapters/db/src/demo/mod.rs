@@ -82,6 +82,6 @@ bulk_insert! {
     fn insert_assignments(AssignmentRow => staff_assignments, 3);
     fn insert_citizens(CitizenRow => citizens, 22);
     fn insert_requests(RequestRow => service_requests, 13);
-    fn insert_history(HistoryRow => request_history, 9);
+    fn insert_history(HistoryRow => request_history, 10);
     fn insert_spells(SpellRow => request_stage_spells, 8);
 }
