@@ -313,17 +313,17 @@ impl RepresentationService {
     /// citizen's is 403 `insufficient_scope`.
     pub async fn mandate(&self, actor: &Principal, dependant: CitizenId) -> Result<Mandate, ServiceError> {
         let (me, mission) = policy::own(actor)?;
-        let held = self.ports.representations.between(me, dependant).await?;
-        if held.iter().all(|r| r.mission_id != mission) {
+        let facts = self.ports.representations.acting(me, dependant).await?;
+        let Some(facts) = facts.filter(|f| f.representations.iter().any(|r| r.mission_id == mission)) else {
             return Err(ServiceError::NotFound);
-        }
-        let citizen = match self.ports.citizens.get(dependant).await? {
-            Some(c) if c.mission_id == mission && c.registration_status != RegistrationStatus::Erased => c,
-            _ => return Err(ServiceError::NotFound),
         };
-        let (now, today) = self.today(mission).await?;
-        let in_force =
-            held.iter().filter(|r| r.mission_id == mission && r.in_force(now, today, citizen.date_of_birth));
+        let now = self.ports.clock.now();
+        let today = local_date(&facts.timezone, now)
+            .ok_or_else(|| ServiceError::Internal(format!("mission {mission} has no valid time zone")))?;
+        let in_force = facts
+            .representations
+            .iter()
+            .filter(|r| r.mission_id == mission && r.in_force(now, today, facts.dependant_born));
         Mandate::of(in_force).ok_or(ServiceError::NotFound)
     }
 

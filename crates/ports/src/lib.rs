@@ -57,7 +57,7 @@ pub use missions::MissionRepository;
 pub use notifications::{Backlog, Claim, MailError, Mailer, NotificationRepository, NotificationWithEmail};
 pub use rate_limits::RateLimitRepository;
 pub use reads::{Consistency, WriteMarks};
-pub use representations::{ONE_REPRESENTATION, RepresentationRepository};
+pub use representations::{ActingFacts, ONE_REPRESENTATION, RepresentationRepository};
 pub use requests::{Message, Note, QueueGroup, RequestFilter, RequestRecord, RequestRepository};
 pub use scanning::{MalwareScanner, ScanError, ScanSession, ScanVerdict};
 pub use secrets::{ServiceSecretRepository, StoredSecret};

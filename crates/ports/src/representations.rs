@@ -4,7 +4,19 @@
 use crate::{RepoError, WriteMeta};
 use async_trait::async_trait;
 use consular_domain::{CitizenId, Page, PageRequest, Representation, RepresentationId, Subject};
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
+
+/// What judging a call that acts for a dependant needs (docs/representation.md
+/// "Acting"), read in one statement: the representations not ended between the two, the
+/// dependant's date of birth (whether each kind fits their age today) and their
+/// mission's time zone (what today is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActingFacts {
+    /// Oldest first; never empty.
+    pub representations: Vec<Representation>,
+    pub dependant_born: Date,
+    pub timezone: String,
+}
 
 /// The partial unique index that keeps one representation not ended per dependant,
 /// representative and kind: the `constraint` of the `Duplicate` that
@@ -38,6 +50,15 @@ pub trait RepresentationRepository: Send + Sync {
         representative: CitizenId,
         dependant: CitizenId,
     ) -> Result<Vec<Representation>, RepoError>;
+    /// The representations not ended that `representative` holds for `dependant`, a
+    /// citizen of their mission who is not erased, with what judging them needs, in one
+    /// statement on the primary: read at each call acting for someone, so that an ending
+    /// stops the next call on every node. `None` when there are none.
+    async fn acting(
+        &self,
+        representative: CitizenId,
+        dependant: CitizenId,
+    ) -> Result<Option<ActingFacts>, RepoError>;
     /// Ends `id` at `at` by `by` for `reason`, in one transaction with `meta`, if it is
     /// not ended yet: the row as stored after; `None` when no such row is open (the
     /// caller tells an unknown id from an ended one by reading it).

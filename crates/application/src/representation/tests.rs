@@ -384,3 +384,68 @@ async fn a_representative_lists_the_dependants_in_force_now_and_each_read_is_log
     let refused = svc.dependants(&staff(w.mission)).await;
     assert!(matches!(refused, Err(ServiceError::InsufficientScope { .. })), "{refused:?}");
 }
+
+/// `acting` answering with `representations` of the child (born 2015), in Paris.
+fn acting_on(representations: Vec<Representation>) -> MockRepresentationRepository {
+    let mut repo = MockRepresentationRepository::new();
+    repo.expect_acting().returning(move |_, _| {
+        Ok((!representations.is_empty()).then(|| consular_ports::ActingFacts {
+            representations: representations.clone(),
+            dependant_born: date!(2015 - 03 - 01),
+            timezone: "Europe/Paris".to_owned(),
+        }))
+    });
+    repo
+}
+
+#[tokio::test]
+async fn a_mandate_is_the_union_of_what_is_in_force_at_the_call() {
+    let w = world();
+    let parent = citizen_token(&w.parent);
+    let passports = ServiceTypeId::new();
+    let in_scope = Representation {
+        services: ServiceScope::Only(vec![passports]),
+        ..stored(&w, RepresentationKind::Parent, &w.child)
+    };
+    // Not valid yet, and a kind that does not fit a minor: neither counts.
+    let future = Representation {
+        valid_from: date!(2027 - 01 - 01),
+        ..stored(&w, RepresentationKind::Guardian, &w.child)
+    };
+    let unfit = stored(&w, RepresentationKind::AuthorisedRepresentative, &w.child);
+    let held = vec![in_scope.clone(), future, unfit];
+    let mandate = service(&w, acting_on(held)).mandate(&parent, w.child.id).await.unwrap();
+    assert_eq!(mandate.dependant, w.child.id);
+    assert_eq!(mandate.services, ServiceScope::Only(vec![passports]));
+    assert_eq!(mandate.representations, vec![in_scope.id]);
+
+    // None in force, none at all, or held in another mission than the token's: 404.
+    let future_only = Representation {
+        valid_from: date!(2027 - 01 - 01),
+        ..stored(&w, RepresentationKind::Parent, &w.child)
+    };
+    for held in
+        [vec![future_only], Vec::new(), vec![Representation { mission_id: MissionId::new(), ..in_scope }]]
+    {
+        let refused = service(&w, acting_on(held)).mandate(&parent, w.child.id).await;
+        assert!(matches!(refused, Err(ServiceError::NotFound)), "{refused:?}");
+    }
+}
+
+#[tokio::test]
+async fn only_a_citizens_own_token_acts_for_someone() {
+    let w = world();
+    // Nothing is read for staff, nor for a call already acting.
+    let svc = service(&w, MockRepresentationRepository::new());
+    let refused = svc.mandate(&staff(w.mission), w.child.id).await;
+    assert!(matches!(refused, Err(ServiceError::InsufficientScope { .. })), "{refused:?}");
+    let mut acting = citizen_token(&w.parent);
+    acting.acting_for = Some(consular_domain::Mandate {
+        dependant: w.adult.id,
+        mission: w.mission,
+        services: ServiceScope::All,
+        representations: Vec::new(),
+    });
+    let refused = svc.mandate(&acting, w.child.id).await;
+    assert!(matches!(refused, Err(ServiceError::Forbidden(_))), "{refused:?}");
+}

@@ -9,7 +9,7 @@ use crate::shared::sql_types::{DbDate, DbJson, DbTime, DbUuid};
 use consular_domain::{
     CitizenId, Page, PageRequest, Representation, RepresentationId, ServiceScope, Subject,
 };
-use consular_ports::{ONE_REPRESENTATION, RepresentationRepository, WriteMeta};
+use consular_ports::{ActingFacts, ONE_REPRESENTATION, RepresentationRepository, WriteMeta};
 use diesel::prelude::*;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -55,6 +55,7 @@ repository! {
         fn for_dependant(dependant: CitizenId, page: PageRequest) -> Page<Representation>;
         fn held_by(representative: CitizenId) -> Vec<Representation>;
         fn between(representative: CitizenId, dependant: CitizenId) -> Vec<Representation>;
+        fn acting(representative: CitizenId, dependant: CitizenId) -> Option<ActingFacts>;
         fn end(id: RepresentationId, at: OffsetDateTime, by: Subject, reason: &str, meta: &WriteMeta)
             -> Option<Representation>;
     }

@@ -3,11 +3,13 @@
 //! (one guarded statement).
 
 use super::{Conn, write_meta};
+use crate::citizens::citizens;
 use crate::failure::Failure;
+use crate::missions::missions;
 use crate::representations::{RepresentationRow, representations};
-use crate::shared::sql_types::{DbTime, DbUuid};
+use crate::shared::sql_types::{DbDate, DbTime, DbUuid};
 use consular_domain::{CitizenId, Page, PageRequest, Representation, RepresentationId, Subject};
-use consular_ports::{RepoError, WriteMeta};
+use consular_ports::{ActingFacts, RepoError, WriteMeta};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use time::OffsetDateTime;
@@ -76,6 +78,36 @@ pub(crate) async fn between(
     dependant: CitizenId,
 ) -> Result<Vec<Representation>, Failure> {
     open_of(conn, representative, Some(dependant)).await
+}
+
+/// The representations not ended between the two, each joined to the dependant (in the
+/// representation's mission, not erased) and to the mission: one round trip at each call
+/// acting for someone, where reading them, the dependant and the mission apart took three
+/// (docs/benchmarks.md "Acting").
+pub(crate) async fn acting(
+    conn: &mut Conn,
+    representative: CitizenId,
+    dependant: CitizenId,
+) -> Result<Option<ActingFacts>, Failure> {
+    let dependant_row = citizens::id.eq(representations::dependant_id);
+    let rows: Vec<(RepresentationRow, DbDate, String)> = representations::table
+        .inner_join(
+            citizens::table.on(dependant_row.and(citizens::mission_id.eq(representations::mission_id))),
+        )
+        .inner_join(missions::table.on(missions::id.eq(representations::mission_id)))
+        .filter(representations::representative_id.eq(DbUuid(representative.0)))
+        .filter(representations::dependant_id.eq(DbUuid(dependant.0)))
+        .filter(representations::ended_at.is_null())
+        .filter(citizens::erased_at.is_null())
+        .order(representations::id.asc())
+        .select((RepresentationRow::as_select(), citizens::date_of_birth, missions::timezone))
+        .load(conn)
+        .await?;
+    let Some((_, born, timezone)) = rows.as_slice().first() else { return Ok(None) };
+    let (dependant_born, timezone) = (born.0, timezone.clone());
+    let representations =
+        rows.into_iter().map(|(row, _, _)| Representation::try_from(row)).collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(ActingFacts { representations, dependant_born, timezone }))
 }
 
 /// The representations not ended that `representative` holds (for `dependant` only, when

@@ -160,6 +160,13 @@ async fn what_a_representative_holds_leaves_out_ended_ones(db: Database) {
         ids(&db.between(family.id(1), family.id(0)).await.unwrap()),
         sorted(&[for_zero.id, also_for_zero.id])
     );
+    // What a call acting for citizen 0 reads, in one statement: the same two, with the
+    // dependant's date of birth and the mission's zone.
+    let facts = db.acting(family.id(1), family.id(0)).await.unwrap().expect("two open");
+    assert_eq!(ids(&facts.representations), sorted(&[for_zero.id, also_for_zero.id]));
+    assert_eq!(facts.dependant_born, family.people[0].0.date_of_birth);
+    let mission = MissionRepository::get(&db, family.mission).await.unwrap().expect("the mission");
+    assert_eq!(facts.timezone, mission.timezone);
 
     db.end(for_zero.id, now(), staff(), "the child moved abroad", &WriteMeta::default())
         .await
@@ -168,7 +175,15 @@ async fn what_a_representative_holds_leaves_out_ended_ones(db: Database) {
     assert_eq!(ids(&db.held_by(family.id(1)).await.unwrap()), sorted(&[also_for_zero.id, for_two.id]));
     assert_eq!(ids(&db.between(family.id(1), family.id(0)).await.unwrap()), [also_for_zero.id]);
     assert_eq!(ids(&db.between(family.id(3), family.id(0)).await.unwrap()), [by_three.id]);
+    let acting = |representative: usize, dependant: usize| {
+        let db = db.clone();
+        let (representative, dependant) = (family.id(representative), family.id(dependant));
+        async move { db.acting(representative, dependant).await.unwrap().map(|f| ids(&f.representations)) }
+    };
+    assert_eq!(acting(1, 0).await, Some(vec![also_for_zero.id]));
+    assert_eq!(acting(1, 2).await, Some(vec![for_two.id]));
     // The roles are not interchangeable.
+    assert_eq!(acting(0, 1).await, None);
     assert!(db.between(family.id(0), family.id(1)).await.unwrap().is_empty());
     assert!(db.held_by(family.id(0)).await.unwrap().is_empty());
     // An ended representation is still listed for the dependant.
