@@ -270,31 +270,7 @@ impl Rule {
                 self.outcome(like)
             };
         }
-        let bearer = matches!(
-            self,
-            Rule::AnyBearer
-                | Rule::OwnPreferences
-                | Rule::GlobalAdmin
-                | Rule::AnyAdmin
-                | Rule::AdminOfM1
-                | Rule::ClientOfM1
-                | Rule::OwnerAndWorkers
-                | Rule::Profile
-                | Rule::Representations
-                | Rule::DataRights
-                | Rule::ForOwner
-                | Rule::Workers
-                | Rule::ProfileEditors
-                | Rule::StaffProfile
-                | Rule::StaffAssignments
-                | Rule::StaffQueue
-                | Rule::MissionAvailability
-                | Rule::Recipient
-                | Rule::Myself
-                | Rule::Citizens
-                | Rule::OwnCitizen
-                | Rule::Erasure
-        );
+        let bearer = self.takes_bearer();
         if bearer && who == Anonymous {
             return Denied(NoToken);
         }
@@ -398,6 +374,19 @@ impl Rule {
 }
 
 impl Rule {
+    /// Whether the operation is called with a bearer token (the others are public, take
+    /// a signed URL, or client credentials at the OAuth endpoints).
+    fn takes_bearer(self) -> bool {
+        !matches!(
+            self,
+            Rule::Public
+                | Rule::SignedUrl
+                | Rule::ClientCredentials
+                | Rule::OwnersRefreshToken
+                | Rule::OwnersRevocation
+        )
+    }
+
     /// What a citizen of mission 1 calling with `On-Behalf-Of: <the owner>` gets
     /// (docs/representation.md "Acting"). Without a representation in force every call
     /// with a bearer token is 404, as for a citizen the caller cannot see; in force, the
@@ -407,14 +396,7 @@ impl Rule {
     fn acting(self, who: Who) -> Outcome {
         use Outcome::{Allowed, Denied};
         use Refusal::*;
-        let bearer = !matches!(
-            self,
-            Rule::Public
-                | Rule::SignedUrl
-                | Rule::ClientCredentials
-                | Rule::OwnersRefreshToken
-                | Rule::OwnersRevocation
-        );
+        let bearer = self.takes_bearer();
         let in_scope = who == Who::Representative;
         match self {
             _ if !bearer => self.outcome(Who::Neighbour),

@@ -74,14 +74,9 @@ impl DocumentService {
         }
     }
 
-    /// `document` as the policy judges it. Its service is its request's, which only a
-    /// principal acting for someone is judged by (a mandate may cover some services):
-    /// the request is read for them alone.
+    /// `document` as the policy judges it (its service: `service_of`).
     async fn owned(&self, actor: &Principal, document: &Document) -> Result<Owned, ServiceError> {
-        let service = match (&actor.acting_for, document.request_id) {
-            (Some(_), Some(request)) => self.ports.requests.get(request).await?.map(|r| r.service_type_id),
-            _ => None,
-        };
+        let service = self.service_of(actor, document.request_id).await?;
         Ok(Owned { citizen: document.citizen_id, mission: document.mission_id, service })
     }
 

@@ -7,7 +7,7 @@ use super::signed_url::UrlSigner;
 use crate::ServiceError;
 use crate::access_log::AccessRecorder;
 use crate::adapters::Adapters;
-use consular_domain::{AuditAction, AuditRecord, Document, Principal};
+use consular_domain::{AuditAction, AuditRecord, Document, Principal, RequestId, ServiceTypeId};
 use consular_ports::{
     AuditRepository, BlobError, BlobStore, CitizenRepository, Clock, DocumentRepository,
     IdempotencyRepository, MalwareScanner, MissionRepository, RequestRepository, ServiceTypeRepository,
@@ -107,6 +107,21 @@ impl DocumentService {
     /// The download URLs' signer, which exports share (one key, one mechanism).
     pub fn url_signer(&self) -> Arc<UrlSigner> {
         self.signer.clone()
+    }
+
+    /// The service of a document attached to `request` (its request's), as the policy
+    /// judges it: only a principal acting for someone is judged by it (a mandate may
+    /// cover some services), so the request is read for them alone; `None` otherwise, and
+    /// for a document of no request.
+    pub(super) async fn service_of(
+        &self,
+        actor: &Principal,
+        request: Option<RequestId>,
+    ) -> Result<Option<ServiceTypeId>, ServiceError> {
+        Ok(match (&actor.acting_for, request) {
+            (Some(_), Some(id)) => self.ports.requests.get(id).await?.map(|r| r.service_type_id),
+            _ => None,
+        })
     }
 }
 

@@ -382,12 +382,7 @@ impl DocumentService {
         if let Some(replayed) = idempotency::replay(&*ports.idempotency, actor, key, now).await? {
             return Ok(Admission::Replay(replayed));
         }
-        // An upload is of its request's service, which only a principal acting for
-        // someone is judged by (a mandate may cover some services).
-        let service = match (&actor.acting_for, form.request_id) {
-            (Some(_), Some(id)) => ports.requests.get(id).await?.map(|r| r.service_type_id),
-            _ => None,
-        };
+        let service = self.service_of(actor, form.request_id).await?;
         let citizen = match ports.citizens.get(citizen_id).await? {
             Some(c) if policy::upload_for(actor, &Owned::new_for(&c, service)).is_ok() => c,
             _ => return Err(ServiceError::unknown("/citizen_id", "no such citizen in your mission")),
